@@ -1,0 +1,5 @@
+"""``python -m tracecite``."""
+
+from tracecite.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Checks: evidence (captured content), live web pages, local files, and trace comparison."""

@@ -1,0 +1,55 @@
+"""A quote to check against a live source, wherever it came from (a note or a citation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracecite.codes import Code
+from tracecite.fetch.errors import FetchError
+from tracecite.findings import Finding
+from tracecite.matching import normalise
+from tracecite.model import Citation, NoteRecord
+
+
+@dataclass(frozen=True)
+class QuoteCheck:
+    """A normalised quote, the source it must be in, and where to report a problem."""
+
+    quote: str
+    target: str
+    file: str
+    line: int
+    record: int | None = None
+    claim: int | None = None
+    citation: int | None = None
+    source_id: str | None = None
+
+    @classmethod
+    def from_note(cls, record: NoteRecord) -> QuoteCheck:
+        """The check a notes record asks for; problems point at its ``url:`` line."""
+        return cls(normalise(record.quote), record.url, record.file, record.url_line,
+                   record=record.index)
+
+    @classmethod
+    def from_citation(cls, citation: Citation, uri: str) -> QuoteCheck:
+        """The check a trace citation asks for against its source's URI."""
+        return cls(citation.quote, uri, citation.file, citation.line, claim=citation.claim,
+                   citation=citation.citation, source_id=citation.source_id)
+
+    def _where(self) -> str:
+        if self.record is not None:
+            return f"record {self.record}"
+        return f"claim {self.claim}, citation {self.citation}"
+
+    def not_found(self, code: Code, what: str) -> Finding:
+        """The finding for a quote that is not in its source."""
+        return Finding(code, f"{self._where()}: quote is not in {what}", file=self.file,
+                       line=self.line, record=self.record, claim=self.claim,
+                       citation=self.citation, source_id=self.source_id, uri=self.target)
+
+    def unavailable(self, error: FetchError) -> Finding:
+        """The finding for a source that could not be fetched or read."""
+        return Finding(error.code, f"{self._where()}: {error.detail}", file=self.file,
+                       line=self.line, record=self.record, claim=self.claim,
+                       citation=self.citation, source_id=self.source_id, uri=self.target,
+                       status=error.status)

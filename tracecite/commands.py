@@ -1,0 +1,166 @@
+"""The commands, as plain functions from inputs and options to a :class:`Report`.
+
+Each one first reads every input; if any has a format error, it stops there (SPEC §3: nothing
+is fetched or read when an input is bad) and the report carries those errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tracecite.checks.compare import compare_traces
+from tracecite.checks.evidence import check_evidence
+from tracecite.checks.live import Progress, run_live_checks
+from tracecite.checks.quotes import QuoteCheck
+from tracecite.codes import Code
+from tracecite.findings import EXIT_INPUT, Finding, Report, Summary
+from tracecite.inputs.notes import read_notes
+from tracecite.inputs.trace import TraceScan, scan_trace
+
+if TYPE_CHECKING:  # the fetcher imports urllib3, which offline commands never need
+    from tracecite.fetch.fetcher import FetchOptions
+
+TRACE_SUFFIX = ".jsonl"
+
+
+def is_trace(path: str) -> bool:
+    """Traces are ``.jsonl`` files; anything else is read as notes (SPEC §3)."""
+    return path.lower().endswith(TRACE_SUFFIX)
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """What the live commands need besides their inputs."""
+
+    fetch: FetchOptions
+    concurrency: int = 8
+    root: str = "."
+    progress: Progress | None = None
+
+
+def _has_input_errors(findings: Sequence[Finding]) -> bool:
+    return any(f.exit == EXIT_INPUT for f in findings)
+
+
+@contextmanager
+def _scanned(paths: Sequence[str], *, keep_content: bool) -> Iterator[list[TraceScan]]:
+    """Scan traces and make sure their spool files are deleted afterwards."""
+    scans: list[TraceScan] = []
+    try:
+        for path in paths:
+            scans.append(scan_trace(path, keep_content=keep_content))
+        yield scans
+    finally:
+        for scan in scans:
+            scan.sources.close()
+
+
+def run_check(paths: Sequence[str], *, evidence: bool) -> Report:
+    """Offline: notes format, trace structure and, with ``evidence``, every quote in its
+    captured content."""
+    findings: list[Finding] = []
+    summary = Summary(inputs=len(paths))
+    notes = [read_notes(p) for p in paths if not is_trace(p)]
+    for parsed in notes:
+        findings.extend(parsed.findings)
+        summary += Summary(records=parsed.record_count)
+    with _scanned([p for p in paths if is_trace(p)], keep_content=evidence) as scans:
+        for scan in scans:
+            findings.extend(scan.findings)
+            summary += Summary(citations=len(scan.citations))
+            if evidence and scan.valid:
+                found, counts = check_evidence(scan)
+                findings.extend(found)
+                summary += counts
+    return Report("check", tuple(findings), summary)
+
+
+def run_compare(old: str, new: str) -> Report:
+    """Compare two traces' captured contents by stable URI (TC400–TC402)."""
+    findings, changes = compare_traces(old, new)
+    return Report("compare", tuple(findings), Summary(inputs=2), changes)
+
+
+def run_verify_notes(paths: Sequence[str], options: LiveOptions) -> Report:
+    """Fetch each notes URL once; every quote must be in its page's visible text (TC210)."""
+    from tracecite.checks.web import WebLoader, url_key
+    from tracecite.fetch.fetcher import PinnedFetcher
+
+    notes = [read_notes(p) for p in paths]
+    findings = [f for n in notes for f in n.findings]
+    summary = Summary(inputs=len(paths), records=sum(n.record_count for n in notes))
+    if _has_input_errors(findings):
+        return Report("verify-notes", tuple(findings), summary)
+    checks = [QuoteCheck.from_note(r) for n in notes for r in n.records]
+    with PinnedFetcher(options.fetch) as fetcher:
+        found, counts = run_live_checks(
+            checks, WebLoader(fetcher), key=url_key, concurrency=options.concurrency,
+            not_found=(Code.QUOTE_NOT_ON_PAGE, "the page's visible text"),
+            progress=options.progress,
+        )
+    return Report("verify-notes", tuple(findings + found), summary + counts)
+
+
+def _is_web(uri: str) -> bool:
+    return uri.split(":", 1)[0].lower() in ("http", "https")
+
+
+def _run_traces_live(command: str, paths: Sequence[str], options: LiveOptions) -> Report:
+    """Evidence first, then each cited source of the command's kind checked as it is now."""
+    from tracecite.checks.files import FileLoader, is_file_uri
+
+    findings: list[Finding] = []
+    summary = Summary(inputs=len(paths))
+    web = command == "verify-urls"
+    wanted = _is_web if web else is_file_uri
+    with _scanned(paths, keep_content=True) as scans:
+        for scan in scans:
+            findings.extend(scan.findings)
+            summary += Summary(citations=len(scan.citations))
+        if _has_input_errors(findings):
+            return Report(command, tuple(findings), summary)
+        checks: list[QuoteCheck] = []
+        for scan in scans:
+            found, counts = check_evidence(scan)
+            findings.extend(found)
+            summary += counts
+            for citation in scan.citations:
+                uri = scan.sources.ref(citation.source_id).uri
+                if wanted(uri):
+                    checks.append(QuoteCheck.from_citation(citation, uri))
+                else:
+                    summary += Summary(skipped=1)
+    if web:
+        from tracecite.checks.web import WebLoader, url_key
+        from tracecite.fetch.fetcher import PinnedFetcher
+
+        with PinnedFetcher(options.fetch) as fetcher:
+            found, counts = run_live_checks(
+                checks, WebLoader(fetcher), key=url_key, concurrency=options.concurrency,
+                not_found=(Code.QUOTE_NOT_ON_PAGE, "the page's visible text"),
+                progress=options.progress,
+            )
+    else:
+        loader = FileLoader(options.root, options.fetch.max_bytes)
+        found, counts = run_live_checks(
+            checks, loader, concurrency=options.concurrency,
+            not_found=(Code.QUOTE_NOT_IN_FILE, "the file"), progress=options.progress,
+        )
+    # The live pass checks quotes a second time; the summary counts the live verdicts.
+    live = Summary(checked=counts.checked, matched=counts.matched, mismatched=counts.mismatched,
+                   unavailable=counts.unavailable, fetched=counts.fetched)
+    base = Summary(inputs=summary.inputs, citations=summary.citations, skipped=summary.skipped)
+    return Report(command, tuple(findings + found), base + live)
+
+
+def run_verify_urls(paths: Sequence[str], options: LiveOptions) -> Report:
+    """Evidence check, then every cited http(s) source re-fetched and matched (TC210)."""
+    return _run_traces_live("verify-urls", paths, options)
+
+
+def run_verify_files(paths: Sequence[str], options: LiveOptions) -> Report:
+    """Evidence check, then every cited ``file:`` source re-read under the root (TC211)."""
+    return _run_traces_live("verify-files", paths, options)

@@ -1,0 +1,1 @@
+"""Fetching: URL rules, address policy, pinned connections, limits, decoding, visible text."""

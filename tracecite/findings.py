@@ -1,0 +1,123 @@
+"""Findings and the report of one run: what was found, where, and the exit code it implies.
+
+A finding locates a problem by file, line, column, record/claim/citation index, source id and
+URI. It never carries a quote, a claim or source content (SPEC §5): messages are written by
+TraceCite from fixed templates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from tracecite.codes import Code
+
+EXIT_OK = 0
+EXIT_INPUT = 1
+EXIT_FINDINGS = 2
+EXIT_INTERNAL = 3
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem, located; ``message`` is TraceCite's own words, never input text."""
+
+    code: Code
+    message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    record: int | None = None
+    claim: int | None = None
+    citation: int | None = None
+    source_id: str | None = None
+    uri: str | None = None
+    status: int | None = None
+
+    @property
+    def exit(self) -> int:
+        """The exit code this finding alone would give."""
+        return self.code.exit
+
+    def sort_key(self) -> tuple[int, str, int, int, int, int, str]:
+        """Input errors first, then by file and position: the order people fix things in."""
+        return (
+            0 if self.code.exit == EXIT_INPUT else 1,
+            self.file or "",
+            self.line or 0,
+            self.column or 0,
+            self.claim or self.record or 0,
+            self.citation or 0,
+            self.code.code,
+        )
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Counts for the end-of-run summary; every field is a count."""
+
+    inputs: int = 0
+    records: int = 0
+    citations: int = 0
+    checked: int = 0
+    matched: int = 0
+    mismatched: int = 0
+    unavailable: int = 0
+    skipped: int = 0
+    fetched: int = 0
+
+    def __add__(self, other: Summary) -> Summary:
+        return Summary(
+            **{f.name: getattr(self, f.name) + getattr(other, f.name)
+               for f in dataclasses.fields(self)}
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        """The counts by name, in declaration order."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What ``compare`` found, as stable URIs in sorted order."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one command found; reporters turn it into text."""
+
+    command: str
+    findings: tuple[Finding, ...] = ()
+    summary: Summary = field(default_factory=Summary)
+    changes: Changes | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """3 over everything, then 1 over 2 over 0 (SPEC §3)."""
+        return exit_code_of(self.findings)
+
+    def sorted_findings(self) -> list[Finding]:
+        """Findings in the order reporters show them."""
+        return sorted(self.findings, key=Finding.sort_key)
+
+
+def exit_code_of(findings: Iterable[Finding]) -> int:
+    """The exit code for a set of findings: 3 > 1 > 2 > 0."""
+    exits = {f.exit for f in findings}
+    for code in (EXIT_INTERNAL, EXIT_INPUT, EXIT_FINDINGS):
+        if code in exits:
+            return code
+    return EXIT_OK
+
+
+def counts_by_exit(findings: Iterable[Finding]) -> dict[int, int]:
+    """How many findings carry each exit code."""
+    counts: dict[int, int] = {}
+    for f in findings:
+        counts[f.exit] = counts.get(f.exit, 0) + 1
+    return counts

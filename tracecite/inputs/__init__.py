@@ -1,0 +1,1 @@
+"""Inputs: reading notes files and agent traces into records and format findings."""

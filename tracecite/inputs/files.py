@@ -1,0 +1,59 @@
+"""Opening input files, with TC101/TC102 findings instead of exceptions."""
+
+from __future__ import annotations
+
+import os
+from typing import BinaryIO
+
+from tracecite.codes import Code
+from tracecite.findings import Finding
+
+
+def open_input(path: str) -> BinaryIO | Finding:
+    """Open ``path`` for binary reading, or say why it cannot be (TC101)."""
+    if os.path.isdir(path):
+        return Finding(Code.INPUT_UNREADABLE, "input is a directory", file=path)
+    try:
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+    except FileNotFoundError:
+        return Finding(Code.INPUT_UNREADABLE, "input file does not exist", file=path)
+    except OSError as exc:
+        return Finding(
+            Code.INPUT_UNREADABLE, f"input cannot be read ({_os_reason(exc)})", file=path
+        )
+
+
+def read_text(path: str) -> str | Finding:
+    """The whole file as text (UTF-8, BOM dropped), or a TC101/TC102 finding."""
+    opened = open_input(path)
+    if isinstance(opened, Finding):
+        return opened
+    try:
+        with opened:
+            data = opened.read()
+    except OSError as exc:
+        return Finding(
+            Code.INPUT_UNREADABLE, f"input cannot be read ({_os_reason(exc)})", file=path
+        )
+    return decode_utf8(data, path)
+
+
+def decode_utf8(data: bytes, path: str, first_line: int = 1) -> str | Finding:
+    """Decode UTF-8 (a leading BOM dropped) or locate the first bad byte as TC102."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = first_line + data.count(b"\n", 0, exc.start)
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return Finding(
+            Code.INPUT_NOT_UTF8,
+            "input is not valid UTF-8",
+            file=path,
+            line=line,
+            column=column,
+        )
+
+
+def _os_reason(exc: OSError) -> str:
+    """A short, stable reason for an OS error (no path, which the finding already has)."""
+    return exc.strerror or type(exc).__name__

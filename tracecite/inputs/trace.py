@@ -1,0 +1,302 @@
+"""Agent traces (SPEC §1.2): one JSON event per line, validated while streaming.
+
+The file is read once, line by line; no event is kept after it is checked. What the checks need
+later stays: the answer's citations (small), and each source's id, URI and line, with its
+content spooled to disk (:class:`SourceStore`) when the caller asks for it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import jsonlines
+
+from tracecite.codes import Code
+from tracecite.findings import Finding
+from tracecite.inputs.files import open_input
+from tracecite.inputs.sources import SourceStore
+from tracecite.matching import normalise
+from tracecite.model import Citation, SourceRef
+
+SourceSink = Callable[[SourceRef, str], None]
+"""Called with every valid source and its captured content, in trace order."""
+
+
+@dataclass(frozen=True)
+class TraceScan:
+    """A validated trace: format findings, the answer's citations, and the sources seen."""
+
+    path: str
+    findings: tuple[Finding, ...]
+    citations: tuple[Citation, ...]
+    citations_per_claim: tuple[int, ...]
+    answer_line: int | None
+    sources: SourceStore
+
+    @property
+    def valid(self) -> bool:
+        """Whether the trace had no format findings."""
+        return not self.findings
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _loads(line: str) -> Any:
+    """Strict JSON: no NaN/Infinity, and too-deep nesting is a JSON error, not a crash."""
+    try:
+        return json.loads(line, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("nesting too deep") from None
+
+
+_MISSING = object()
+
+
+class _Scanner:
+    """Checks the events of one trace in order; state that later events depend on."""
+
+    def __init__(self, path: str, store: SourceStore, sink: SourceSink | None) -> None:
+        self.path = path
+        self.store = store
+        self.sink = sink
+        self.findings: list[Finding] = []
+        self.run_id: str | None = None
+        self.calls: set[str] = set()
+        self.results: set[str] = set()
+        self.citations: list[Citation] = []
+        self.per_claim: list[int] = []
+        self.answer_line: int | None = None
+        self.last_line = 0
+
+    def problem(self, code: Code, message: str, line: int, **where: Any) -> None:
+        self.findings.append(Finding(code, message, file=self.path, line=line, **where))
+
+    def field(
+        self, obj: dict[str, Any], name: str, kind: type | tuple[type, ...], line: int,
+        where: str, *, required: bool = True, non_empty: bool = False, **loc: Any,
+    ) -> Any:
+        """The value of a field of the right JSON type, or _MISSING after a finding."""
+        value = obj.get(name, _MISSING)
+        label = f"{where}.{name}" if where else name
+        if value is _MISSING:
+            if required:
+                self.problem(Code.TRACE_MISSING_FIELD, f"field {label} is missing", line, **loc)
+            return _MISSING
+        # bool is a subclass of int in Python; JSON keeps them apart.
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+            self.problem(
+                Code.TRACE_WRONG_TYPE,
+                f"field {label} must be {_json_type_name(kind)}, not {_json_type_of(value)}",
+                line, **loc,
+            )
+            return _MISSING
+        if non_empty and isinstance(value, str) and not value.strip():
+            self.problem(Code.TRACE_WRONG_TYPE, f"field {label} must not be empty", line, **loc)
+            return _MISSING
+        return value
+
+    def event(self, obj: dict[str, Any], line: int) -> None:
+        kind = self.field(obj, "type", str, line, "")
+        run_id = self.field(obj, "run_id", str, line, "", non_empty=True)
+        if isinstance(run_id, str):
+            if self.run_id is None:
+                self.run_id = run_id
+            elif run_id != self.run_id:
+                self.problem(
+                    Code.TRACE_RUN_ID_MISMATCH, "run_id differs from the first event's", line
+                )
+        if kind == "tool_call":
+            self.tool_call(obj, line)
+        elif kind == "tool_result":
+            self.tool_result(obj, line)
+        elif kind == "answer":
+            self.answer(obj, line)
+
+    def tool_call(self, obj: dict[str, Any], line: int) -> None:
+        call_id = self.field(obj, "call_id", str, line, "", non_empty=True)
+        self.field(obj, "tool", str, line, "", non_empty=True)
+        if isinstance(call_id, str):
+            if call_id in self.calls:
+                self.problem(Code.TRACE_DUPLICATE_CALL_ID, "call_id used by an earlier tool_call",
+                             line)
+            self.calls.add(call_id)
+
+    def tool_result(self, obj: dict[str, Any], line: int) -> None:
+        call_id = self.field(obj, "call_id", str, line, "", non_empty=True)
+        ok = self.field(obj, "ok", bool, line, "")
+        if isinstance(call_id, str):
+            if call_id not in self.calls:
+                self.problem(Code.TRACE_UNKNOWN_CALL_ID, "call_id of no earlier tool_call", line)
+            elif call_id in self.results:
+                self.problem(Code.TRACE_DUPLICATE_RESULT,
+                             "a second tool_result for the same call", line)
+            self.results.add(call_id)
+        if ok is False:
+            sources = obj.get("sources")
+            if sources is None or sources == []:
+                return
+            if isinstance(sources, list):
+                self.problem(Code.TRACE_FAILED_RESULT_HAS_SOURCES,
+                             "a result with ok:false has sources", line)
+            else:
+                self.problem(Code.TRACE_WRONG_TYPE,
+                             f"field sources must be a list or null, not {_json_type_of(sources)}",
+                             line)
+            return
+        if ok is not True:
+            return
+        sources = self.field(obj, "sources", list, line, "")
+        if sources is _MISSING:
+            return
+        for number, source in enumerate(sources, start=1):
+            self.source(source, line, f"sources[{number}]")
+
+    def source(self, source: Any, line: int, where: str) -> None:
+        if not isinstance(source, dict):
+            self.problem(Code.TRACE_WRONG_TYPE,
+                         f"{where} must be an object, not {_json_type_of(source)}", line)
+            return
+        source_id = self.field(source, "id", str, line, where, non_empty=True)
+        uri = self.field(source, "uri", str, line, where, non_empty=True)
+        content = self.field(source, "content", str, line, where)
+        if source_id is _MISSING:
+            return
+        if source_id in self.store:
+            self.problem(Code.TRACE_DUPLICATE_SOURCE_ID, f"{where}.id is used by an earlier source",
+                         line, source_id=source_id)
+            return
+        if uri is _MISSING or content is _MISSING:
+            return
+        self.store.add(source_id, uri, content, line)
+        if self.sink is not None:
+            self.sink(SourceRef(source_id, uri, line), content)
+
+    def answer(self, obj: dict[str, Any], line: int) -> None:
+        if self.answer_line is not None:
+            self.problem(Code.TRACE_ANSWER_COUNT,
+                         f"a second answer (the first is on line {self.answer_line})", line)
+            return
+        self.answer_line = line
+        claims = self.field(obj, "claims", list, line, "")
+        if claims is _MISSING:
+            return
+        for c, claim in enumerate(claims, start=1):
+            where = f"claims[{c}]"
+            if not isinstance(claim, dict):
+                self.problem(Code.TRACE_WRONG_TYPE,
+                             f"{where} must be an object, not {_json_type_of(claim)}", line,
+                             claim=c)
+                self.per_claim.append(0)
+                continue
+            self.field(claim, "text", str, line, where, claim=c)
+            citations = self.field(claim, "citations", list, line, where, claim=c)
+            if citations is _MISSING:
+                self.per_claim.append(0)
+                continue
+            self.per_claim.append(len(citations))
+            for n, citation in enumerate(citations, start=1):
+                self.citation(citation, line, c, n)
+
+    def citation(self, citation: Any, line: int, c: int, n: int) -> None:
+        where = f"claims[{c}].citations[{n}]"
+        loc = {"claim": c, "citation": n}
+        if not isinstance(citation, dict):
+            self.problem(Code.TRACE_WRONG_TYPE,
+                         f"{where} must be an object, not {_json_type_of(citation)}", line, **loc)
+            return
+        source_id = self.field(citation, "source_id", str, line, where, non_empty=True, **loc)
+        quote = self.field(citation, "quote", str, line, where, non_empty=True, **loc)
+        if source_id is _MISSING:
+            return
+        if source_id not in self.store:
+            self.problem(Code.TRACE_UNKNOWN_SOURCE_ID, f"{where}.source_id names no earlier source",
+                         line, source_id=source_id, **loc)
+            return
+        if quote is not _MISSING:
+            self.citations.append(Citation(self.path, line, c, n, source_id, normalise(quote)))
+
+    def finish(self) -> None:
+        if self.answer_line is None:
+            self.problem(Code.TRACE_ANSWER_COUNT, "the trace has no answer event",
+                         max(self.last_line, 1))
+
+
+def _lines(stream: Iterator[bytes], scanner: _Scanner) -> Iterator[bytes]:
+    """The file's lines, counting them so findings know the line of the event in hand."""
+    for line in stream:
+        scanner.last_line += 1
+        yield line
+
+
+def scan_trace(
+    path: str, *, keep_content: bool = False, sink: SourceSink | None = None
+) -> TraceScan:
+    """Validate a trace file while streaming it; see :class:`TraceScan`.
+
+    ``keep_content`` spools each source's content for the evidence check; ``sink`` sees each
+    source and its content as it goes by (``compare`` uses it to hash contents).
+    """
+    store = SourceStore(keep_content=keep_content)
+    scanner = _Scanner(path, store, sink)
+    opened = open_input(path)
+    if isinstance(opened, Finding):
+        return TraceScan(path, (opened,), (), (), None, store)
+    with opened:
+        reader = jsonlines.Reader(_lines(iter(opened), scanner), loads=_loads)
+        while True:
+            try:
+                value = reader.read(allow_none=True, skip_empty=True)
+            except EOFError:
+                break
+            except jsonlines.InvalidLineError as exc:
+                if isinstance(exc.__cause__, UnicodeDecodeError):
+                    scanner.problem(Code.INPUT_NOT_UTF8, "line is not valid UTF-8", exc.lineno)
+                else:
+                    scanner.problem(Code.TRACE_BAD_JSON, "line is not valid JSON", exc.lineno)
+                continue
+            except OSError as exc:
+                scanner.problem(Code.INPUT_UNREADABLE,
+                                f"input cannot be read ({exc.strerror or type(exc).__name__})",
+                                scanner.last_line)
+                break
+            line = scanner.last_line
+            if isinstance(value, dict):
+                scanner.event(value, line)
+            else:
+                scanner.problem(Code.TRACE_NOT_OBJECT,
+                                f"line is JSON {_json_type_of(value)}, not an object", line)
+    scanner.finish()
+    return TraceScan(
+        path=path,
+        findings=tuple(scanner.findings),
+        citations=tuple(scanner.citations),
+        citations_per_claim=tuple(scanner.per_claim),
+        answer_line=scanner.answer_line,
+        sources=store,
+    )
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+_JSON_NAMES: dict[type, str] = {
+    str: "a string", bool: "a boolean", list: "a list", dict: "an object",
+    int: "a number", float: "a number", type(None): "null",
+}
+
+
+def _json_type_name(kind: type | tuple[type, ...]) -> str:
+    return " or ".join(dict.fromkeys(_JSON_NAMES[k] for k in _as_tuple(kind)))
+
+
+def _json_type_of(value: Any) -> str:
+    for kind in (bool, str, list, dict, int, float, type(None)):
+        if isinstance(value, kind):
+            return _JSON_NAMES[kind]
+    return type(value).__name__

@@ -1,0 +1,43 @@
+"""The one matching rule (SPEC §2), used for captured content, web pages and local files.
+
+A quote matches a text when, after both are normalised (Unicode NFC, every run of
+``str.isspace`` whitespace to one space, ends stripped), the quote is a substring of the text.
+Case and punctuation are kept.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def normalise(text: str) -> str:
+    """NFC, then whitespace runs (``str.isspace``, so no-break space too) to one space, stripped."""
+    # str.split() with no argument splits on exactly the str.isspace() characters.
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+class MatchText:
+    """A text prepared once for many quote look-ups."""
+
+    __slots__ = ("_normalised", "_raw", "_raw_is_nfc")
+
+    def __init__(self, text: str) -> None:
+        self._raw = text
+        self._raw_is_nfc = unicodedata.is_normalized("NFC", text)
+        self._normalised: str | None = None
+
+    def contains(self, normalised_quote: str) -> bool:
+        """Whether an already normalised quote occurs in the normalised text."""
+        # Fast path: a normalised quote has no leading/trailing or repeated whitespace, so if
+        # it occurs in an NFC text as is, it still occurs once the text's whitespace collapses.
+        # (NFC is needed: composing the text could merge a boundary character with a mark.)
+        if self._raw_is_nfc and normalised_quote in self._raw:
+            return True
+        if self._normalised is None:
+            self._normalised = normalise(self._raw)
+        return normalised_quote in self._normalised
+
+
+def quote_in(quote: str, text: str) -> bool:
+    """Whether ``quote`` occurs in ``text`` under the matching rule."""
+    return MatchText(text).contains(normalise(quote))

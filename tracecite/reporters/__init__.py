@@ -1,0 +1,56 @@
+"""Reporters: a :class:`~tracecite.findings.Report` in, text out (they never print).
+
+Chosen by name from :data:`REPORTERS`; each formats the whole report at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tracecite.findings import Report
+
+
+@dataclass(frozen=True)
+class OutputStyle:
+    """How the console reporter may draw: colour (only on a terminal) and quiet."""
+
+    color: bool = False
+    quiet: bool = False
+
+
+Reporter = Callable[[Report, OutputStyle], str]
+
+
+def _console(report: Report, style: OutputStyle) -> str:
+    from tracecite.reporters.console import format_console
+
+    return format_console(report, style)
+
+
+def _json(report: Report, style: OutputStyle) -> str:
+    from tracecite.reporters.json import format_json
+
+    return format_json(report)
+
+
+def _github(report: Report, style: OutputStyle) -> str:
+    from tracecite.reporters.github import format_github
+
+    return format_github(report)
+
+
+def _sarif(report: Report, style: OutputStyle) -> str:
+    from tracecite.reporters.sarif import format_sarif
+
+    return format_sarif(report)
+
+
+# Imports are deferred so a run pays only for the reporter it uses (rich is slow to import).
+REPORTERS: dict[str, Reporter] = {
+    "console": _console,
+    "json": _json,
+    "github": _github,
+    "sarif": _sarif,
+}
+"""Every output format by its ``--format`` name."""

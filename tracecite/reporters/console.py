@@ -1,0 +1,58 @@
+"""``--format console``: findings grouped by file, for people; colour only on a terminal."""
+
+from __future__ import annotations
+
+import io
+from itertools import groupby
+
+from rich.console import Console
+from rich.text import Text
+
+from tracecite.findings import Finding, Report
+from tracecite.reporters import OutputStyle
+from tracecite.reporters.escape import printable
+from tracecite.reporters.github import summary_line
+
+
+def _where(finding: Finding) -> str:
+    parts = []
+    if finding.line is not None:
+        parts.append(f"{finding.line}:{finding.column}" if finding.column else str(finding.line))
+    for label, value in (("record", finding.record), ("claim", finding.claim),
+                         ("citation", finding.citation)):
+        if value is not None:
+            parts.append(f"{label} {value}")
+    return ", ".join(parts) or "-"
+
+
+def _details(finding: Finding) -> str:
+    parts = []
+    if finding.source_id is not None:
+        parts.append(f"source {printable(finding.source_id)}")
+    if finding.uri is not None:
+        parts.append(f"uri {printable(finding.uri)}")
+    if finding.status is not None:
+        parts.append(f"HTTP {finding.status}")
+    return f" [{'; '.join(parts)}]" if parts else ""
+
+
+def format_console(report: Report, style: OutputStyle) -> str:
+    """Findings by file, then one summary line (left out with ``quiet`` when all passed)."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=style.color, no_color=not style.color,
+                      color_system="standard" if style.color else None, width=10_000,
+                      highlight=False, emoji=False, markup=False, soft_wrap=True)
+    findings = report.sorted_findings()
+    for file, group in groupby(findings, key=lambda f: f.file or "(no file)"):
+        console.print(Text(printable(file), style="bold"))
+        for finding in group:
+            colour = "red" if finding.exit != 2 else "yellow"
+            console.print(Text.assemble(
+                "  ", (f"{finding.code.code} {finding.code.label}", colour),
+                f"  {_where(finding)}: ", printable(finding.message), _details(finding),
+            ))
+    if not (style.quiet and not findings):
+        verdict = ("passed", "green") if report.exit_code == 0 else ("failed", "red")
+        console.print(Text.assemble((verdict[0], f"bold {verdict[1]}"), " ",
+                                    summary_line(report)))
+    return buffer.getvalue()

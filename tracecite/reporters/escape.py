@@ -1,0 +1,32 @@
+"""Making names from inputs (file names, source ids, URIs) safe to show.
+
+These are the only input-derived strings a report contains. Control characters, including the
+terminal's escape character and line breaks, are shown as ``\\xNN``/``\\uNNNN`` escapes so a
+hostile name cannot move the cursor, recolour the terminal or start a new line.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+_NAMED = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """``text`` with every control, format, separator (other than space) or lone surrogate
+    character escaped, and backslashes doubled so escapes stay unambiguous."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    out = []
+    for char in text:
+        if char in _NAMED:
+            out.append(_NAMED[char])
+        elif char == " " or (char.isprintable() and unicodedata.category(char) != "Cs"):
+            out.append(char)
+        elif ord(char) < 0x100:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return "".join(out)

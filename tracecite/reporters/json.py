@@ -1,0 +1,57 @@
+"""``--format json``: one JSON object (SPEC §5), the stable machine-readable report."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tracecite import __version__
+from tracecite.findings import Finding, Report
+
+SCHEMA_VERSION = 1
+_OPTIONAL = ("record", "claim", "citation", "source_id", "uri", "status")
+
+
+def finding_dict(finding: Finding) -> dict[str, Any]:
+    """A finding as its JSON object: fixed keys always, the others only where they apply."""
+    out: dict[str, Any] = {
+        "code": finding.code.code,
+        "name": finding.code.label,
+        "severity": "error",
+        "exit": finding.exit,
+        "file": finding.file,
+        "line": finding.line,
+        "column": finding.column,
+    }
+    for key in _OPTIONAL:
+        value = getattr(finding, key)
+        if value is not None:
+            out[key] = value
+    out["message"] = finding.message
+    return out
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    """The whole report as the JSON document's object."""
+    findings = report.sorted_findings()
+    out: dict[str, Any] = {
+        "tool": "tracecite",
+        "version": __version__,
+        "schema": SCHEMA_VERSION,
+        "command": report.command,
+        "exit_code": report.exit_code,
+        "summary": {**report.summary.as_dict(), "findings": len(findings)},
+        "findings": [finding_dict(f) for f in findings],
+    }
+    if report.changes is not None:
+        out["changes"] = {
+            "added": list(report.changes.added),
+            "removed": list(report.changes.removed),
+            "changed": list(report.changes.changed),
+        }
+    return out
+
+
+def format_json(report: Report) -> str:
+    """The report as JSON text; ``ensure_ascii`` keeps control characters escaped."""
+    return json.dumps(report_dict(report), indent=2, ensure_ascii=True) + "\n"
