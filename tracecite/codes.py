@@ -107,3 +107,10 @@ class Code(enum.Enum):
 
 BY_CODE: dict[str, Code] = {c.code: c for c in Code}
 """Look a registry entry up by its ``TC…`` code."""
+
+
+def registry_markdown() -> str:
+    """The registry as the Markdown table the README shows (kept identical by a test)."""
+    rows = ["| code | name | exit | when |", "|---|---|---|---|"]
+    rows += [f"| {c.code} | {c.label} | {c.exit} | {c.when} |" for c in Code]
+    return "\n".join(rows) + "\n"

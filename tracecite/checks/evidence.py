@@ -45,7 +45,7 @@ def check_evidence(scan: TraceScan) -> tuple[list[Finding], Summary]:
 def not_found(citation: Citation, code: Code, message: str, uri: str | None) -> Finding:
     """A quote-not-found finding located at its citation."""
     return Finding(
-        code, f"claim {citation.claim}, citation {citation.citation}: {message}",
+        code, message,
         file=citation.file, line=citation.line, claim=citation.claim,
         citation=citation.citation, source_id=citation.source_id, uri=uri,
     )

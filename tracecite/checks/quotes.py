@@ -36,20 +36,15 @@ class QuoteCheck:
         return cls(citation.quote, uri, citation.file, citation.line, claim=citation.claim,
                    citation=citation.citation, source_id=citation.source_id)
 
-    def _where(self) -> str:
-        if self.record is not None:
-            return f"record {self.record}"
-        return f"claim {self.claim}, citation {self.citation}"
-
     def not_found(self, code: Code, what: str) -> Finding:
         """The finding for a quote that is not in its source."""
-        return Finding(code, f"{self._where()}: quote is not in {what}", file=self.file,
+        return Finding(code, f"quote is not in {what}", file=self.file,
                        line=self.line, record=self.record, claim=self.claim,
                        citation=self.citation, source_id=self.source_id, uri=self.target)
 
     def unavailable(self, error: FetchError) -> Finding:
         """The finding for a source that could not be fetched or read."""
-        return Finding(error.code, f"{self._where()}: {error.detail}", file=self.file,
+        return Finding(error.code, error.detail, file=self.file,
                        line=self.line, record=self.record, claim=self.claim,
                        citation=self.citation, source_id=self.source_id, uri=self.target,
                        status=error.status)

@@ -25,6 +25,10 @@ def escape_property(text: str) -> str:
 
 def _message(finding: Finding) -> str:
     parts = [finding.message]
+    for label, value in (("record", finding.record), ("claim", finding.claim),
+                         ("citation", finding.citation)):
+        if value is not None:
+            parts.append(f"{label} {value}")
     if finding.source_id is not None:
         parts.append(f"source {printable(finding.source_id)}")
     if finding.uri is not None:
@@ -77,11 +81,21 @@ def format_github(report: Report) -> str:
 def summary_line(report: Report) -> str:
     """One line of counts for the end of a run."""
     s = report.summary
-    return (
-        f"tracecite {report.command}: {len(report.findings)} findings, "
-        f"{s.checked} quotes checked, {s.matched} matched, {s.skipped} skipped, "
-        f"exit {report.exit_code}"
-    )
+    head = f"tracecite {report.command}: {_count(len(report.findings), 'finding')}"
+    if report.changes is not None:
+        c = report.changes
+        body = f"{len(c.added)} added, {len(c.removed)} removed, {len(c.changed)} changed"
+    else:
+        body = f"{_count(s.checked, 'quote')} checked, {s.matched} matched"
+        if s.unavailable:
+            body += f", {s.unavailable} with the source unavailable"
+        if s.skipped:
+            body += f", {s.skipped} skipped"
+    return f"{head}; {body}; exit {report.exit_code}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _cell(text: str) -> str:
