@@ -11,9 +11,9 @@ import os
 import stat
 from urllib.parse import unquote
 
+from tracecite.checks.live import HTML, TEXT
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
-from tracecite.matching import MatchText
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 
@@ -97,11 +97,8 @@ class FileLoader:
         except UnicodeDecodeError:
             raise FetchError(Code.FILE_UNREADABLE, "file is not UTF-8") from None
 
-    def __call__(self, uri: str) -> list[MatchText]:
-        """The texts to match: visible text for HTML files, the text itself otherwise."""
-        real, text = self.read(uri)
-        if real.lower().endswith(HTML_SUFFIXES):
-            from tracecite.fetch.visible_text import visible_text
-
-            text = visible_text(text)
-        return [MatchText(text)]
+    def __call__(self, uri: str) -> tuple[str, str]:
+        """``(kind, text)``: HTML files (by the cited name) are matched on their visible text."""
+        _, text = self.read(uri)
+        kind = HTML if file_uri_path(uri).lower().endswith(HTML_SUFFIXES) else TEXT
+        return kind, text

@@ -1,15 +1,20 @@
 """Checking quotes against sources loaded now (web pages or local files), each loaded once.
 
-The runner groups the quotes by source, loads every distinct source once on a bounded pool of
-workers, and tests each source's quotes as soon as it arrives, so only the sources in flight
-are held in memory.
+The runner groups the quotes by source and loads every distinct source once on a bounded pool
+of threads (fetching waits on the network, so threads overlap it). Turning HTML into visible
+text is CPU-bound pure Python, so when there is more than one core it runs in a pool of worker
+processes: parsing overlaps fetching and uses every core. Each loader thread waits for its own
+parse, so at most ``concurrency`` pages are in memory at once.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
+from types import TracebackType
 from typing import Protocol
 
 from tracecite.checks.quotes import QuoteCheck
@@ -18,8 +23,9 @@ from tracecite.fetch.errors import FetchError
 from tracecite.findings import Finding, Summary
 from tracecite.matching import MatchText
 
-Loader = Callable[[str], Sequence[MatchText]]
-"""Loads one source by its target and returns the texts a quote may match (any of them)."""
+HTML = "html"
+JSON = "json"
+TEXT = "text"
 
 
 class Progress(Protocol):
@@ -48,6 +54,87 @@ class NoProgress:
         """Ignore."""
 
 
+def match_quotes(kind: str, text: str, quotes: Sequence[str]) -> list[bool]:
+    """For each normalised quote, whether it is in the source: HTML on its visible text, JSON
+    in its raw text or its decoded string values (one per line), anything else as it is.
+
+    A plain function of plain values, so a worker process can run it.
+    """
+    if kind == HTML:
+        from tracecite.fetch.visible_text import visible_text
+
+        texts = [MatchText(visible_text(text))]
+    elif kind == JSON:
+        texts = [MatchText(text), MatchText("\n".join(_json_strings(text)))]
+    else:
+        texts = [MatchText(text)]
+    return [any(t.contains(q) for t in texts) for q in quotes]
+
+
+def _json_strings(text: str) -> list[str]:
+    import json
+
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return []  # a JSON type whose body is not JSON: the raw text only
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return out
+
+
+Loader = Callable[[str], tuple[str, str]]
+"""Loads one source by its target: ``(kind, text)``; raises :class:`FetchError`."""
+
+
+class ParsePool:
+    """Worker processes for HTML parsing, started on first use, one per core.
+
+    ``forkserver`` (where available) starts workers from a clean process, which is safe while
+    loader threads hold locks; a single-core machine parses in the loader thread instead.
+    """
+
+    def __init__(self, workers: int | None = None) -> None:
+        self._workers = workers if workers is not None else (os.cpu_count() or 1)
+        self._executor: Executor | None = None
+
+    def __enter__(self) -> ParsePool:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def match(self, kind: str, text: str, quotes: Sequence[str]) -> list[bool]:
+        """``match_quotes``, in a worker process when it pays (HTML with 2+ cores)."""
+        if kind != HTML or self._workers < 2:
+            return match_quotes(kind, text, quotes)
+        if self._executor is None:
+            from concurrent.futures import ProcessPoolExecutor
+
+            methods = multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("forkserver" if "forkserver" in methods
+                                                  else None)
+            if "forkserver" in methods:
+                context.set_forkserver_preload(["tracecite.fetch.visible_text"])
+            self._executor = ProcessPoolExecutor(self._workers, mp_context=context)
+        return self._executor.submit(match_quotes, kind, text, list(quotes)).result()
+
+    def close(self) -> None:
+        """Stop the workers."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+
+
 def run_live_checks(
     checks: Sequence[QuoteCheck],
     load: Loader,
@@ -56,6 +143,7 @@ def run_live_checks(
     concurrency: int,
     not_found: tuple[Code, str],
     progress: Progress | None = None,
+    parse_workers: int | None = None,
 ) -> tuple[list[Finding], Summary]:
     """Load each distinct source once (``key`` says which targets are the same source) and
     report each quote that is not in it (``not_found``: code and what to call the source) or
@@ -68,42 +156,47 @@ def run_live_checks(
     matched = unavailable = fetched = 0
     code, what = not_found
 
-    def settle(group: list[QuoteCheck], future: Future[Sequence[MatchText]]) -> None:
+    def settle(group: list[QuoteCheck], future: Future[list[bool]]) -> None:
         nonlocal matched, unavailable, fetched
         try:
-            texts = future.result()
+            flags = future.result()
         except FetchError as error:
             unavailable += len(group)
             findings.extend(check.unavailable(error) for check in group)
             return
         fetched += 1
-        for check in group:
-            if any(text.contains(check.quote) for text in texts):
+        for check, found in zip(group, flags, strict=True):
+            if found:
                 matched += 1
             else:
                 findings.append(check.not_found(code, what))
 
     progress.start(len(groups))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, concurrency),
-                                thread_name_prefix="tracecite") as pool:
-            # Submit lazily, keeping at most 2 × concurrency loads queued: a huge run does not
-            # create a future (and later a page) for every source at once.
-            pending: dict[Future[Sequence[MatchText]], str] = {}
-            targets = iter(groups.items())
+        with ParsePool(parse_workers) as parser, ThreadPoolExecutor(
+            max_workers=max(1, concurrency), thread_name_prefix="tracecite"
+        ) as pool:
+
+            def job(group: list[QuoteCheck]) -> list[bool]:
+                kind, text = load(group[0].target)
+                return parser.match(kind, text, [c.quote for c in group])
+
+            # Submit lazily, at most 2 × concurrency jobs queued, so a huge run does not hold
+            # a future for every source at once.
+            pending: dict[Future[list[bool]], str] = {}
             limit = 2 * max(1, concurrency)
-            for k, group in targets:
-                pending[pool.submit(load, group[0].target)] = k
-                if len(pending) >= limit:
+
+            def drain(until: int) -> None:
+                while len(pending) > until:
                     done, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for future in done:
                         settle(groups[pending.pop(future)], future)
                         progress.advance()
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    settle(groups[pending.pop(future)], future)
-                    progress.advance()
+
+            for k, group in groups.items():
+                pending[pool.submit(job, group)] = k
+                drain(limit - 1)
+            drain(0)
     finally:
         progress.stop()
     summary = Summary(checked=len(checks), matched=matched, unavailable=unavailable,

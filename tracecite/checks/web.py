@@ -1,53 +1,22 @@
-"""Live web checks: the texts a quote may match on a fetched page (SPEC §4)."""
+"""Live web checks: fetch a page through the pinned fetcher and say how to match it (§4)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from typing import Any
-
+from tracecite.checks.live import HTML, JSON, TEXT
 from tracecite.fetch.errors import FetchError
-from tracecite.fetch.fetcher import Page, PinnedFetcher
+from tracecite.fetch.fetcher import PinnedFetcher
 from tracecite.fetch.url_policy import parse_target
-from tracecite.matching import MatchText
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 
-def is_json_type(media_type: str) -> bool:
-    """``application/json`` and every ``+json`` type."""
-    return media_type == "application/json" or media_type.endswith("+json")
-
-
-def page_texts(page: Page) -> list[MatchText]:
-    """HTML: its visible text. JSON: the raw text and its decoded strings, one per line.
-    Anything else: the text as it is."""
-    if page.media_type in HTML_TYPES:
-        from tracecite.fetch.visible_text import visible_text
-
-        return [MatchText(visible_text(page.text))]
-    if is_json_type(page.media_type):
-        texts = [MatchText(page.text)]
-        try:
-            value = json.loads(page.text)
-        except (ValueError, RecursionError):
-            return texts  # a JSON type with a body that is not JSON: the raw text only
-        texts.append(MatchText("\n".join(json_strings(value))))
-        return texts
-    return [MatchText(page.text)]
-
-
-def json_strings(value: Any) -> Iterator[str]:
-    """Every string value in a decoded JSON document, in document order (keys excluded)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            yield item
-        elif isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
+def kind_of(media_type: str) -> str:
+    """How a response of this media type is matched: HTML, JSON or plain text."""
+    if media_type in HTML_TYPES:
+        return HTML
+    if media_type == "application/json" or media_type.endswith("+json"):
+        return JSON
+    return TEXT
 
 
 def url_key(url: str) -> str:
@@ -59,11 +28,12 @@ def url_key(url: str) -> str:
 
 
 class WebLoader:
-    """Fetches a URL through the pinned fetcher and prepares its texts for matching."""
+    """Loads a URL through the pinned fetcher (raises :class:`FetchError`)."""
 
     def __init__(self, fetcher: PinnedFetcher) -> None:
         self._fetcher = fetcher
 
-    def __call__(self, url: str) -> list[MatchText]:
-        """The texts of the page at ``url``; raises :class:`FetchError`."""
-        return page_texts(self._fetcher.fetch(url))
+    def __call__(self, url: str) -> tuple[str, str]:
+        """``(kind, text)`` of the page at ``url``."""
+        page = self._fetcher.fetch(url)
+        return kind_of(page.media_type), page.text
