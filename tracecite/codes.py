@@ -15,6 +15,13 @@ class Code(enum.Enum):
     USAGE = ("TC100", "usage", 1, "bad command line")
     INPUT_UNREADABLE = ("TC101", "input-unreadable", 1, "input missing, a directory, or unreadable")
     INPUT_NOT_UTF8 = ("TC102", "input-not-utf8", 1, "input is not UTF-8")
+    GIT_FAILED = (
+        "TC103", "git-failed", 1,
+        "hook: git is missing, not a repository, or a ref or merge base is not available",
+    )
+    CONFIG_INVALID = (
+        "TC104", "config-invalid", 1, "hook: configuration file unreadable, invalid or refused",
+    )
     NOTES_BAD_LINE = (
         "TC110", "notes-bad-line", 1, "a line that is not a field, comment, blank or `---`",
     )
