@@ -20,6 +20,7 @@ from tracecite.codes import Code
 from tracecite.errors import UsageError
 from tracecite.findings import EXIT_INPUT, EXIT_INTERNAL, Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
+from tracecite.reporters.escape import printable
 
 BUG_REPORT = "this is a bug in TraceCite; please report it at https://github.com/tracecite/tracecite/issues"
 MAX_CONCURRENCY = 64
@@ -303,6 +304,8 @@ def _check_report_files(specs: Sequence[str]) -> None:
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):
             raise UsageError("--report-file names a path in a directory that does not exist")
+        if os.path.isdir(path):
+            raise UsageError("--report-file names a directory, not a file")
 
 
 def _fail(argv: Sequence[str], code: Code, message: str, command: str) -> int:
@@ -310,7 +313,8 @@ def _fail(argv: Sequence[str], code: Code, message: str, command: str) -> int:
     fmt = _guess_format(argv)
     report = Report(command, (Finding(code, message),))
     if fmt == "console":
-        sys.stderr.write(f"tracecite: {code.code} {code.label}: {message}\n")
+        # argparse's messages quote the command line, which may hold hostile file names.
+        sys.stderr.write(f"tracecite: {code.code} {code.label}: {printable(message)}\n")
     else:
         try:
             emit(report, fmt)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 from typing import BinaryIO
 
@@ -14,7 +15,7 @@ def open_input(path: str) -> BinaryIO | Finding:
     if os.path.isdir(path):
         return Finding(Code.INPUT_UNREADABLE, "input is a directory", file=path)
     try:
-        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+        return open(path, "rb")  # the caller closes it
     except FileNotFoundError:
         return Finding(Code.INPUT_UNREADABLE, "input file does not exist", file=path)
     except OSError as exc:
@@ -39,12 +40,19 @@ def read_text(path: str) -> str | Finding:
 
 
 def decode_utf8(data: bytes, path: str, first_line: int = 1) -> str | Finding:
-    """Decode UTF-8 (a leading BOM dropped) or locate the first bad byte as TC102."""
+    """Decode UTF-8 (a leading BOM dropped) or locate the first bad byte as TC102.
+
+    The column counts characters (code points), like every other column TraceCite reports.
+    """
+    # Drop the BOM first: the decoder's error offsets are then offsets into ``data``.
+    data = data.removeprefix(codecs.BOM_UTF8)
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = first_line + data.count(b"\n", 0, exc.start)
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        # Everything before the first bad byte decodes.
+        column = len(data[line_start:exc.start].decode("utf-8")) + 1
         return Finding(
             Code.INPUT_NOT_UTF8,
             "input is not valid UTF-8",

@@ -1,0 +1,147 @@
+"""Shared helpers: run the CLI in-process, and build small notes files and traces."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tracecite.cli import main
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO_ROOT / "examples"
+SHARED = REPO_ROOT.parent / "shared"
+
+# Environment variables that change what the CLI prints; tests start without them.
+OUTPUT_ENV = ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "NO_COLOR")
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What one in-process run of ``tracecite`` gave."""
+
+    exit: int
+    out: str
+    err: str
+
+    def json(self) -> dict[str, Any]:
+        """stdout parsed as the one JSON document it must be."""
+        parsed: dict[str, Any] = json.loads(self.out)
+        return parsed
+
+    def codes(self) -> list[str]:
+        """The finding codes of a ``--json`` run, in report order."""
+        return [f["code"] for f in self.json()["findings"]]
+
+
+def run_cli(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> CliResult:
+    """Call ``tracecite.cli.main(argv)`` and capture its exit code, stdout and stderr."""
+    capsys.readouterr()  # drop anything printed before
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return CliResult(code, out, err)
+
+
+Cli = Callable[..., CliResult]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """``cli("check", path, "--json")`` runs tracecite in-process without CI variables set."""
+    for name in OUTPUT_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+    def run(*argv: str | Path) -> CliResult:
+        return run_cli([str(a) for a in argv], capsys)
+
+    return run
+
+
+# ---- traces ---------------------------------------------------------------------------------
+
+RUN = "r1"
+CONTENT = "The quick brown fox jumps over the lazy dog."
+
+
+def call(call_id: str = "c1", tool: Any = "search", run_id: Any = RUN, **extra: Any
+         ) -> dict[str, Any]:
+    """A ``tool_call`` event."""
+    return {"type": "tool_call", "run_id": run_id, "call_id": call_id, "tool": tool, **extra}
+
+
+def source(id: str = "s1", uri: str = "https://example.com/a", content: str = CONTENT,
+           **extra: Any) -> dict[str, Any]:
+    """One captured source of a ``tool_result``."""
+    return {"id": id, "uri": uri, "content": content, **extra}
+
+
+def result(call_id: str = "c1", sources: Any = None, ok: Any = True, run_id: Any = RUN,
+           **extra: Any) -> dict[str, Any]:
+    """A ``tool_result`` event (``sources`` defaults to one source when ``ok`` is true)."""
+    event: dict[str, Any] = {"type": "tool_result", "run_id": run_id, "call_id": call_id, "ok": ok}
+    if sources is None and ok is True:
+        sources = [source()]
+    if sources is not None:
+        event["sources"] = sources
+    event.update(extra)
+    return event
+
+
+def cite(source_id: str = "s1", quote: Any = "quick brown fox", **extra: Any) -> dict[str, Any]:
+    """One citation of a claim."""
+    return {"source_id": source_id, "quote": quote, **extra}
+
+
+def claim(text: Any = "A fox jumps.", citations: Any = None, **extra: Any) -> dict[str, Any]:
+    """One claim of the answer (one citation of ``s1`` by default)."""
+    return {"text": text, "citations": [cite()] if citations is None else citations, **extra}
+
+
+def answer(claims: Any = None, run_id: Any = RUN, **extra: Any) -> dict[str, Any]:
+    """The ``answer`` event (one claim by default)."""
+    return {"type": "answer", "run_id": run_id,
+            "claims": [claim()] if claims is None else claims, **extra}
+
+
+def valid_events() -> list[dict[str, Any]]:
+    """A small trace that passes ``check --evidence``."""
+    return [call(), result(), answer()]
+
+
+def jsonl(events: Iterable[dict[str, Any] | str | bytes]) -> bytes:
+    """Events as JSONL bytes; ``str``/``bytes`` items are written as raw lines."""
+    lines: list[bytes] = []
+    for event in events:
+        if isinstance(event, bytes):
+            lines.append(event)
+        elif isinstance(event, str):
+            lines.append(event.encode("utf-8", "surrogatepass"))
+        else:
+            lines.append(json.dumps(event).encode("utf-8"))
+    return b"\n".join(lines) + b"\n"
+
+
+def write_trace(path: Path, events: Iterable[dict[str, Any] | str | bytes]) -> Path:
+    """Write a trace file and return its path."""
+    path.write_bytes(jsonl(events))
+    return path
+
+
+# ---- notes ----------------------------------------------------------------------------------
+
+def note(claim: str = "A fox jumps.", quote: str = "quick brown fox",
+         url: str = "https://example.com/a") -> str:
+    """One well-formed notes record (no trailing blank line)."""
+    return f"claim: {claim}\nquote: {quote}\nurl: {url}\n"
+
+
+def write_notes(path: Path, text: str | bytes) -> Path:
+    """Write a notes file (``str`` as UTF-8) and return its path."""
+    if isinstance(text, str):
+        text = text.encode("utf-8")
+    path.write_bytes(text)
+    return path

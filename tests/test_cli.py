@@ -1,0 +1,410 @@
+"""The command line, end to end through ``main([...])``: one test per finding code, exit codes,
+usage errors, format selection and the internal-error boundary."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import (
+    Cli,
+    answer,
+    call,
+    cite,
+    claim,
+    jsonl,
+    note,
+    result,
+    source,
+    valid_events,
+)
+from tracecite import __version__
+from tracecite.codes import BY_CODE
+
+NOTES_OK = note()
+TRACE_OK = jsonl(valid_events())
+
+
+@dataclass(frozen=True)
+class Case:
+    """Files to create (name → content), the command line, and the one finding expected."""
+
+    id: str
+    argv: tuple[str, ...]
+    code: str
+    exit: int
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    files: dict[str, Any] = field(default_factory=dict)
+
+
+def _t(*events: Any) -> bytes:
+    return jsonl(events)
+
+
+CASES = [
+    # ---- TC100: the command line itself (exit 1, never argparse's 2) ----
+    Case("usage-unknown-option", ("check", "n.md", "--no-such-option", "--json"), "TC100", 1,
+         files={"n.md": NOTES_OK}),
+    Case("usage-unknown-option-bare", ("--no-such-option", "n.md", "--json"), "TC100", 1,
+         files={"n.md": NOTES_OK}),
+    Case("usage-no-args", (), "TC100", 1),
+    Case("usage-bad-format", ("check", "n.md", "--format", "xml"), "TC100", 1,
+         files={"n.md": NOTES_OK}),
+    Case("usage-missing-files", ("check", "--json"), "TC100", 1),
+    Case("usage-compare-one-arg", ("compare", "a.jsonl", "--json"), "TC100", 1,
+         files={"a.jsonl": TRACE_OK}),
+    Case("usage-report-file-no-colon", ("check", "n.md", "--json", "--report-file", "out.json"),
+         "TC100", 1, files={"n.md": NOTES_OK}),
+    Case("usage-report-file-bad-format",
+         ("check", "n.md", "--json", "--report-file", "xml:out.xml"), "TC100", 1,
+         files={"n.md": NOTES_OK}),
+    Case("usage-report-file-no-path", ("check", "n.md", "--json", "--report-file", "json:"),
+         "TC100", 1, files={"n.md": NOTES_OK}),
+    Case("usage-report-file-no-dir",
+         ("check", "n.md", "--json", "--report-file", "json:nowhere/out.json"), "TC100", 1,
+         files={"n.md": NOTES_OK}),
+    Case("usage-report-file-is-dir", ("check", "n.md", "--json", "--report-file", "json:adir"),
+         "TC100", 1, files={"n.md": NOTES_OK, "adir/": None}),
+    # ---- TC101/TC102: reading inputs ----
+    Case("unreadable-missing-notes", ("check", "missing.md", "--json"), "TC101", 1,
+         file="missing.md"),
+    Case("unreadable-missing-trace", ("check", "missing.jsonl", "--json"), "TC101", 1,
+         file="missing.jsonl"),
+    Case("unreadable-directory-notes", ("check", "adir", "--json"), "TC101", 1, file="adir",
+         files={"adir/": None}),
+    Case("unreadable-directory-trace", ("check", "d.jsonl", "--evidence", "--json"), "TC101", 1,
+         file="d.jsonl", files={"d.jsonl/": None}),
+    Case("not-utf8-notes", ("check", "n.md", "--json"), "TC102", 1, "n.md", 2, 9,
+         files={"n.md": b"claim: ok\nquote: a\xffb\nurl: u\n"}),
+    Case("not-utf8-notes-column-in-characters", ("check", "n.md", "--json"), "TC102", 1,
+         "n.md", 2, 13, files={"n.md": "claim: ok\nquote: café \udcff\nurl: u\n"
+                               .encode("utf-8", "surrogateescape")}),
+    Case("not-utf8-notes-after-bom", ("check", "n.md", "--json"), "TC102", 1, "n.md", 2, 1,
+         files={"n.md": b"\xef\xbb\xbf\n\xff"}),
+    Case("not-utf8-trace", ("check", "t.jsonl", "--json"), "TC102", 1, "t.jsonl", 2,
+         files={"t.jsonl": _t(call(), b'{"type": "x\xff", "run_id": "r1"}', result(),
+                              answer())}),
+    # ---- TC110–TC114: notes format ----
+    Case("notes-bad-line", ("check", "n.md", "--json"), "TC110", 1, "n.md", 2, 3,
+         files={"n.md": "claim: a\n  just some words\nquote: q\nurl: u\n"}),
+    Case("notes-bad-line-bare-form", ("n.md", "--json"), "TC110", 1, "n.md", 2, 3,
+         files={"n.md": "claim: a\n  just some words\nquote: q\nurl: u\n"}),
+    Case("notes-unknown-field", ("check", "n.md", "--json"), "TC111", 1, "n.md", 5, 1,
+         files={"n.md": "# notes\nclaim: a\nquote: q\nurl: u\nsource: elsewhere\n"}),
+    Case("notes-duplicate-field", ("check", "n.md", "--json"), "TC112", 1, "n.md", 4, 2,
+         files={"n.md": "claim: a\nquote: q\nurl: u\n\turl: v\n"}),
+    Case("notes-missing-field", ("check", "n.md", "--json"), "TC113", 1, "n.md", 8, 1,
+         files={"n.md": note() + "\n---\n\n# second\nclaim: b\nquote: q\n"}),
+    Case("notes-empty-value", ("check", "n.md", "--json"), "TC114", 1, "n.md", 2, 1,
+         files={"n.md": "claim: a\nquote:   \nurl: u\n"}),
+    # ---- TC120–TC131: trace structure ----
+    Case("trace-bad-json", ("check", "t.jsonl", "--json"), "TC120", 1, "t.jsonl", 2,
+         files={"t.jsonl": _t(call(), "{not json", result(), answer())}),
+    Case("trace-nan", ("check", "t.jsonl", "--json"), "TC120", 1, "t.jsonl", 2,
+         files={"t.jsonl": _t(call(), '{"type": "x", "run_id": "r1", "n": NaN}', result(),
+                              answer())}),
+    Case("trace-not-object", ("check", "t.jsonl", "--json"), "TC121", 1, "t.jsonl", 2,
+         files={"t.jsonl": _t(call(), "[1, 2]", result(), answer())}),
+    Case("trace-missing-field", ("check", "t.jsonl", "--json"), "TC122", 1, "t.jsonl", 1,
+         files={"t.jsonl": _t({"type": "tool_call", "run_id": "r1", "call_id": "c1"},
+                              result(), answer())}),
+    Case("trace-wrong-type", ("check", "t.jsonl", "--json"), "TC123", 1, "t.jsonl", 2,
+         files={"t.jsonl": _t(call(), result(ok="true", sources=[]), answer(claims=[]))}),
+    Case("trace-run-id-mismatch", ("check", "t.jsonl", "--json"), "TC124", 1, "t.jsonl", 3,
+         files={"t.jsonl": _t(call(), result(), answer(run_id="r2"))}),
+    Case("trace-duplicate-call-id", ("check", "t.jsonl", "--json"), "TC125", 1, "t.jsonl", 2,
+         files={"t.jsonl": _t(call(), call(), result(), answer())}),
+    Case("trace-unknown-call-id", ("check", "t.jsonl", "--json"), "TC126", 1, "t.jsonl", 2,
+         files={"t.jsonl": _t(call(), result(call_id="c9"), answer())}),
+    Case("trace-duplicate-result", ("check", "t.jsonl", "--json"), "TC127", 1, "t.jsonl", 3,
+         files={"t.jsonl": _t(call(), result(), result(sources=[source("s2")]), answer())}),
+    Case("trace-failed-result-has-sources", ("check", "t.jsonl", "--json"), "TC128", 1,
+         "t.jsonl", 4,
+         files={"t.jsonl": _t(call(), result(), call("c2"),
+                              result("c2", ok=False, sources=[source("s2")]), answer())}),
+    Case("trace-duplicate-source-id", ("check", "t.jsonl", "--json"), "TC129", 1, "t.jsonl", 4,
+         files={"t.jsonl": _t(call(), result(), call("c2"), result("c2"), answer())}),
+    Case("trace-two-answers", ("check", "t.jsonl", "--json"), "TC130", 1, "t.jsonl", 4,
+         files={"t.jsonl": _t(call(), result(), answer(), answer())}),
+    Case("trace-no-answer", ("check", "t.jsonl", "--json"), "TC130", 1, "t.jsonl", 2,
+         files={"t.jsonl": _t(call(), result())}),
+    Case("trace-unknown-source-id", ("check", "t.jsonl", "--json"), "TC131", 1, "t.jsonl", 3,
+         files={"t.jsonl": _t(call(), result(), answer([claim(citations=[cite("s9")])]))}),
+    # ---- TC200–TC202: evidence ----
+    Case("evidence-no-claims", ("check", "t.jsonl", "--evidence", "--json"), "TC200", 2,
+         "t.jsonl", 3, files={"t.jsonl": _t(call(), result(), answer(claims=[]))}),
+    Case("evidence-uncited-claim", ("check", "t.jsonl", "--evidence", "--json"), "TC201", 2,
+         "t.jsonl", 3,
+         files={"t.jsonl": _t(call(), result(), answer([claim(), claim(citations=[])]))}),
+    Case("quote-not-in-capture", ("check", "t.jsonl", "--evidence", "--json"), "TC202", 2,
+         "t.jsonl", 3,
+         files={"t.jsonl": _t(call(), result(), answer([claim(citations=[cite(
+             quote="quick red fox")])]))}),
+    Case("quote-not-in-capture-bare-form", ("t.jsonl", "--evidence", "--json"), "TC202", 2,
+         "t.jsonl", 3,
+         files={"t.jsonl": _t(call(), result(), answer([claim(citations=[cite(
+             quote="quick red fox")])]))}),
+    # ---- TC400–TC402: compare ----
+    Case("source-added", ("compare", "old.jsonl", "new.jsonl", "--json"), "TC400", 2,
+         "new.jsonl", 2,
+         files={"old.jsonl": TRACE_OK,
+                "new.jsonl": _t(call(), result(sources=[source(), source("s2", "https://b/")]),
+                                answer())}),
+    Case("source-removed", ("compare", "old.jsonl", "new.jsonl", "--json"), "TC401", 2,
+         "old.jsonl", 2,
+         files={"new.jsonl": TRACE_OK,
+                "old.jsonl": _t(call(), result(sources=[source(), source("s2", "https://b/")]),
+                                answer())}),
+    Case("source-changed", ("compare", "old.jsonl", "new.jsonl", "--json"), "TC402", 2,
+         "new.jsonl", 2,
+         files={"old.jsonl": TRACE_OK,
+                "new.jsonl": _t(call(), result(sources=[source(content="Other words.")]),
+                                answer())}),
+]
+
+# The codes of the offline core (the hook's TC103/TC104 are tested with the hook).
+OWNED = {"TC100", "TC101", "TC102", *(f"TC{n}" for n in range(110, 115)),
+         *(f"TC{n}" for n in range(120, 132)), "TC200", "TC201", "TC202",
+         "TC400", "TC401", "TC402"}
+
+
+def _make(tmp_path: Path, files: dict[str, Any]) -> None:
+    for name, content in files.items():
+        path = tmp_path / name
+        if name.endswith("/"):
+            path.mkdir()
+        else:
+            path.write_bytes(content.encode() if isinstance(content, str) else content)
+
+
+def test_every_owned_code_has_a_case() -> None:
+    assert set(BY_CODE) >= OWNED
+    assert {c.code for c in CASES} == OWNED
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_code(case: Case, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _make(tmp_path, case.files)
+    monkeypatch.chdir(tmp_path)
+    run = cli(*case.argv)
+    assert run.exit == case.exit
+    assert "Traceback" not in run.err
+    if "--json" not in case.argv:
+        # A console-format usage error: one line on stderr, nothing on stdout.
+        assert run.out == ""
+        assert run.err.startswith(f"tracecite: {case.code} ")
+        assert run.err.count("\n") == 1
+        return
+    report = run.json()
+    assert report["exit_code"] == case.exit
+    assert [f["code"] for f in report["findings"]] == [case.code]
+    finding = report["findings"][0]
+    registry = BY_CODE[case.code]
+    assert finding["name"] == registry.label
+    assert finding["exit"] == registry.exit
+    assert (finding["file"], finding["line"], finding["column"]) == (
+        case.file, case.line, case.column)
+
+
+def test_unreadable_file(cli: Cli, tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("running as root: chmod 000 does not stop root from reading")
+    for name in ("n.md", "t.jsonl"):
+        path = tmp_path / name
+        path.write_text("x")
+        path.chmod(0)
+        try:
+            run = cli("check", path, "--json")
+        finally:
+            path.chmod(0o644)
+        assert run.exit == 1
+        finding = run.json()["findings"][0]
+        assert (finding["code"], finding["file"], finding["line"]) == ("TC101", str(path), None)
+
+
+def test_every_input_error_of_every_file_in_one_run(cli: Cli, tmp_path: Path) -> None:
+    a = tmp_path / "a.md"
+    a.write_text("claim: a\nbad line\nquote: q\nurl: u\n\nclaim: b\n")
+    b = tmp_path / "b.md"
+    b.write_text("Claim: x\nquote: q\nurl: u\n")
+    t = tmp_path / "t.jsonl"
+    t.write_bytes(_t(call(), "nope", call()))
+    run = cli("check", a, b, t, "--json")
+    assert run.exit == 1
+    got = [(f["file"], f["line"], f["code"]) for f in run.json()["findings"]]
+    assert got == [
+        (str(a), 2, "TC110"), (str(a), 6, "TC113"),
+        (str(b), 1, "TC111"), (str(b), 1, "TC113"),
+        (str(t), 2, "TC120"), (str(t), 3, "TC125"), (str(t), 3, "TC130"),
+    ]
+
+
+def test_input_errors_win_over_findings(cli: Cli, tmp_path: Path) -> None:
+    """Exit precedence 1 > 2 > 0: a format error anywhere makes the run exit 1."""
+    bad = tmp_path / "n.md"
+    bad.write_text("claim: a\n")
+    mismatch = tmp_path / "t.jsonl"
+    mismatch.write_bytes(_t(call(), result(), answer([claim(citations=[cite(quote="nope")])])))
+    run = cli("check", bad, mismatch, "--evidence", "--json")
+    assert run.exit == 1
+    assert sorted(run.codes()) == ["TC113", "TC202"]
+    assert run.json()["exit_code"] == 1
+
+
+def test_findings_win_over_passing(cli: Cli, tmp_path: Path) -> None:
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(TRACE_OK)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(_t(call(), result(), answer([claim(citations=[cite(quote="nope")])])))
+    assert cli("check", good, "--evidence").exit == 0
+    assert cli("check", good, bad, "--evidence").exit == 2
+
+
+def test_passing_run(cli: Cli, tmp_path: Path) -> None:
+    notes = tmp_path / "n.md"
+    notes.write_text(NOTES_OK)
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(TRACE_OK)
+    run = cli("check", notes, trace, "--evidence", "--json")
+    assert run.exit == 0
+    report = run.json()
+    assert report["findings"] == []
+    assert report["summary"]["records"] == 1
+    assert report["summary"]["checked"] == report["summary"]["matched"] == 1
+
+
+def test_structure_only_without_evidence(cli: Cli, tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(_t(call(), result(), answer([claim(citations=[cite(quote="nope")])])))
+    assert cli("check", trace).exit == 0
+
+
+def test_bare_form_is_check(cli: Cli, tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(TRACE_OK)
+    bare = cli(trace, "--evidence", "--json").json()
+    full = cli("check", trace, "--evidence", "--json").json()
+    assert bare == full
+    assert bare["command"] == "check"
+
+
+def test_version(cli: Cli) -> None:
+    run = cli("--version")
+    assert run.exit == 0
+    assert run.out.strip() == f"tracecite {__version__}"
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("check", "--help"), ("compare", "-h")])
+def test_help_exits_zero(cli: Cli, argv: tuple[str, ...]) -> None:
+    run = cli(*argv)
+    assert run.exit == 0
+    assert "usage:" in run.out
+
+
+def test_usage_error_in_json(cli: Cli) -> None:
+    run = cli("check", "--json", "--format=json")
+    assert run.exit == 1
+    report = run.json()
+    assert report["command"] == "check"
+    assert [f["code"] for f in report["findings"]] == ["TC100"]
+    assert report["findings"][0]["file"] is None
+
+
+def test_usage_error_echoing_hostile_argument(cli: Cli) -> None:
+    """argparse quotes bad arguments in its messages; they are shown escaped."""
+    run = cli("check", "--x\x1b[31m\x07", "n.md")
+    assert run.exit == 1
+    assert "\x1b" not in run.err and "\x07" not in run.err
+    assert run.err.count("\n") == 1
+
+
+def test_github_format_when_in_actions(cli: Cli, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    notes = tmp_path / "n.md"
+    notes.write_text("claim: a\n")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    run = cli("check", notes)
+    assert run.exit == 1
+    assert run.out.startswith("::error file=")
+    assert cli("check", notes, "--format", "console").out.startswith(str(notes))
+    monkeypatch.setenv("GITHUB_ACTIONS", "false")
+    assert not cli("check", notes).out.startswith("::")
+
+
+def test_json_flag_equals_format_json(cli: Cli, tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(TRACE_OK)
+    assert cli("check", trace, "--json").out == cli("check", trace, "--format", "json").out
+
+
+def test_quiet_prints_nothing_when_passing(cli: Cli, tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(TRACE_OK)
+    assert cli("check", trace, "--quiet").out == ""
+    assert cli("check", trace).out.startswith("passed")
+    bad = tmp_path / "n.md"
+    bad.write_text("claim: a\n")
+    assert "TC113" in cli("check", bad, "-q").out
+
+
+def test_report_files(cli: Cli, tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(_t(call(), result(), answer([claim(citations=[cite(quote="nope")])])))
+    out_json = tmp_path / "r.json"
+    out_sarif = tmp_path / "r.sarif"
+    run = cli("check", trace, "--evidence", "--report-file", f"json:{out_json}",
+              "--report-file", f"sarif:{out_sarif}")
+    assert run.exit == 2
+    assert "TC202" in run.out  # console on stdout as usual
+    assert [f["code"] for f in json.loads(out_json.read_text())["findings"]] == ["TC202"]
+    sarif = json.loads(out_sarif.read_text())
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["TC202"]
+
+
+# ---- the internal-error boundary -------------------------------------------------------------
+
+def _explode(*args: object, **kwargs: object) -> None:
+    raise RuntimeError("secret quote text from a source")
+
+
+def test_internal_error(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tracecite.commands.run_check", _explode)
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(TRACE_OK)
+    run = cli("check", trace)
+    assert run.exit == 3
+    assert run.out == ""
+    assert run.err.count("\n") == 1
+    assert "TC900" in run.err and "report" in run.err
+    assert "Traceback" not in run.err
+    assert "secret quote" not in run.err
+
+
+def test_internal_error_traceback_only_with_debug(cli: Cli, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tracecite.commands.run_check", _explode)
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(TRACE_OK)
+    run = cli("check", trace, "--debug")
+    assert run.exit == 3
+    assert "Traceback" in run.err
+    assert "TC900" in run.err
+
+
+def test_internal_error_in_json(cli: Cli, tmp_path: Path,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tracecite.commands.run_compare", _explode)
+    run = cli("compare", tmp_path / "a.jsonl", tmp_path / "b.jsonl", "--json")
+    assert run.exit == 3
+    report = run.json()
+    assert report["exit_code"] == 3
+    assert report["command"] == "compare"
+    assert [(f["code"], f["exit"]) for f in report["findings"]] == [("TC900", 3)]
+    assert "secret" not in run.out
