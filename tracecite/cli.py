@@ -212,6 +212,21 @@ def _run_compare(args: argparse.Namespace) -> Report:
     return run_compare(args.old, args.new)
 
 
+def _configure_hook(parser: argparse.ArgumentParser) -> None:
+    from tracecite.hook import add_arguments
+
+    add_arguments(parser)
+    _add_fetch_options(parser)
+    # Unset means "not on the command line": the configuration file fills these in (flags win).
+    parser.set_defaults(timeout=None, max_bytes=None, concurrency=None)
+
+
+def _run_hook(args: argparse.Namespace) -> Report:
+    from tracecite.hook import run_hook
+
+    return run_hook(args, lambda label: live_options(args, label))
+
+
 COMMANDS: dict[str, Command] = {
     "check": Command("offline: notes format, trace structure, and --evidence",
                      _configure_check, _run_check),
@@ -223,6 +238,8 @@ COMMANDS: dict[str, Command] = {
                             _configure_verify_files, _run_verify_files, live=True),
     "compare": Command("compare two traces' captured sources by stable URI",
                        _configure_compare, _run_compare),
+    "hook": Command("pre-commit and the Action: the stage's checks on selected files",
+                    _configure_hook, _run_hook, live=True),
 }
 """Every subcommand by name."""
 
