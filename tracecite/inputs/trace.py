@@ -46,10 +46,22 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _long_int(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:  # more digits than int() accepts: still JSON, kept as a float
+        return float(text)
+
+
 def _loads(line: str) -> Any:
     """Strict JSON: no NaN/Infinity, and too-deep nesting is a JSON error, not a crash."""
     try:
-        return json.loads(line, parse_constant=_reject_constant)
+        try:
+            return json.loads(line, parse_constant=_reject_constant)
+        except ValueError:
+            # Python refuses integers of more than 4300 digits; a second, slower pass (only
+            # for lines that failed) reads them as floats before calling the line bad.
+            return json.loads(line, parse_constant=_reject_constant, parse_int=_long_int)
     except RecursionError:
         raise ValueError("nesting too deep") from None
 

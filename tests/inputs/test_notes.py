@@ -1,0 +1,223 @@
+"""The notes format (SPEC §1.1): every rule, and properties over generated files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import note
+from tracecite.inputs.notes import NotesFile, parse_notes, read_notes
+from tracecite.model import NoteRecord
+
+
+def parse(text: str) -> NotesFile:
+    return parse_notes(text, "n.md")
+
+
+def fields(parsed: NotesFile) -> list[tuple[str, str, str]]:
+    return [(r.claim, r.quote, r.url) for r in parsed.records]
+
+
+def where(parsed: NotesFile) -> list[tuple[str, int | None, int | None]]:
+    return [(f.code.code, f.line, f.column) for f in parsed.findings]
+
+
+def test_one_record() -> None:
+    parsed = parse(note("C", "Q", "https://example.com/"))
+    assert parsed.findings == ()
+    assert parsed.records == (NoteRecord(
+        file="n.md", index=1, line=1, claim="C", quote="Q", url="https://example.com/",
+        quote_line=2, url_line=3,
+    ),)
+    assert parsed.record_count == 1
+
+
+def test_empty_file_is_valid() -> None:
+    for text in ("", "\n\n", "# only a heading\n", "---\n---\n", "\ufeff"):
+        parsed = parse(text)
+        assert (parsed.records, parsed.findings, parsed.record_count) == ((), (), 0)
+
+
+def test_bom_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "n.md"
+    path.write_bytes(b"\xef\xbb\xbf" + note().encode())
+    parsed = read_notes(str(path))
+    assert parsed.findings == ()
+    assert fields(parsed) == [("A fox jumps.", "quick brown fox", "https://example.com/a")]
+
+
+def test_crlf() -> None:
+    parsed = parse("claim: a\r\nquote: b\r\nurl: c\r\n\r\nclaim: d\r\nquote: e\r\nurl: f\r\n")
+    assert parsed.findings == ()
+    assert fields(parsed) == [("a", "b", "c"), ("d", "e", "f")]
+    assert [r.line for r in parsed.records] == [1, 5]
+
+
+def test_first_colon_splits_and_url_colons_stay() -> None:
+    parsed = parse("claim: Time: 10:30\nquote: a: b: c\nurl: https://h:443/p?q=1:2#f\n")
+    assert parsed.findings == ()
+    assert fields(parsed) == [("Time: 10:30", "a: b: c", "https://h:443/p?q=1:2#f")]
+
+
+def test_value_whitespace_stripped_inner_kept() -> None:
+    parsed = parse("claim:\t  two  spaces \t\nquote:x\u00a0 y\u00a0\nurl:   u  \n")
+    assert parsed.findings == ()
+    assert fields(parsed) == [("two  spaces", "x\u00a0 y", "u")]
+
+
+def test_separators() -> None:
+    text = (
+        "\n---\n\n"  # separators before the first record
+        + note("a") + "  ---  \n" + note("b") + "\t---\n\n\n" + note("c") + "\n \t \n"
+        + note("d") + "---\n---\n"
+    )
+    parsed = parse(text)
+    assert parsed.findings == ()
+    assert [r.claim for r in parsed.records] == ["a", "b", "c", "d"]
+    assert [r.index for r in parsed.records] == [1, 2, 3, 4]
+
+
+def test_dashes_with_text_are_not_separators() -> None:
+    parsed = parse(note("a") + "----\n" + note("b"))
+    assert ("TC110", 4, 1) in where(parsed)
+
+
+def test_comments_inside_records_do_not_end_them() -> None:
+    parsed = parse("claim: a\n# a comment\n   # indented comment\nquote: b\n#\nurl: c\n")
+    assert parsed.findings == ()
+    assert fields(parsed) == [("a", "b", "c")]
+
+
+def test_markdown_headings_are_comments() -> None:
+    parsed = parse("# Notes\n\n## Section\nclaim: a\n### Sub\nquote: b\nurl: c\n")
+    assert parsed.findings == ()
+    assert parsed.records[0].line == 4
+
+
+def test_any_field_order() -> None:
+    parsed = parse("url: c\nclaim: a\nquote: b\n\nquote: e\nurl: f\nclaim: d\n")
+    assert parsed.findings == ()
+    assert fields(parsed) == [("a", "b", "c"), ("d", "e", "f")]
+    assert [(r.quote_line, r.url_line) for r in parsed.records] == [(3, 1), (5, 6)]
+
+
+def test_bad_line() -> None:
+    parsed = parse("claim: a\nno colon here\nquote: b\nurl: c\n")
+    assert where(parsed) == [("TC110", 2, 1)]
+    assert parsed.records == ()
+    assert parsed.findings[0].record == 1
+
+
+def test_a_colon_after_non_key_text_is_a_bad_line() -> None:
+    parsed = parse("claim: a\nsome words: x\nquote: b\nurl: c\n")
+    assert where(parsed) == [("TC110", 2, 1)]
+
+
+def test_unknown_field_and_upper_case_key() -> None:
+    parsed = parse("Claim: a\nquote: b\nurl: c\nsource: d\n")
+    assert where(parsed) == [("TC111", 1, 1), ("TC111", 4, 1), ("TC113", 1, 1)]
+    assert "lower case" in parsed.findings[0].message
+    assert "lower case" not in parsed.findings[1].message
+
+
+def test_duplicate_field() -> None:
+    parsed = parse("claim: a\nquote: b\n  quote: b\nurl: c\n")
+    assert where(parsed) == [("TC112", 3, 3)]
+    assert "line 2" in parsed.findings[0].message
+
+
+def test_missing_fields() -> None:
+    parsed = parse("claim: a\n\nquote: b\n\n\nurl: c\n")
+    assert where(parsed) == [("TC113", 1, 1), ("TC113", 3, 1), ("TC113", 6, 1)]
+    assert [f.record for f in parsed.findings] == [1, 2, 3]
+    assert "quote, url" in parsed.findings[0].message
+    assert parsed.record_count == 3
+
+
+def test_empty_value() -> None:
+    parsed = parse("claim: a\nquote:\nurl: \t \n")
+    assert where(parsed) == [("TC114", 2, 1), ("TC114", 3, 1)]
+    assert parsed.records == ()
+
+
+def test_good_records_survive_bad_ones() -> None:
+    parsed = parse(note("a") + "\nclaim: b\n\n" + note("c"))
+    assert [r.claim for r in parsed.records] == ["a", "c"]
+    assert [r.index for r in parsed.records] == [1, 3]
+    assert where(parsed) == [("TC113", 5, 1)]
+
+
+def test_findings_never_carry_input_text() -> None:
+    parsed = parse("claim: SECRET1\nSECRET2\nSECRET3: x\nclaim: SECRET4\nquote:\n")
+    assert len(parsed.findings) == 5
+    for finding in parsed.findings:
+        assert "SECRET" not in repr(finding)
+
+
+# ---- properties -----------------------------------------------------------------------------
+
+# A value: printable text on one line, not blank, without surrounding whitespace.
+values = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1,
+                 max_size=20).map(str.strip).filter(lambda v: v != "" and v.isprintable())
+records = st.lists(st.tuples(values, values, values), max_size=5)
+
+
+@st.composite
+def rendered(draw: st.DrawFn) -> tuple[str, list[tuple[str, str, str]]]:
+    """A notes file for generated records, with random layout that must not matter."""
+    recs = draw(records)
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    blank_ws = st.sampled_from(["", " ", "\t", "  \t "])
+    separator = st.one_of(
+        blank_ws,
+        st.builds(lambda a, b: f"{a}---{b}", blank_ws, blank_ws),
+    )
+    comment = st.builds(lambda ws, text: f"{ws}#{text}", blank_ws,
+                        st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc",
+                                                                                 "Zl", "Zp")),
+                                max_size=10))
+    lines: list[str] = []
+    lines += draw(st.lists(st.one_of(separator, comment), max_size=3))
+    for i, (claim, quote, url) in enumerate(recs):
+        if i:
+            lines += draw(st.lists(separator, min_size=1, max_size=3))
+        body = draw(st.permutations([("claim", claim), ("quote", quote), ("url", url)]))
+        for key, value in body:
+            lines += draw(st.lists(comment, max_size=1))
+            pad = draw(blank_ws)
+            lines.append(f"{key}:{pad}{value}{draw(blank_ws)}")
+    lines += draw(st.lists(st.one_of(separator, comment), max_size=3))
+    bom = draw(st.sampled_from(["", "\ufeff"]))
+    return bom + newline.join(lines) + draw(st.sampled_from(["", newline])), recs
+
+
+@settings(max_examples=300, deadline=None)
+@given(rendered())
+def test_rendered_records_round_trip(case: tuple[str, list[tuple[str, str, str]]]) -> None:
+    text, recs = case
+    parsed = parse(text)
+    assert parsed.findings == ()
+    assert fields(parsed) == recs
+    assert parsed.record_count == len(recs)
+    lines = text.lstrip("\ufeff").split("\n")
+    for record in parsed.records:
+        assert lines[record.quote_line - 1].startswith("quote:")
+        assert lines[record.url_line - 1].startswith("url:")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from("claim quote url:#-\t\r\n xé\u00a0\u2028\ufeff"), max_size=200)
+       | st.text(max_size=200))
+def test_arbitrary_text_never_raises(text: str) -> None:
+    parsed = parse(text)
+    lines = text.removeprefix("\ufeff").split("\n")
+    assert len(parsed.records) <= parsed.record_count
+    for finding in parsed.findings:
+        assert finding.file == "n.md"
+        assert finding.line is not None and 1 <= finding.line <= len(lines)
+        line = lines[finding.line - 1].removesuffix("\r")
+        assert finding.column is not None and 1 <= finding.column <= max(len(line), 1)
+        assert finding.code.code.startswith("TC11")
+        assert finding.record is not None and 1 <= finding.record <= parsed.record_count

@@ -1,0 +1,363 @@
+"""The trace validator (SPEC §1.2): every rule, TC120–TC131, and streaming memory."""
+
+from __future__ import annotations
+
+import json
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import (
+    CONTENT,
+    answer,
+    call,
+    cite,
+    claim,
+    result,
+    source,
+    valid_events,
+    write_trace,
+)
+from tracecite.inputs.trace import TraceScan, scan_trace
+from tracecite.model import Citation, SourceRef
+
+
+@pytest.fixture
+def scan(tmp_path: Path) -> Iterator[Any]:
+    """``scan(events, **options)`` writes a trace and scans it; spools are closed afterwards."""
+    scans: list[TraceScan] = []
+
+    def run(events: list[Any], **options: Any) -> TraceScan:
+        path = write_trace(tmp_path / "t.jsonl", events)
+        scanned = scan_trace(str(path), **options)
+        scans.append(scanned)
+        return scanned
+
+    yield run
+    for scanned in scans:
+        scanned.sources.close()
+
+
+def codes(scanned: TraceScan) -> list[tuple[str, int | None]]:
+    return [(f.code.code, f.line) for f in scanned.findings]
+
+
+def test_valid_trace(scan: Any) -> None:
+    scanned = scan(valid_events())
+    assert scanned.valid
+    assert scanned.findings == ()
+    assert scanned.answer_line == 3
+    assert scanned.citations_per_claim == (1,)
+    assert scanned.citations == (Citation(scanned.path, 3, 1, 1, "s1", "quick brown fox"),)
+    assert scanned.sources.ref("s1") == SourceRef("s1", "https://example.com/a", 2)
+
+
+def test_quotes_are_kept_normalised(scan: Any) -> None:
+    scanned = scan([call(), result(), answer([claim(citations=[cite(quote="  quick\n brown ")])])])
+    assert scanned.citations[0].quote == "quick brown"
+
+
+def test_blank_lines_ignored_and_lines_counted(scan: Any) -> None:
+    scanned = scan(["", call(), "   ", "\t\r", result(), "", answer(run_id="other")])
+    assert codes(scanned) == [("TC124", 7)]
+    assert scanned.sources.ref("s1").line == 5
+
+
+def test_crlf_lines(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\r\n".join(json.dumps(e).encode() for e in valid_events()) + b"\r\n")
+    scanned = scan_trace(str(path))
+    assert scanned.findings == ()
+
+
+def test_unknown_event_types_and_fields_are_allowed(scan: Any) -> None:
+    events = [
+        {"type": "thought", "run_id": "r1", "text": "hmm", "nested": {"a": [1, None]}},
+        call(extra={"x": 1}, started_at=1.5),
+        {"type": "tool_call_delta", "run_id": "r1", "call_id": 5},
+        result(latency_ms=12, sources=[source(title="T", score=0.3, meta=None)]),
+        answer([claim(confidence=0.9, citations=[cite(span=[1, 2])])], model="m"),
+        {"type": "done", "run_id": "r1"},
+    ]
+    assert scan(events).findings == ()
+
+
+def test_lone_surrogates_and_unicode_survive_the_spool(scan: Any) -> None:
+    content = "caf\u00e9 \ud800 \U0001f600 done"
+    scanned = scan([call(), result(sources=[source(uri="https://x/\ud801", content=content)]),
+                    answer([claim(citations=[cite(quote="\ud800 \U0001f600")])])],
+                   keep_content=True)
+    assert scanned.findings == ()
+    assert scanned.sources.content("s1") == content
+    assert scanned.sources.ref("s1").uri == "https://x/\ud801"
+
+
+def test_content_needs_keep_content(scan: Any) -> None:
+    scanned = scan(valid_events())
+    with pytest.raises(RuntimeError):
+        scanned.sources.content("s1")
+    kept = scan(valid_events(), keep_content=True)
+    assert kept.sources.content("s1") == CONTENT
+
+
+def test_sink_sees_every_valid_source_in_order(tmp_path: Path) -> None:
+    path = write_trace(tmp_path / "t.jsonl", [
+        call(), result(sources=[source("a", "u1", "x"), source("b", "u2", "y")]),
+        call("c2"), result("c2", sources=[source("a", "u3", "dup"), source("c", "u4", "z")]),
+        answer(claims=[]),
+    ])
+    seen: list[tuple[SourceRef, str]] = []
+    scanned = scan_trace(str(path), sink=lambda ref, content: seen.append((ref, content)))
+    scanned.sources.close()
+    assert seen == [(SourceRef("a", "u1", 2), "x"), (SourceRef("b", "u2", 2), "y"),
+                    (SourceRef("c", "u4", 4), "z")]
+    assert codes(scanned) == [("TC129", 4)]
+    assert scanned.findings[0].source_id == "a"
+
+
+# ---- TC120 / TC121 ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    "{", "{'a': 1}", '{"type": "x",}', "nope", '{"a": NaN}', '{"a": Infinity}',
+    '{"a": -Infinity}', "[" * 100_000 + "]" * 100_000, '{"a":' * 50_000 + "1" + "}" * 50_000,
+    '{"a": 1} {"b": 2}',
+])
+def test_bad_json(scan: Any, line: str) -> None:
+    assert codes(scan([call(), line, result(), answer()])) == [("TC120", 2)]
+
+
+@pytest.mark.parametrize("line", ["[]", "1", '"text"', "true", "null", "2.5"])
+def test_not_an_object(scan: Any, line: str) -> None:
+    assert codes(scan([call(), line, result(), answer()])) == [("TC121", 2)]
+
+
+def test_huge_number_in_an_unknown_field_is_json(scan: Any) -> None:
+    events = valid_events()
+    line = json.dumps(events[0])[:-1] + ', "big": ' + "9" * 5000 + "}"
+    assert scan([line, *events[1:]]).findings == ()
+
+
+def test_invalid_utf8_line(scan: Any) -> None:
+    assert codes(scan([call(), b'{"type": "\xc3("}', result(), answer()])) == [("TC102", 2)]
+
+
+def test_empty_file(scan: Any) -> None:
+    assert codes(scan([])) == [("TC130", 1)]
+
+
+# ---- TC122 / TC123: fields ------------------------------------------------------------------
+
+def _without(event: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in event.items() if k != key}
+
+
+@pytest.mark.parametrize("events, line, name", [
+    ([_without(call(), "type"), result(), answer()], 1, "type"),
+    ([_without(call(), "run_id"), result(), answer()], 1, "run_id"),
+    ([_without(call(), "call_id"), result(), answer()], 1, "call_id"),
+    ([_without(call(), "tool"), result(), answer()], 1, "tool"),
+    ([call(), _without(result(), "call_id"), answer(claims=[])], 2, "call_id"),
+    ([call(), _without(result(), "ok"), answer(claims=[])], 2, "ok"),
+    ([call(), _without(result(), "sources"), answer(claims=[])], 2, "sources"),
+    ([call(), result(sources=[_without(source(), "id")]), answer(claims=[])], 2, "id"),
+    ([call(), result(sources=[_without(source(), "uri")]), answer(claims=[])], 2, "uri"),
+    ([call(), result(sources=[_without(source(), "content")]), answer(claims=[])], 2,
+     "content"),
+    ([call(), result(), _without(answer(), "claims")], 3, "claims"),
+    ([call(), result(), answer([_without(claim(), "text")])], 3, "text"),
+    ([call(), result(), answer([_without(claim(), "citations")])], 3, "citations"),
+    ([call(), result(), answer([claim(citations=[_without(cite(), "source_id")])])], 3,
+     "source_id"),
+    ([call(), result(), answer([claim(citations=[_without(cite(), "quote")])])], 3, "quote"),
+])
+def test_missing_field(scan: Any, events: list[Any], line: int, name: str) -> None:
+    scanned = scan(events)
+    assert codes(scanned)[0] == ("TC122", line)
+    # A broken event can make later references to it break too; nothing else is reported.
+    assert {f.code.code for f in scanned.findings} <= {"TC122", "TC126", "TC131"}
+    assert any(f.message.endswith(f"{name} is missing") or f".{name} is missing" in f.message
+               for f in scanned.findings if f.code.code == "TC122")
+
+
+@pytest.mark.parametrize("events, line", [
+    ([call(), result(ok="true", sources=[]), answer(claims=[])], 2),
+    ([call(), result(ok=1, sources=[]), answer(claims=[])], 2),
+    ([call(), result(ok=None, sources=[]), answer(claims=[])], 2),
+    ([{**call(), "type": 3}, result(), answer()], 1),
+    ([call(run_id=""), result(), answer()], 1),
+    ([call(run_id="  "), result(), answer()], 1),
+    ([call(run_id=7), result(), answer()], 1),
+    ([call(call_id=""), result(), answer()], 1),
+    ([call(call_id=True), result(), answer()], 1),
+    ([call(tool=""), result(), answer()], 1),
+    ([call(tool=["search"]), result(), answer()], 1),
+    ([call(), result(sources={"id": "s1"}), answer(claims=[])], 2),
+    ([call(), result(sources=["s1"]), answer(claims=[])], 2),
+    ([call(), result(sources=[source(id="")]), answer(claims=[])], 2),
+    ([call(), result(sources=[source(id=1)]), answer(claims=[])], 2),
+    ([call(), result(sources=[source(uri="")]), answer(claims=[])], 2),
+    ([call(), result(sources=[source(content=None)]), answer(claims=[])], 2),
+    ([call(), result(sources=[source(content=["x"])]), answer(claims=[])], 2),
+    ([call(), result(ok=False, sources="none"), answer(claims=[])], 2),
+    ([call(), result(), answer(claims={"text": "x"})], 3),
+    ([call(), result(), answer(claims=["x"])], 3),
+    ([call(), result(), answer([claim(text=None)])], 3),
+    ([call(), result(), answer([claim(citations="s1")])], 3),
+    ([call(), result(), answer([claim(citations=[["s1", "q"]])])], 3),
+    ([call(), result(), answer([claim(citations=[cite(quote="")])])], 3),
+    ([call(), result(), answer([claim(citations=[cite(quote=" \t\n\u00a0")])])], 3),
+    ([call(), result(), answer([claim(citations=[cite(quote=5)])])], 3),
+    ([call(), result(), answer([claim(citations=[cite(source_id="")])])], 3),
+])
+def test_wrong_type(scan: Any, events: list[Any], line: int) -> None:
+    found = codes(scan(events))
+    assert found[0] == ("TC123", line)
+    # A broken tool_call makes its result's reference break too; nothing else is reported.
+    assert {code for code, _ in found[1:]} <= {"TC126"}
+
+
+def test_empty_claim_text_is_fine(scan: Any) -> None:
+    assert scan([call(), result(), answer([claim(text="")])]).findings == ()
+
+
+# ---- TC124–TC131: references ----------------------------------------------------------------
+
+def test_run_id_mismatch_on_each_line(scan: Any) -> None:
+    scanned = scan([call(), result(run_id="r2"), {"type": "note", "run_id": "r3"}, answer()])
+    assert codes(scanned) == [("TC124", 2), ("TC124", 3)]
+
+
+def test_run_id_taken_from_the_first_line_that_has_one(scan: Any) -> None:
+    scanned = scan([_without(call(), "run_id"), result(run_id="r2"), answer(run_id="r2")])
+    assert codes(scanned) == [("TC122", 1)]
+
+
+def test_duplicate_call_id(scan: Any) -> None:
+    scanned = scan([call(), call("c2"), call("c1"), result(), answer()])
+    assert codes(scanned) == [("TC125", 3)]
+
+
+def test_unknown_call_id_and_result_before_call(scan: Any) -> None:
+    scanned = scan([result(), call(), answer()])
+    assert codes(scanned) == [("TC126", 1)]
+
+
+def test_duplicate_result(scan: Any) -> None:
+    scanned = scan([call(), result(ok=False), result(), result(ok=False), answer()])
+    assert codes(scanned) == [("TC127", 3), ("TC127", 4)]
+
+
+@pytest.mark.parametrize("sources", [None, [], "absent"])
+def test_failed_result_without_sources_is_fine(scan: Any, sources: Any) -> None:
+    failed = result("c2", ok=False)
+    if sources != "absent":
+        failed["sources"] = sources
+    assert scan([call(), result(), call("c2"), failed, answer()]).findings == ()
+
+
+def test_failed_result_with_sources(scan: Any) -> None:
+    scanned = scan([call(), result(ok=False, sources=[source()]), answer(claims=[])])
+    assert codes(scanned) == [("TC128", 2)]
+    # Its sources are not sources: citing one is an unknown source.
+    scanned = scan([call(), result(ok=False, sources=[source()]), answer()])
+    assert codes(scanned) == [("TC128", 2), ("TC131", 3)]
+
+
+def test_duplicate_source_id_within_one_result(scan: Any) -> None:
+    scanned = scan([call(), result(sources=[source(), source(uri="https://other/")]), answer()])
+    assert codes(scanned) == [("TC129", 2)]
+    assert scanned.sources.ref("s1").uri == "https://example.com/a"  # the first one counts
+
+
+def test_duplicate_answer(scan: Any) -> None:
+    scanned = scan([call(), result(), answer(), answer(), answer()])
+    assert codes(scanned) == [("TC130", 4), ("TC130", 5)]
+    assert scanned.answer_line == 3
+    assert "line 3" in scanned.findings[0].message
+
+
+def test_no_answer(scan: Any) -> None:
+    assert codes(scan([call(), result(), ""])) == [("TC130", 3)]
+
+
+def test_citation_before_its_source(scan: Any) -> None:
+    scanned = scan([call(), answer(), result()])
+    assert codes(scanned) == [("TC131", 2)]
+    finding = scanned.findings[0]
+    assert (finding.claim, finding.citation, finding.source_id) == (1, 1, "s1")
+
+
+def test_unknown_source_id_located(scan: Any) -> None:
+    scanned = scan([call(), result(), answer([claim(), claim(citations=[cite(), cite("s9")])])])
+    assert codes(scanned) == [("TC131", 3)]
+    finding = scanned.findings[0]
+    assert (finding.claim, finding.citation, finding.source_id) == (2, 2, "s9")
+
+
+def test_invalid_source_is_not_recorded(scan: Any) -> None:
+    scanned = scan([call(), result(sources=[source(uri=5)]), answer()])
+    assert codes(scanned) == [("TC123", 2), ("TC131", 3)]
+
+
+def test_findings_never_carry_input_text(scan: Any) -> None:
+    secret = "SECRET"
+    scanned = scan([
+        call(tool=secret), f"{{{secret}", f'"{secret}"',
+        result(ok=secret, sources=[source(content=secret)]),
+        {"type": "tool_result", "run_id": "r1", "call_id": "c1", "ok": False,
+         "sources": [source(content=secret)]},
+        answer([claim(text=secret, citations=[cite(quote=secret), cite(quote=["x" + secret])])]),
+        answer([claim(text=secret)]),
+    ])
+    assert len(scanned.findings) >= 6
+    for finding in scanned.findings:
+        assert secret not in finding.message
+
+
+# ---- streaming --------------------------------------------------------------------------------
+
+def _big_trace(path: Path, megabytes: int) -> int:
+    """Write a trace of about ``megabytes`` MB: many results with 8 KB sources."""
+    filler = ("lorem ipsum dolor sit amet, caf\u00e9 na\u00efve \u00a0 " * 200)[:8000]
+    target = megabytes * 1024 * 1024
+    written = 0
+    n = 0
+    with path.open("w", encoding="utf-8") as out:
+        while written < target:
+            sources = [{"id": f"s{n}-{k}", "uri": f"https://example.com/{n}/{k}",
+                        "content": f"{n} {k} {filler}"} for k in range(4)]
+            lines = (json.dumps(call(f"c{n}")) + "\n"
+                     + json.dumps(result(f"c{n}", sources=sources), ensure_ascii=False) + "\n")
+            out.write(lines)
+            written += len(lines.encode())
+            n += 1
+        claims = [claim(citations=[cite(f"s{i}-1", f"{i} 1 lorem ipsum")])
+                  for i in range(0, n, 50)]
+        out.write(json.dumps(answer(claims)) + "\n")
+    return n
+
+
+def test_streaming_memory(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    results = _big_trace(path, 60)
+    assert path.stat().st_size > 60 * 1024 * 1024
+    started = time.monotonic()
+    tracemalloc.start()
+    try:
+        scanned = scan_trace(str(path), keep_content=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    elapsed = time.monotonic() - started
+    try:
+        assert scanned.findings == ()
+        assert len(scanned.sources) == results * 4
+        assert scanned.sources.content(f"s{results - 1}-3").startswith(f"{results - 1} 3 lorem")
+    finally:
+        scanned.sources.close()
+    assert peak < 20 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
+    assert elapsed < 30, f"{elapsed:.1f} s"
