@@ -119,6 +119,8 @@ def load_config(path: str | None) -> Config:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         message, line, column = _decode_error(str(exc))
+        if line is None:  # "at end of document": point at the last line
+            line = max(1, len(text.splitlines()))
         raise _error(path, f"not valid TOML: {message}", line, column) from None
     in_pyproject = os.path.basename(path) == PYPROJECT
     if in_pyproject:

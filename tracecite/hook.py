@@ -102,7 +102,8 @@ def _load(explicit: str | None) -> Config:
         top = git_top_level(here)
         if top is not None:
             path = find_config(top)
-    return load_config(path)
+    # Relative to here, as input files are, so an annotation can point at it.
+    return load_config(os.path.relpath(path) if path is not None else None)
 
 
 def _apply_config(args: argparse.Namespace, config: Config) -> None:

@@ -1,0 +1,532 @@
+"""``tracecite hook``: globs, file discovery with git, stages and the merged report."""
+
+from __future__ import annotations
+
+import argparse
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tracecite import hook
+from tracecite.cli import build_parser, main
+from tracecite.codes import Code
+from tracecite.config import Config
+from tracecite.findings import Finding, Report, Summary
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+}
+ACTIONS_VARIABLES = ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_EVENT_PATH",
+                     "GITHUB_BASE_REF", "GITHUB_OUTPUT", "RUNNER_TEMP")
+
+GOOD_NOTES = "claim: c\nquote: q\nurl: https://example.org/\n"
+BROKEN_NOTES = "claim: c\nquote: q\n"  # TC113: no url
+
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+# ---- helpers shared with the action and pre-commit tests ------------------------------------
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` with a fixed identity and no user configuration."""
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, **GIT_ENV}, check=True)
+    return done.stdout
+
+
+def make_repo(path: Path) -> Path:
+    """An empty repository on branch ``main`` with one commit."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("# docs\n", encoding="utf-8")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "start")
+    return path
+
+
+def write(repo: Path, name: str, text: str) -> Path:
+    target = repo / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+def commit_all(repo: Path, message: str = "change") -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+def run_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:
+    """Run the CLI with ``--json``; the exit code and the parsed report."""
+    code = main([*args, "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def files_in(report: Any) -> set[str]:
+    return {f["file"] for f in report["findings"] if f["file"] is not None}
+
+
+@pytest.fixture(autouse=True)
+def _no_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests start outside GitHub Actions, whatever runs them."""
+    for name in ACTIONS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+# ---- globs and selection ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("pattern", "path", "matches"), [
+    ("*.notes", "a.notes", True),
+    ("*.notes", "docs/deep/a.notes", True),
+    ("*.notes", "a.notes.md", False),
+    ("docs/*.md", "docs/a.md", True),
+    ("docs/*.md", "docs/sub/a.md", False),
+    ("docs/*.md", "other/docs/a.md", False),
+    ("/docs/*.md", "docs/a.md", True),
+    ("docs/**/*.md", "docs/a.md", True),
+    ("docs/**/*.md", "docs/x/y/a.md", True),
+    ("**/traces/**/*.jsonl", "traces/a.jsonl", True),
+    ("**/traces/**/*.jsonl", "x/traces/y/a.jsonl", True),
+    ("**/traces/**/*.jsonl", "xtraces/a.jsonl", False),
+    ("vendor/**", "vendor/a/b", True),
+    ("vendor/**", "vendor", False),
+    ("a?.notes", "ab.notes", True),
+    ("a?.notes", "a/.notes", False),
+    ("[ab].notes", "b.notes", True),
+    ("[!ab].notes", "c.notes", True),
+    ("[!ab].notes", "a.notes", False),
+    ("a+b(c).notes", "a+b(c).notes", True),
+    ("[unclosed.notes", "[unclosed.notes", True),
+])
+def test_glob_semantics(pattern: str, path: str, matches: bool) -> None:
+    import re
+
+    assert bool(re.fullmatch(hook.glob_regex(pattern), path)) is matches
+
+
+def test_default_globs_select_notes_and_traces_but_not_other_markdown(tmp_path: Path) -> None:
+    config = Config(path=str(tmp_path / ".tracecite.toml"))
+    paths = ["README.md", "docs/guide.md", "docs/a.notes", "docs/b.notes.md", "c.notes.txt",
+             "run.trace.jsonl", "traces/r1.jsonl", "eval/traces/2024/r2.jsonl", "data.jsonl",
+             "docs/notes.md"]
+    chosen = hook.select([str(tmp_path / p) for p in paths], config)
+    assert [os.path.relpath(p, tmp_path) for p in chosen] == [
+        "docs/a.notes", "docs/b.notes.md", "c.notes.txt", "run.trace.jsonl", "traces/r1.jsonl",
+        "eval/traces/2024/r2.jsonl",
+    ]
+
+
+def test_excludes_match_paths_and_their_folders(tmp_path: Path) -> None:
+    config = Config(path=str(tmp_path / ".tracecite.toml"),
+                    exclude=("vendor", "**/draft-*.notes", "old/**"))
+    paths = ["vendor/x/a.notes", "docs/draft-1.notes", "docs/final.notes", "old/b.notes",
+             "docs/vendor.notes"]
+    chosen = hook.select([str(tmp_path / p) for p in paths], config)
+    assert [os.path.relpath(p, tmp_path) for p in chosen] == ["docs/final.notes",
+                                                              "docs/vendor.notes"]
+
+
+def test_selection_keeps_paths_as_given_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                             ) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert hook.select(["a.notes", "./a.notes", "a.notes"], Config()) == ["a.notes",
+                                                                            "./a.notes"]
+
+
+def test_parse_name_status_keeps_new_names() -> None:
+    data = b"A\0new.notes\0M\0mod.notes\0R087\0old.notes\0renamed.notes\0C100\0src\0copy\0"
+    assert hook.parse_name_status(data) == ["new.notes", "mod.notes", "renamed.notes", "copy"]
+    assert hook.parse_name_status(b"") == []
+
+
+# ---- explicit files (pre-commit) ----------------------------------------------------------------
+
+def test_explicit_files_not_selected_are_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "README.md", "this is not notes\n")
+    write(tmp_path, "docs/a.notes", GOOD_NOTES)
+    code, report = run_json(["hook", "README.md", "docs/a.notes"], capsys)
+    assert code == 0
+    assert report["command"] == "hook"
+    assert report["summary"]["inputs"] == 1
+
+
+def test_offline_stage_checks_format_structure_and_evidence(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "bad.notes", BROKEN_NOTES)
+    shutil.copy(EXAMPLES / "failing-evidence.jsonl", tmp_path / "bad.trace.jsonl")
+    shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "good.trace.jsonl")
+    code, report = run_json(["hook", "bad.notes", "bad.trace.jsonl", "good.trace.jsonl"], capsys)
+    codes = {f["code"] for f in report["findings"]}
+    assert code == 1
+    assert {"TC113", "TC202"} <= codes
+    code, report = run_json(["hook", "good.trace.jsonl", "bad.trace.jsonl"], capsys)
+    assert code == 2
+    assert files_in(report) == {"bad.trace.jsonl"}
+
+
+def test_no_selected_files_passes_without_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    for stage in hook.STAGES:
+        code, report = run_json(["hook", "--stage", stage, "missing.md"], capsys)
+        assert code == 0
+        assert report["findings"] == []
+
+
+# ---- git: --since, --all, pull requests ------------------------------------------------------
+
+@pytest.fixture
+def branched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repo whose branch ``topic`` adds, modifies, renames and deletes notes since ``main``;
+    every changed notes file is broken, so each one checked shows up as a finding."""
+    repo = make_repo(tmp_path / "repo")
+    write(repo, "docs/kept.notes", GOOD_NOTES)
+    write(repo, "docs/modified.notes", GOOD_NOTES)
+    write(repo, "docs/old-name.notes", BROKEN_NOTES + "\n# a comment that keeps it similar\n")
+    write(repo, "docs/deleted.notes", GOOD_NOTES)
+    commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "topic")
+    write(repo, "docs/added.notes", BROKEN_NOTES)
+    write(repo, "docs/modified.notes", BROKEN_NOTES)
+    write(repo, "docs/added.md", BROKEN_NOTES)  # not selected by the globs
+    git(repo, "mv", "docs/old-name.notes", "docs/new-name.notes")
+    git(repo, "rm", "-q", "docs/deleted.notes")
+    commit_all(repo, "topic")
+    write(repo, "docs/untracked.notes", BROKEN_NOTES)
+    write(repo, "docs/kept.notes", BROKEN_NOTES)  # changed in the working tree only
+    monkeypatch.chdir(repo)
+    return repo
+
+
+CHANGED = {"docs/added.notes", "docs/modified.notes", "docs/new-name.notes",
+           "docs/untracked.notes", "docs/kept.notes"}
+
+
+def test_since_checks_changed_renamed_and_untracked_files(
+        branched: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = run_json(["hook", "--since", "main"], capsys)
+    assert code == 1
+    assert files_in(report) == CHANGED  # deleted skipped, renamed under its new name
+
+
+def test_since_from_a_subdirectory_with_the_config_at_the_top(
+        branched: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(branched, ".tracecite.toml", 'notes = ["*.notes", "docs/*.md"]\n')
+    monkeypatch.chdir(branched / "docs")
+    code, report = run_json(["hook", "--since", "main"], capsys)
+    assert code == 1
+    assert files_in(report) == {os.path.relpath(branched / p, branched / "docs")
+                                for p in (*CHANGED, "docs/added.md")}
+
+
+def test_all_checks_every_tracked_selected_file(branched: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = run_json(["hook", "--all"], capsys)
+    assert code == 1
+    assert report["summary"]["inputs"] == 4
+    assert files_in(report) == {"docs/added.notes", "docs/modified.notes",
+                                "docs/new-name.notes", "docs/kept.notes"}
+
+
+def test_since_an_unknown_ref_is_tc103(branched: Path, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    code, report = run_json(["hook", "--since", "no-such-branch"], capsys)
+    assert code == 1
+    (finding,) = report["findings"]
+    assert finding["code"] == "TC103"
+    assert "fetch-depth: 0" in finding["message"]
+    code, report = run_json(["hook", "--since", "--all"], capsys)
+    assert code == 1
+
+
+def test_git_needed_outside_a_repository_is_tc103(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    for args in (["--all"], ["--since", "main"]):
+        code, report = run_json(["hook", *args], capsys)
+        assert code == 1
+        (finding,) = report["findings"]
+        assert finding["code"] == "TC103"
+        assert "not in a git repository" in finding["message"]
+
+
+def test_git_missing_is_tc103(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    code, report = run_json(["hook", "--all"], capsys)
+    assert code == 1
+    assert "git is not installed" in report["findings"][0]["message"]
+
+
+def test_files_with_all_or_since_and_no_files_at_all_are_usage_errors(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["hook", "--all", "a.notes"]) == 1
+    assert main(["hook", "--all", "--since", "main"]) == 1
+    assert main(["hook"]) == 1
+    assert "TC100" in capsys.readouterr().err
+
+
+def _pull_request_event(tmp_path: Path, base_sha: str) -> Path:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7, "base": {"sha": base_sha,
+                                                                        "ref": "main"}}}))
+    return event
+
+
+def test_actions_pull_request_base_from_the_event(
+        branched: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    base = git(branched, "rev-parse", "main").strip()
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(_pull_request_event(tmp_path, base)))
+    code, report = run_json(["hook"], capsys)
+    assert code == 1
+    assert files_in(report) == CHANGED
+
+
+def test_actions_pull_request_base_from_github_base_ref(
+        branched: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    git(branched, "update-ref", "refs/remotes/origin/main", "main")
+    git(branched, "branch", "-q", "-D", "main")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_BASE_REF", "main")
+    code, report = run_json(["hook"], capsys)
+    assert code == 1
+    assert files_in(report) == CHANGED
+
+
+def test_actions_base_not_fetched_asks_for_fetch_depth_0(
+        branched: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(_pull_request_event(tmp_path, "ab" * 20)))
+    code, report = run_json(["hook"], capsys)
+    assert code == 1
+    (finding,) = report["findings"]
+    assert finding["code"] == "TC103"
+    assert "fetch-depth: 0" in finding["message"]
+    monkeypatch.delenv("GITHUB_EVENT_PATH")
+    monkeypatch.setenv("GITHUB_BASE_REF", "release")
+    code, report = run_json(["hook"], capsys)
+    assert "fetch-depth: 0" in report["findings"][0]["message"]
+
+
+def test_actions_outside_a_pull_request_needs_files(
+        branched: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    event = tmp_path / "push.json"
+    event.write_text('{"ref": "refs/heads/main"}')
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    assert main(["hook", "--json"]) == 1
+
+
+def test_merge_group_base(branched: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    event = tmp_path / "mq.json"
+    event.write_text(json.dumps({"merge_group": {"base_sha": git(branched, "rev-parse",
+                                                                 "main").strip()}}))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    _, report = run_json(["hook"], capsys)
+    assert files_in(report) == CHANGED
+
+
+# ---- stages: which commands run, and the merged report --------------------------------------
+
+class Recorder:
+    """Stands in for the live commands, recording what they were asked to do."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from tracecite import commands
+
+        self.calls: list[tuple[str, list[str], object]] = []
+        for name in ("run_verify_notes", "run_verify_urls", "run_verify_files"):
+            monkeypatch.setattr(commands, name, self._fake(name))
+
+    def _fake(self, name: str) -> object:
+        def run(paths: list[str], options: object) -> Report:
+            self.calls.append((name, list(paths), options))
+            if name == "run_verify_notes":
+                return Report("verify-notes", (), Summary(inputs=len(paths), checked=2,
+                                                          matched=2, fetched=1))
+            evidence = Finding(Code.QUOTE_NOT_IN_CAPTURE, "quote is not in the captured content",
+                               file=paths[0], line=3, claim=1, citation=1)
+            if name == "run_verify_urls":
+                return Report("verify-urls", (evidence,),
+                              Summary(inputs=len(paths), citations=5, checked=3, matched=3,
+                                      skipped=2, fetched=2))
+            return Report("verify-files", (evidence,),
+                          Summary(inputs=len(paths), citations=5, checked=1, matched=1,
+                                  skipped=4))
+        return run
+
+
+def _parse(args: list[str]) -> argparse.Namespace:
+    return build_parser().parse_args(["hook", *args])
+
+
+def test_online_runs_verify_notes_and_verify_urls(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    recorder = Recorder(monkeypatch)
+    write(tmp_path, "a.notes", GOOD_NOTES)
+    shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "run.trace.jsonl")
+    labels: list[str] = []
+
+    def live(label: str) -> str:
+        labels.append(label)
+        return label
+
+    report = hook.run_hook(_parse(["--stage", "online", "a.notes", "run.trace.jsonl"]), live)
+    assert [c[0] for c in recorder.calls] == ["run_verify_notes", "run_verify_urls"]
+    assert recorder.calls[0][1] == ["a.notes"]
+    assert recorder.calls[1][1] == ["run.trace.jsonl"]
+    assert labels == ["verify-notes", "verify-urls"]
+    assert report.command == "hook"
+    assert len(report.findings) == 1
+    s = report.summary
+    assert (s.inputs, s.records, s.checked, s.matched, s.skipped, s.fetched) == (2, 1, 5, 5, 2, 3)
+
+
+def test_all_reports_each_evidence_finding_once_and_verify_files_when_configured(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    recorder = Recorder(monkeypatch)
+    shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "run.trace.jsonl")
+    write(tmp_path, ".tracecite.toml", "verify_files = true\nfiles_root = 'site'\n")
+    (tmp_path / "site").mkdir()
+    args = _parse(["--stage", "all", "run.trace.jsonl"])
+    report = hook.run_hook(args, lambda label: label)
+    assert [c[0] for c in recorder.calls] == ["run_verify_urls", "run_verify_files"]
+    assert args.root == "site"
+    assert len(report.findings) == 1  # the recorder's evidence finding, reported once
+    # Offline evidence (4 quotes) plus the live checks (3 web, 1 file); one source neither.
+    assert (report.summary.checked, report.summary.skipped) == (8, 1)
+
+
+def test_input_errors_stop_the_run_before_anything_is_fetched(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    recorder = Recorder(monkeypatch)
+    write(tmp_path, "good.notes", GOOD_NOTES)
+    write(tmp_path, "bad.notes", BROKEN_NOTES)
+    for stage in ("online", "all"):
+        report = hook.run_hook(_parse(["--stage", stage, "good.notes", "bad.notes"]),
+                               lambda label: label)
+        assert report.exit_code == 1
+    assert recorder.calls == []
+
+
+def test_flags_win_over_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    from tracecite.fetch.limits import MAX_BYTES
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "pyproject.toml", "[tool.tracecite]\ntimeout = 5\nconcurrency = 3\n"
+                                      "user-agent = 'docs-bot/1'\n")
+    args = _parse(["--timeout", "7", "x.md"])
+    hook.run_hook(args, lambda label: label)
+    assert (args.timeout, args.concurrency, args.user_agent, args.max_bytes) == (
+        7.0, 3, "docs-bot/1", MAX_BYTES)
+    args = _parse(["x.md"])
+    hook.run_hook(args, lambda label: label)
+    assert args.timeout == 5.0
+
+
+def test_verify_files_root_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, ".tracecite.toml", "verify_files = true\nfiles_root = 'nowhere'\n")
+    assert main(["hook", "--stage", "online", "--json", "x.notes"]) == 1
+
+
+def test_unknown_stage_is_refused() -> None:
+    with pytest.raises(Exception, match="unknown stage"):
+        hook.run_stage("sometimes", ["a.notes"], live=lambda label: label)
+
+
+# ---- one real online run against a local server ---------------------------------------------
+
+PAGE = b"<html><body><p>Quotes must appear <b>word for word</b> in the source.</p></body></html>"
+
+
+@pytest.fixture
+def local_site() -> Iterator[int]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(PAGE)))
+            self.end_headers()
+            self.wfile.write(PAGE)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.network
+def test_online_end_to_end_against_a_local_server(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_site: int,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tracecite.fetch.fetcher",
+                        reason="the fetcher (tracecite/fetch/fetcher.py) has not landed")
+    monkeypatch.chdir(tmp_path)
+    url = "http://docs.test/page"
+    write(tmp_path, "site.notes",
+          f"claim: ok\nquote: appear word for word in\nurl: {url}\n\n"
+          f"claim: bad\nquote: this sentence is not there\nurl: {url}\n")
+    trace = [
+        {"type": "tool_call", "run_id": "r", "call_id": "c", "tool": "fetch"},
+        {"type": "tool_result", "run_id": "r", "call_id": "c", "ok": True,
+         "sources": [{"id": "s", "uri": url, "content": "must appear word for word"}]},
+        {"type": "answer", "run_id": "r", "claims": [
+            {"text": "t", "citations": [{"source_id": "s", "quote": "appear word for word"}]}]},
+    ]
+    write(tmp_path, "run.trace.jsonl", "\n".join(json.dumps(e) for e in trace) + "\n")
+    net = ["--connect-to", f"docs.test:80:127.0.0.1:{local_site}", "--allow-net", "127.0.0.0/8"]
+    code, report = run_json(["hook", "--stage", "all", *net, "site.notes", "run.trace.jsonl"],
+                            capsys)
+    assert code == 2
+    findings = report["findings"]
+    assert [(f["code"], f["file"], f.get("record")) for f in findings] == [
+        ("TC210", "site.notes", 2)]
+    summary = report["summary"]
+    assert summary["fetched"] == 2  # once per command
+    # Without --allow-net the loopback address is refused, never connected to.
+    code, report = run_json(["hook", "--stage", "online", "--connect-to",
+                             f"docs.test:80:127.0.0.1:{local_site}", "site.notes"], capsys)
+    assert code == 2
+    assert {f["code"] for f in report["findings"]} == {"TC306"}
