@@ -15,7 +15,9 @@ from tracecite.model import SourceRef
 _DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
 _URI = re.compile(r"^(?:([A-Za-z][A-Za-z0-9+.-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#.*)?$",
                   re.DOTALL)
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# A percent-escape, or a lone "%" that does not start one.
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})?")
+_NORMAL_ESCAPE = re.compile(r"(%[0-9A-F]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
@@ -24,12 +26,17 @@ def stable_uri(uri: str) -> str:
 
     Scheme and host lower-cased, the scheme's default port dropped, an empty path after an
     authority becomes ``/``, the fragment dropped, percent-escapes upper-cased and those of
-    unreserved characters decoded. Never fails: what it cannot parse it keeps as it is.
+    unreserved characters decoded (a lone ``%`` becomes ``%25``). Never fails: what it cannot
+    parse it keeps as it is. ``stable_uri(stable_uri(u)) == stable_uri(u)``.
     """
     match = _URI.match(uri)
     if match is None:  # pragma: no cover - every string matches the pattern
         return uri
     scheme, authority, path, query = match.groups()
+    if scheme is None and authority is None and ":" in path.split("/", 1)[0]:
+        # Neither absolute nor a valid relative reference; decoding could make it look like
+        # one with a scheme, so it is kept exactly as it is.
+        return uri
     out = []
     if scheme is not None:
         scheme = scheme.lower()
@@ -54,18 +61,25 @@ def _authority(authority: str, scheme: str | None) -> str:
             host, port = hostport, None
     else:
         host, colon, port_text = hostport.rpartition(":")
-        if not colon or (port_text and not (port_text.isascii() and port_text.isdigit())):
+        if not colon or ":" in host or (
+            port_text and not (port_text.isascii() and port_text.isdigit())
+        ):
             host, port = hostport, None
         else:
             port = port_text
     if port is not None and (port == "" or port == _DEFAULT_PORTS.get(scheme or "")):
         port = None
-    text = (_escapes(userinfo) + at) + _escapes(host).lower()
+    # Lower-case the host after decoding, but not the hex digits of its escapes.
+    parts = _NORMAL_ESCAPE.split(_escapes(host))
+    host = "".join(p if i % 2 else p.lower() for i, p in enumerate(parts))
+    text = (_escapes(userinfo) + at) + host
     return text if port is None else f"{text}:{port}"
 
 
 def _escapes(text: str) -> str:
     def fix(m: re.Match[str]) -> str:
+        if m.group(1) is None:
+            return "%25"
         char = chr(int(m.group(1), 16))
         return char if char in _UNRESERVED else "%" + m.group(1).upper()
 

@@ -1,0 +1,134 @@
+"""Evidence mode: every quote must be in its source's captured content (TC200–TC202)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Cli, answer, call, cite, claim, result, source, write_trace
+from tracecite.checks.evidence import check_evidence
+from tracecite.findings import Finding, Summary
+from tracecite.inputs.trace import TraceScan, scan_trace
+
+
+@pytest.fixture
+def evidence(tmp_path: Path) -> Iterator[Any]:
+    """``evidence(events)`` scans a trace with its contents and runs the evidence check."""
+    scans: list[TraceScan] = []
+
+    def run(events: list[Any]) -> tuple[list[Finding], Summary]:
+        path = write_trace(tmp_path / "t.jsonl", events)
+        scanned = scan_trace(str(path), keep_content=True)
+        scans.append(scanned)
+        assert scanned.findings == ()
+        return check_evidence(scanned)
+
+    yield run
+    for scanned in scans:
+        scanned.sources.close()
+
+
+def one_quote(content: str, quote: str) -> list[Any]:
+    return [call(), result(sources=[source(content=content)]),
+            answer([claim(citations=[cite(quote=quote)])])]
+
+
+def test_matching_quote(evidence: Any) -> None:
+    findings, summary = evidence(one_quote("The quick brown fox.", "quick brown"))
+    assert findings == []
+    assert (summary.checked, summary.matched, summary.mismatched) == (1, 1, 0)
+
+
+def test_no_claims(evidence: Any) -> None:
+    findings, summary = evidence([call(), result(), answer(claims=[])])
+    assert [(f.code.code, f.line, f.claim) for f in findings] == [("TC200", 3, None)]
+    assert summary.checked == 0
+
+
+def test_uncited_claims(evidence: Any) -> None:
+    findings, _ = evidence([call(), result(), answer([
+        claim(citations=[]), claim(), claim(citations=[])])])
+    assert [(f.code.code, f.line, f.claim) for f in findings] == [("TC201", 3, 1), ("TC201", 3, 3)]
+    assert all(f.file is not None and f.file.endswith("t.jsonl") for f in findings)
+
+
+def test_quote_not_in_capture_is_located(evidence: Any) -> None:
+    findings, summary = evidence([
+        call(), result(sources=[source("s1", "https://one/", "alpha beta"),
+                                source("s2", "https://two/", "gamma delta")]),
+        answer([claim(citations=[cite("s1", "alpha")]),
+                claim(citations=[cite("s2", "gamma"), cite("s2", "epsilon")])]),
+    ])
+    assert len(findings) == 1
+    f = findings[0]
+    assert (f.code.code, f.line, f.claim, f.citation, f.source_id, f.uri) == (
+        "TC202", 3, 2, 2, "s2", "https://two/")
+    assert (summary.checked, summary.matched, summary.mismatched) == (3, 2, 1)
+
+
+def test_each_source_read_once_whatever_the_citation_order(evidence: Any,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite.inputs.sources import SourceStore
+
+    reads: list[str] = []
+    original = SourceStore.content
+
+    def counting(self: SourceStore, source_id: str) -> str:
+        reads.append(source_id)
+        return original(self, source_id)
+
+    monkeypatch.setattr(SourceStore, "content", counting)
+    findings, summary = evidence([
+        call(), result(sources=[source("a", content="one two"), source("b", content="three"),
+                                source("c", content="unused")]),
+        answer([claim(citations=[cite("b", "three"), cite("a", "two"), cite("b", "thre")]),
+                claim(citations=[cite("a", "one")])]),
+    ])
+    assert findings == []
+    assert summary.matched == 4
+    assert reads == ["a", "b"]
+
+
+@pytest.mark.parametrize("content, quote", [
+    ("un caf\u00e9 noir", "cafe\u0301 noir"),  # NFD quote, NFC content
+    ("un cafe\u0301 noir", "caf\u00e9 noir"),  # NFC quote, NFD content
+    ("no\u00a0break", "no break"),
+    ("line\none", "line one"),
+    ("wide\u3000gap\u2003and\u2009thin", "wide gap and thin"),
+    ("tabs\t\tand  spaces", "tabs and spaces"),
+    ("x", "  x\n"),
+])
+def test_normalised_matches(evidence: Any, content: str, quote: str) -> None:
+    findings, _ = evidence(one_quote(content, quote))
+    assert findings == []
+
+
+@pytest.mark.parametrize("content, quote", [
+    ("The Quick fox", "the quick fox"),
+    ("quick fox", "quick, fox"),
+    ("it's", "it\u2019s"),
+    ("caf\u00e9", "cafe"),
+])
+def test_case_and_punctuation_are_kept(evidence: Any, content: str, quote: str) -> None:
+    findings, _ = evidence(one_quote(content, quote))
+    assert [f.code.code for f in findings] == ["TC202"]
+
+
+def test_cli_reports_no_quote_text(cli: Cli, tmp_path: Path) -> None:
+    path = write_trace(tmp_path / "t.jsonl", one_quote("The SECRET content.", "SECRET quote"))
+    run = cli("check", path, "--evidence")
+    assert run.exit == 2
+    assert "TC202" in run.out
+    assert "SECRET" not in run.out + run.err
+
+
+def test_evidence_skipped_for_invalid_trace(cli: Cli, tmp_path: Path) -> None:
+    events = one_quote("alpha", "beta")
+    events.insert(0, call())  # duplicate call id: a format error
+    path = write_trace(tmp_path / "t.jsonl", events)
+    run = cli("check", path, "--evidence", "--json")
+    assert run.exit == 1
+    assert run.codes() == ["TC125"]
