@@ -20,7 +20,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, cast
 
@@ -301,7 +301,7 @@ def parse_name_status(data: bytes) -> list[str]:
     return names
 
 
-def pull_request_base(cwd: str, environ: dict[str, str] | os._Environ[str]) -> str:
+def pull_request_base(cwd: str, environ: Mapping[str, str]) -> str:
     """The commit a pull request (or merge-queue group) is compared with, from the Actions
     event file or ``GITHUB_BASE_REF``; TC103 when it is not in the clone."""
     event = _event(environ.get("GITHUB_EVENT_PATH"))

@@ -1,0 +1,237 @@
+"""The pre-commit hooks: the manifest itself, and the real ``pre-commit try-repo``.
+
+``try-repo`` clones this checkout at HEAD (plus staged and tracked changes) and installs the hook
+environment with pip, once per run: the two runs start together, in parallel, once per module.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_hook import (
+    ACTIONS_VARIABLES,
+    BROKEN_NOTES,
+    EXAMPLES,
+    GIT_ENV,
+    ROOT,
+    commit_all,
+    make_repo,
+    write,
+)
+from tracecite.cli import main
+from tracecite.config import Config
+from tracecite.hook import select
+
+yaml = pytest.importorskip("yaml", reason="PyYAML comes with pre-commit (the test extra)")
+
+MANIFEST = ROOT / ".pre-commit-hooks.yaml"
+# A URL the address policy refuses without any network access (a loopback literal).
+REFUSED_NOTES = "claim: c\nquote: q\nurl: https://127.0.0.1/page\n"
+GOOD_FILES = ("docs/good.notes", "traces/good.jsonl", "README.md")
+BAD_FILES = ("docs/bad.notes", "traces/bad.jsonl", "docs/good.notes")
+
+
+def _manifest() -> list[dict[str, Any]]:
+    hooks = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    assert isinstance(hooks, list)
+    return hooks
+
+
+def _hook(hook_id: str) -> dict[str, Any]:
+    return next(h for h in _manifest() if h["id"] == hook_id)
+
+
+def _fetcher_available() -> bool:
+    try:
+        import tracecite.fetch.fetcher  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(autouse=True)
+def _no_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ACTIONS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+# ---- the manifest -------------------------------------------------------------------------
+
+def test_manifest_hooks() -> None:
+    hooks = {h["id"]: h for h in _manifest()}
+    assert set(hooks) == {"tracecite", "tracecite-online"}
+    for hook in hooks.values():
+        assert hook["language"] == "python"
+        assert hook["require_serial"] is True  # one run, one report, one exit code
+        assert hook["entry"].split()[:2] == ["tracecite", "hook"]
+    assert "stages" not in hooks["tracecite"]  # default stages: runs on every commit
+    assert "--stage offline" in hooks["tracecite"]["entry"]
+    assert hooks["tracecite-online"]["stages"] == ["pre-push", "manual"]
+    assert "--stage online" in hooks["tracecite-online"]["entry"]
+
+
+SAMPLE_PATHS = [
+    "a.notes", "docs/a.notes", "docs/a.notes.md", "docs/a.notes.txt", "docs/a.md", "README.md",
+    "notes", "docs/notes.md", "a.notes.rst", "x.trace.jsonl", "deep/x.trace.jsonl",
+    "traces/a.jsonl", "eval/traces/b/c.jsonl", "traces/a.json", "data.jsonl", "mytraces/a.jsonl",
+    "traces.jsonl", "docs/.notes",
+]
+
+
+@pytest.mark.parametrize("hook_id", ["tracecite", "tracecite-online"])
+def test_files_regex_matches_the_default_globs(hook_id: str, tmp_path: Path) -> None:
+    pattern = re.compile(_hook(hook_id)["files"])
+    config = Config(path=str(tmp_path / ".tracecite.toml"))
+    for path in SAMPLE_PATHS:
+        selected = bool(select([str(tmp_path / path)], config))
+        assert bool(pattern.search(path)) is selected, path
+
+
+def _entry(hook_id: str) -> list[str]:
+    entry = _hook(hook_id)["entry"].split()
+    assert entry[0] == "tracecite"
+    return entry[1:]
+
+
+def test_each_entry_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "docs/good.notes", REFUSED_NOTES)
+    write(tmp_path, "docs/bad.notes", BROKEN_NOTES)
+    write(tmp_path, "README.md", "not selected\n")
+    (tmp_path / "traces").mkdir()
+    shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "traces" / "good.jsonl")
+    shutil.copy(EXAMPLES / "failing-evidence.jsonl", tmp_path / "traces" / "bad.jsonl")
+    offline = _entry("tracecite")
+    assert main([*offline, "docs/good.notes", "traces/good.jsonl", "README.md"]) == 0
+    assert main([*offline, "traces/good.jsonl", "traces/bad.jsonl"]) == 2
+    assert main([*offline, "docs/bad.notes", "traces/bad.jsonl"]) == 1
+    online = _entry("tracecite-online")
+    assert main([*online, "README.md"]) == 0  # nothing selected, nothing fetched
+    assert main([*online, "docs/bad.notes", "docs/good.notes"]) == 1  # before any fetch
+    capsys.readouterr()
+    if not _fetcher_available():
+        pytest.skip("the fetcher (tracecite/fetch/fetcher.py) has not landed")
+    assert main([*online, "docs/good.notes"]) == 2
+    assert "TC306" in capsys.readouterr().out
+
+
+# ---- the real pre-commit try-repo ----------------------------------------------------------
+
+def _tracked(path: str) -> bool:
+    done = subprocess.run(["git", "ls-files", "--error-unmatch", path], cwd=ROOT,
+                          capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def _pre_commit_missing() -> str | None:
+    try:
+        import pre_commit  # noqa: F401
+    except ImportError:
+        return "pre-commit is not installed (pip install -e '.[test]')"
+    if shutil.which("git") is None:
+        return "git is not installed"
+    if not (ROOT / ".git").exists():
+        return "the checkout under test is not a git repository (try-repo clones it)"
+    return None
+
+
+class TryRepo:
+    """One ``pre-commit try-repo`` run: its exit code, output and wall time."""
+
+    def __init__(self, target: Path, env: dict[str, str], *args: str) -> None:
+        self.args = args
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), *args,
+             "--color", "never"],
+            cwd=target, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.output = ""
+        self.code: int | None = None
+        self.seconds = 0.0
+
+    def wait(self) -> TryRepo:
+        self.output, _ = self.process.communicate(timeout=600)
+        self.code = self.process.returncode
+        self.seconds = time.monotonic() - self.started
+        return self
+
+
+@pytest.fixture(scope="module")
+def try_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, TryRepo]]:
+    reason = _pre_commit_missing()
+    if reason:
+        pytest.skip(reason)
+    base = tmp_path_factory.mktemp("precommit")
+    target = make_repo(base / "docs-repo")
+    write(target, "docs/good.notes", REFUSED_NOTES)
+    write(target, "docs/bad.notes", BROKEN_NOTES)
+    (target / "traces").mkdir()
+    shutil.copy(EXAMPLES / "passing.jsonl", target / "traces" / "good.jsonl")
+    shutil.copy(EXAMPLES / "failing-evidence.jsonl", target / "traces" / "bad.jsonl")
+    commit_all(target, "docs")
+    env = {k: v for k, v in os.environ.items() if k not in ACTIONS_VARIABLES}
+    env.update(GIT_ENV, PRE_COMMIT_HOME=str(base / "cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    # pre-commit is run by this interpreter; its hook environment still comes from pip.
+    runs = {
+        # Every hook of the manifest, at the manual stage: the offline hook passes, and the
+        # online hook fails on an address the policy refuses (no network is touched).
+        "good": TryRepo(target, env, "--hook-stage", "manual", "--files", *GOOD_FILES),
+        "bad": TryRepo(target, env, "tracecite", "--files", *BAD_FILES),
+    }
+    yield {name: run.wait() for name, run in runs.items()}
+
+
+def _section(output: str, name: str) -> str:
+    """One hook's part of pre-commit's output."""
+    start = output.index(name)
+    rest = output[start:]
+    following = re.search(r"\n\S.*\.{3,}", rest[len(name):])
+    return rest if following is None else rest[:len(name) + following.start()]
+
+
+def test_try_repo_offline_hook_passes_on_good_files(try_repo: dict[str, TryRepo]) -> None:
+    run = try_repo["good"]
+    offline = _section(run.output, "tracecite (offline)")
+    assert re.match(r"tracecite \(offline\)\.+Passed", offline), run.output
+
+
+def test_try_repo_offline_hook_fails_on_bad_files(try_repo: dict[str, TryRepo]) -> None:
+    run = try_repo["bad"]
+    assert run.code == 1, run.output
+    offline = _section(run.output, "tracecite (offline)")
+    assert re.match(r"tracecite \(offline\)\.+Failed", offline), run.output
+    assert "- hook id: tracecite" in offline
+    assert "- exit code: 1" in offline
+    for expected in ("docs/bad.notes", "TC113 notes-missing-field", "traces/bad.jsonl",
+                     "TC202 quote-not-in-capture", "tracecite hook: 3 findings"):
+        assert expected in offline, expected
+    assert "documentation purposes" not in run.output  # never a quote
+
+
+def test_try_repo_online_hook_runs_at_its_stage(try_repo: dict[str, TryRepo]) -> None:
+    run = try_repo["good"]
+    assert run.code == 1, run.output  # the online hook failed
+    online = _section(run.output, "tracecite (online)")
+    assert re.match(r"tracecite \(online\)\.+Failed", online), run.output
+    assert "- hook id: tracecite-online" in online
+    if not _tracked("tracecite/fetch/fetcher.py"):
+        pytest.skip("the fetcher (tracecite/fetch/fetcher.py) is not in the checkout under test")
+    assert "- exit code: 2" in online
+    assert "TC306 address-refused" in online
+
+
+def test_try_repo_runs_in_reasonable_time(try_repo: dict[str, TryRepo]) -> None:
+    # Both runs install the hook environment with pip; in parallel they take one's time.
+    slowest = max(run.seconds for run in try_repo.values())
+    assert slowest < 300, f"pre-commit try-repo took {slowest:.0f} s"
