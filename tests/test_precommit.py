@@ -6,6 +6,7 @@ environment with pip, once per run: the two runs start together, in parallel, on
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -98,7 +99,7 @@ def test_files_regex_matches_the_default_globs(hook_id: str, tmp_path: Path) -> 
 
 
 def _entry(hook_id: str) -> list[str]:
-    entry = _hook(hook_id)["entry"].split()
+    entry: list[str] = _hook(hook_id)["entry"].split()
     assert entry[0] == "tracecite"
     return entry[1:]
 
@@ -135,9 +136,7 @@ def _tracked(path: str) -> bool:
 
 
 def _pre_commit_missing() -> str | None:
-    try:
-        import pre_commit  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("pre_commit") is None:
         return "pre-commit is not installed (pip install -e '.[test]')"
     if shutil.which("git") is None:
         return "git is not installed"
