@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from itertools import groupby
 
 from rich.console import Console
 from rich.text import Text
@@ -43,7 +42,11 @@ def format_console(report: Report, style: OutputStyle) -> str:
                       color_system="standard" if style.color else None, width=10_000,
                       highlight=False, emoji=False, markup=False, soft_wrap=True)
     findings = report.sorted_findings()
-    for file, group in groupby(findings, key=lambda f: f.file or "(no file)"):
+    # One group per file, in the order the files first appear (input errors come first).
+    groups: dict[str, list[Finding]] = {}
+    for finding in findings:
+        groups.setdefault(finding.file or "(no file)", []).append(finding)
+    for file, group in groups.items():
         console.print(Text(printable(file), style="bold"))
         for finding in group:
             colour = "red" if finding.exit != 2 else "yellow"

@@ -2,7 +2,10 @@
 
 These are the only input-derived strings a report contains. Control characters, including the
 terminal's escape character and line breaks, are shown as ``\\xNN``/``\\uNNNN`` escapes so a
-hostile name cannot move the cursor, recolour the terminal or start a new line.
+hostile name cannot move the cursor, recolour the terminal or start a new line. Nor can it become
+a GitHub Actions workflow command when a report is printed in a job's log: the runner reads
+``::command`` at the start of a line (after leading whitespace) and the legacy ``##[command]``
+anywhere in a line, so a leading ``::`` and every ``##[`` have one character escaped.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ _NAMED = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 def printable(text: str) -> str:
     """``text`` with every control, format, separator (other than space) or lone surrogate
-    character escaped, and backslashes doubled so escapes stay unambiguous."""
-    if text.isprintable() and "\\" not in text:
+    character escaped, and backslashes doubled so escapes stay unambiguous; a leading ``::``
+    and every ``##[`` have a character escaped so no workflow command can start."""
+    if (text.isprintable() and "\\" not in text and "##[" not in text
+            and not text.lstrip(" ").startswith("::")):
         return text
     out = []
     for char in text:
@@ -29,4 +34,8 @@ def printable(text: str) -> str:
             out.append(f"\\u{ord(char):04x}")
         else:
             out.append(f"\\U{ord(char):08x}")
-    return "".join(out)
+    shown = "".join(out).replace("##[", "#\\x23[")
+    rest = shown.lstrip(" ")
+    if rest.startswith("::"):
+        shown = shown[: len(shown) - len(rest)] + "\\x3a" + rest[1:]
+    return shown

@@ -42,7 +42,12 @@ def annotation(finding: Finding) -> str:
     """One ``::error`` workflow command for a finding."""
     props = []
     if finding.file is not None:
-        props.append(f"file={escape_property(finding.file)}")
+        # An ordinary path is kept exactly (backslashes too) so the annotation finds its file.
+        # Line breaks are left to the toolkit's escaping; other control characters are not.
+        file = finding.file
+        if not file.replace("\r", "").replace("\n", "").isprintable() or "##[" in file:
+            file = printable(file)
+        props.append(f"file={escape_property(file)}")
     if finding.line is not None:
         props.append(f"line={finding.line}")
     if finding.column is not None:
@@ -55,7 +60,10 @@ def _plain(finding: Finding) -> str:
     where = printable(finding.file or "-")
     if finding.line is not None:
         where += f":{finding.line}"
-    # A leading space keeps a hostile name from ever starting a workflow command.
+    # The runner trims leading whitespace before it looks for "::", so the leading space alone
+    # does not keep a name from starting a workflow command; an escaped first colon does.
+    if where.startswith(":"):
+        where = "\\x3a" + where[1:]
     return escape_data(f" {where}: {finding.code.code} {finding.code.label}: {_message(finding)}")
 
 

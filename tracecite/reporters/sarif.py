@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 from urllib.parse import quote
@@ -11,6 +10,7 @@ from tracecite import __version__
 from tracecite.codes import Code
 from tracecite.findings import Finding, Report
 from tracecite.reporters.escape import printable
+from tracecite.reporters.json import safe_json
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/tracecite/tracecite"
@@ -83,4 +83,4 @@ def format_sarif(report: Report) -> str:
                              "exitCode": report.exit_code}],
         }],
     }
-    return json.dumps(log, indent=2, ensure_ascii=True) + "\n"
+    return safe_json(log)

@@ -1,0 +1,204 @@
+"""``--format github``: workflow commands with the toolkit's escaping, the ten-annotation limit,
+and the Markdown step summary."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+from tracecite.codes import Code
+from tracecite.findings import Finding, Report, Summary
+from tracecite.reporters.escape import printable
+from tracecite.reporters.github import (
+    ANNOTATION_LIMIT,
+    annotation,
+    escape_data,
+    escape_property,
+    format_github,
+    step_summary,
+)
+
+# What the runner accepts as a command (after trimming leading whitespace), per actions/runner.
+COMMAND = re.compile(r"^::(?P<name>[^ :]+)(?: (?P<props>[^:]*))?::(?P<data>.*)$")
+
+
+def unescape_property(text: str) -> str:
+    """The runner's unescaping of a property value (its mapping order)."""
+    for token, replacement in (("\r", "%0D"), ("\n", "%0A"), (":", "%3A"), (",", "%2C"),
+                               ("%", "%25")):
+        text = text.replace(replacement, token)
+    return text
+
+
+def parse_command(line: str) -> tuple[str, dict[str, str], str]:
+    """A workflow command as the runner parses it: name, properties, data."""
+    match = COMMAND.match(line.lstrip())
+    assert match, line
+    props: dict[str, str] = {}
+    for pair in (match["props"] or "").split(","):
+        if pair:
+            key, _, value = pair.partition("=")
+            props[key] = unescape_property(value)
+    data = match["data"].replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
+    return match["name"], props, data
+
+
+def test_escape_data() -> None:
+    assert escape_data("100% a\r\nb") == "100%25 a%0D%0Ab"
+    assert escape_data("a:b,c") == "a:b,c"
+
+
+def test_escape_property() -> None:
+    assert escape_property("a:b,c%d\r\ne") == "a%3Ab%2Cc%25d%0D%0Ae"
+    assert escape_property("%3A") == "%253A"  # escaping is not applied twice
+
+
+def test_windows_paths_are_kept() -> None:
+    finding = Finding(Code.NOTES_BAD_LINE, "m", file="docs\\notes.md", line=1)
+    assert parse_command(annotation(finding))[1]["file"] == "docs\\notes.md"
+
+
+def test_annotation_format() -> None:
+    finding = Finding(Code.NOTES_BAD_LINE, "line is not a field", file="docs/n.md", line=3,
+                      column=2, record=1)
+    assert annotation(finding) == (
+        "::error file=docs/n.md,line=3,col=2,title=TC110 notes-bad-line"
+        "::line is not a field; record 1")
+
+
+def test_annotation_without_location() -> None:
+    assert annotation(Finding(Code.USAGE, "bad")) == "::error title=TC100 usage::bad"
+
+
+def test_annotation_with_everything() -> None:
+    finding = Finding(Code.HTTP_STATUS, "HTTP 404", file="t.jsonl", line=4, claim=1,
+                      citation=2, source_id="s,1", uri="https://a/b?c=1%2C2", status=404)
+    name, props, data = parse_command(annotation(finding))
+    assert name == "error"
+    assert props == {"file": "t.jsonl", "line": "4", "title": "TC315 http-status"}
+    assert data == ("HTTP 404; claim 1; citation 2; source s,1; uri https://a/b?c=1%2C2; "
+                    "HTTP status 404")
+
+
+@pytest.mark.parametrize("name", [
+    "a,b.md", "a:b.md", "100%.md", "x%0Ay.md", "a\nb.md", "a\r\nb.md", "x,line=99.md",
+    "x::warning::y.md", "%2C%3A,:", "\x1b[31mred.md", "t\x07.md",
+])
+def test_hostile_file_names_round_trip(name: str) -> None:
+    finding = Finding(Code.NOTES_BAD_LINE, "m", file=name, line=7, column=1)
+    line = annotation(finding)
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line and "\x07" not in line
+    cmd, props, data = parse_command(line)
+    assert cmd == "error"
+    # An ordinary name is kept exactly (so the annotation finds its file), line breaks too
+    # (the toolkit's escaping covers them); one with other control characters is escaped.
+    ordinary = name.replace("\r", "").replace("\n", "").isprintable()
+    shown = name if ordinary else printable(name)
+    assert props == {"file": shown, "line": "7", "col": "1", "title": "TC110 notes-bad-line"}
+    assert data == "m"
+
+
+def _many(n: int) -> Report:
+    return Report("check", tuple(
+        Finding(Code.NOTES_BAD_LINE, "m", file=f"f{i:02d}.md", line=1, column=1)
+        for i in range(n)))
+
+
+def test_ten_annotations_at_most() -> None:
+    lines = format_github(_many(ANNOTATION_LIMIT)).splitlines()
+    assert [line.startswith("::error ") for line in lines] == [True] * 10 + [False]
+    assert "more" not in lines[9]
+
+    lines = format_github(_many(25)).splitlines()
+    commands = [line for line in lines if line.lstrip().startswith("::")]
+    assert len(commands) == ANNOTATION_LIMIT
+    assert lines[:10] == commands
+    assert parse_command(commands[-1])[1] == {"title": "TraceCite"}
+    assert "16 more findings" in commands[-1]
+    plain = lines[10:-1]
+    assert len(plain) == 16
+    assert all("TC110" in line and "f" in line for line in plain)
+    assert [f"f{i:02d}.md" in " ".join(plain) for i in range(9, 25)] == [True] * 16
+    assert lines[-1].startswith("tracecite check: 25 findings;")
+
+
+def test_plain_lines_never_start_a_command() -> None:
+    """The runner trims leading whitespace before looking for ``::``."""
+    fillers = [Finding(Code.NOTES_BAD_LINE, "m", file=f"f{i}", line=1) for i in range(10)]
+    # Exit-2 findings sort after the input errors, so these are the ones not annotated.
+    hostile = [Finding(Code.QUOTE_NOT_IN_CAPTURE, "m", file=name, line=1, source_id=name)
+               for name in [":", "::error::x", " ::warning::y", ":error::z", "  ::"]]
+    lines = format_github(Report("check", (*fillers, *hostile))).splitlines()
+    assert len(lines) == ANNOTATION_LIMIT + 6 + 1
+    for number, line in enumerate(lines, start=1):
+        if line.lstrip().startswith("::"):
+            assert number <= ANNOTATION_LIMIT, line
+            assert parse_command(line)[0] == "error"
+
+
+def test_legacy_commands_are_escaped() -> None:
+    finding = Finding(Code.TRACE_UNKNOWN_SOURCE_ID, "m", file="##[error]a.jsonl", line=1,
+                      source_id="##[add-mask]s", uri="https://x/##[stop-commands]t")
+    report = Report("check", (finding,) * 12)
+    assert "##[" not in format_github(report)
+    assert "##[" not in step_summary(report)
+
+
+def test_summary_line_last() -> None:
+    text = format_github(Report("check", (), Summary(checked=3, matched=3)))
+    assert text == "tracecite check: 0 findings; 3 quotes checked, 3 matched; exit 0\n"
+
+
+def test_step_summary_table() -> None:
+    report = Report("check", (
+        Finding(Code.NOTES_BAD_LINE, "line | not <b>ok</b>", file="a|b.md", line=2, record=1),
+        Finding(Code.QUOTE_NOT_IN_CAPTURE, "m", file="t.jsonl", line=3, claim=1, citation=2,
+                source_id="s*1", uri="https://x/[y](z)"),
+        Finding(Code.USAGE, "u"),
+    ))
+    text = step_summary(report)
+    lines = text.splitlines()
+    assert lines[0] == "### TraceCite `check`"
+    assert "| code | file | line | where | message |" in lines
+    rows = [line for line in lines if line.startswith("| TC")]
+    assert len(rows) == 3
+    assert all(row.count("|") == 6 for row in rows)  # no cell adds a column
+    assert "<b>" not in text and "[y](z)" not in text
+    assert rows[0].startswith("| TC100 usage |")
+
+
+def test_step_summary_when_all_passed() -> None:
+    assert "Every check passed." in step_summary(Report("check"))
+
+
+def test_cli_writes_step_summary(cli: Cli, tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    notes = tmp_path / "n.md"
+    notes.write_text("".join(f"bad line {i}\n" for i in range(12)))
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    run = cli("check", notes)
+    assert run.exit == 1
+    assert sum(line.startswith("::error") for line in run.out.splitlines()) == 10
+    text = summary.read_text()
+    assert text.startswith("earlier step\n### TraceCite `check`")  # appended
+    assert sum(line.startswith("| TC110") for line in text.splitlines()) == 12
+    assert sum(line.startswith("| TC113") for line in text.splitlines()) == 1
+
+
+def test_step_summary_only_for_github_format(cli: Cli, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    notes = tmp_path / "n.md"
+    notes.write_text("claim: a\n")
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    cli("check", notes, "--json")
+    cli("check", notes)
+    assert not summary.exists()
+    cli("check", notes, "--format", "github")
+    assert "TC113" in summary.read_text()

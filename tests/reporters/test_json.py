@@ -1,0 +1,132 @@
+"""``--format json``: the exact schema of SPEC §5, and nothing else on stdout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import Cli, answer, call, cite, claim, result, source, write_trace
+from tracecite import __version__
+from tracecite.codes import Code
+from tracecite.findings import Changes, Finding, Report, Summary
+from tracecite.reporters.json import finding_dict, format_json
+
+TOP = ["tool", "version", "schema", "command", "exit_code", "summary", "findings"]
+FIXED = ["code", "name", "severity", "exit", "file", "line", "column"]
+SUMMARY = ["inputs", "records", "citations", "checked", "matched", "mismatched", "unavailable",
+           "skipped", "fetched", "findings"]
+
+
+def test_top_level() -> None:
+    report = Report("check", (), Summary(inputs=2, records=3))
+    doc = json.loads(format_json(report))
+    assert list(doc) == TOP
+    assert doc["tool"] == "tracecite"
+    assert doc["version"] == __version__
+    assert doc["schema"] == 1
+    assert doc["command"] == "check"
+    assert doc["exit_code"] == 0
+    assert list(doc["summary"]) == SUMMARY
+    assert doc["summary"]["inputs"] == 2 and doc["summary"]["records"] == 3
+    assert doc["summary"]["findings"] == 0
+    assert doc["findings"] == []
+
+
+def test_finding_with_nothing_optional() -> None:
+    doc = finding_dict(Finding(Code.USAGE, "bad option"))
+    assert doc == {"code": "TC100", "name": "usage", "severity": "error", "exit": 1,
+                   "file": None, "line": None, "column": None, "message": "bad option"}
+    assert list(doc) == [*FIXED, "message"]
+
+
+def test_finding_with_everything() -> None:
+    finding = Finding(Code.HTTP_STATUS, "status", file="t.jsonl", line=3, column=None, record=None,
+                      claim=2, citation=1, source_id="s1", uri="https://a/", status=404)
+    doc = finding_dict(finding)
+    assert list(doc) == [*FIXED, "claim", "citation", "source_id", "uri", "status", "message"]
+    assert doc["exit"] == 2 and doc["column"] is None and doc["status"] == 404
+    notes = finding_dict(Finding(Code.NOTES_BAD_LINE, "m", file="n.md", line=1, column=4,
+                                 record=1))
+    assert list(notes) == [*FIXED, "record", "message"]
+
+
+def test_changes_only_for_compare() -> None:
+    changes = Changes(("https://a/",), (), ("https://c/", "https://d/"))
+    doc = json.loads(format_json(Report("compare", (), Summary(), changes)))
+    assert list(doc) == [*TOP, "changes"]
+    assert doc["changes"] == {"added": ["https://a/"], "removed": [],
+                              "changed": ["https://c/", "https://d/"]}
+
+
+def test_findings_sorted_and_exit_code() -> None:
+    report = Report("check", (
+        Finding(Code.QUOTE_NOT_IN_CAPTURE, "q", file="a.jsonl", line=9),
+        Finding(Code.NOTES_BAD_LINE, "b", file="z.md", line=2, column=1),
+        Finding(Code.NOTES_BAD_LINE, "a", file="z.md", line=1, column=1),
+    ))
+    doc = json.loads(format_json(report))
+    assert [(f["code"], f["line"]) for f in doc["findings"]] == [
+        ("TC110", 1), ("TC110", 2), ("TC202", 9)]
+    assert doc["exit_code"] == 1
+    assert doc["summary"]["findings"] == 3
+
+
+def test_control_characters_and_non_ascii_are_escaped() -> None:
+    finding = Finding(Code.TRACE_UNKNOWN_SOURCE_ID, "m", file="caf\u00e9\n\x1b.jsonl", line=1,
+                      source_id="\x07\ud800", uri="https://x/\u2028")
+    text = format_json(Report("check", (finding,)))
+    assert text.isascii()
+    assert text.endswith("}\n")
+    doc = json.loads(text)
+    assert doc["findings"][0]["file"] == "caf\u00e9\n\x1b.jsonl"
+    assert doc["findings"][0]["source_id"] == "\x07\ud800"
+
+
+def test_legacy_workflow_commands_cannot_appear() -> None:
+    """The Actions runner reads ``##[command]`` anywhere in a line of the log."""
+    finding = Finding(Code.TRACE_UNKNOWN_SOURCE_ID, "m", file="##[error]f.jsonl", line=1,
+                      source_id="x##[add-mask]y", uri="https://x/##[stop-commands]t")
+    text = format_json(Report("check", (finding,)))
+    assert "##[" not in text
+    doc = json.loads(text)["findings"][0]
+    assert (doc["file"], doc["source_id"], doc["uri"]) == (
+        "##[error]f.jsonl", "x##[add-mask]y", "https://x/##[stop-commands]t")
+
+
+def test_cli_stdout_is_one_document(cli: Cli, tmp_path: Path) -> None:
+    notes = tmp_path / "n.md"
+    notes.write_text("claim: a\n")
+    trace = write_trace(tmp_path / "t.jsonl", [
+        call(), result(sources=[source(content="alpha")]),
+        answer([claim(citations=[cite(quote="beta")])]),
+    ])
+    for argv in (("check", trace, "--evidence"), ("check", notes, trace, "--evidence"),
+                 ("compare", trace, trace), ("check", tmp_path / "missing.md"),
+                 ("check", "--bogus")):
+        run = cli(*argv, "--json")
+        doc = json.loads(run.out)  # raises if anything else is on stdout
+        assert run.out.endswith("}\n")
+        assert doc["exit_code"] == run.exit
+        assert list(doc)[: len(TOP)] == TOP
+        assert ("changes" in doc) == (argv[0] == "compare")
+        assert run.err == ""
+        for finding in doc["findings"]:
+            assert list(finding)[:7] == FIXED
+            assert list(finding)[-1] == "message"
+            assert set(finding) <= {*FIXED, "record", "claim", "citation", "source_id", "uri",
+                                    "status", "message"}
+            assert None not in [v for k, v in finding.items() if k not in FIXED]
+
+
+def test_evidence_finding_fields(cli: Cli, tmp_path: Path) -> None:
+    trace = write_trace(tmp_path / "t.jsonl", [
+        call(), result(sources=[source(content="alpha")]),
+        answer([claim(citations=[cite(quote="alpha")]), claim(citations=[cite(quote="beta")])]),
+    ])
+    finding = cli("check", trace, "--evidence", "--json").json()["findings"][0]
+    assert finding == {
+        "code": "TC202", "name": "quote-not-in-capture", "severity": "error", "exit": 2,
+        "file": str(trace), "line": 3, "column": None, "claim": 2, "citation": 1,
+        "source_id": "s1", "uri": "https://example.com/a",
+        "message": "quote is not in the captured content",
+    }
