@@ -1,0 +1,67 @@
+"""The code registry: stable, unique, and identical in the README and the SPEC."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import REPO_ROOT, SHARED
+from tracecite.codes import BY_CODE, Code, registry_markdown
+
+README = REPO_ROOT / "README.md"
+SPEC = SHARED / "SPEC.md"
+ROW = re.compile(r"^\| (TC\d{3}) \| ([a-z0-9-]+) \| (\d) \| (.*) \|$")
+
+
+def test_codes_and_names_unique() -> None:
+    codes = [c.code for c in Code]
+    names = [c.label for c in Code]
+    assert len(set(codes)) == len(codes)
+    assert len(set(names)) == len(names)
+    assert codes == sorted(codes)
+    assert set(BY_CODE) == set(codes)
+    assert all(BY_CODE[c.code] is c for c in Code)
+
+
+@pytest.mark.parametrize("code", list(Code), ids=[c.code for c in Code])
+def test_entry(code: Code) -> None:
+    assert re.fullmatch(r"TC\d{3}", code.code)
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", code.label)
+    assert code.exit in {1, 2, 3}
+    # The hundreds say what kind of problem it is, and so which exit code it gives.
+    expected = {"1": 1, "2": 2, "3": 2, "4": 2, "9": 3}[code.code[2]]
+    assert code.exit == expected
+    assert code.when and "|" not in code.when
+    assert str(code) == f"{code.code} {code.label}"
+
+
+def test_registry_markdown() -> None:
+    lines = registry_markdown().splitlines()
+    assert lines[:2] == ["| code | name | exit | when |", "|---|---|---|---|"]
+    rows = [ROW.match(line) for line in lines[2:]]
+    assert all(rows)
+    assert [(m[1], m[2], int(m[3]), m[4]) for m in rows if m] == [
+        (c.code, c.label, c.exit, c.when) for c in Code]
+
+
+def test_readme_table_is_the_registry() -> None:
+    if not README.is_file():
+        pytest.skip("README.md does not exist yet")
+    text = README.read_text(encoding="utf-8")
+    start, end = "<!-- codes:start -->\n", "<!-- codes:end -->"
+    assert start in text and end in text, "README.md lacks the codes:start/codes:end markers"
+    table = text.split(start, 1)[1].split(end, 1)[0]
+    assert table.strip() == registry_markdown().strip(), (
+        "README.md's registry table is out of date: paste tracecite.codes.registry_markdown()")
+
+
+def test_spec_rows_are_in_the_registry() -> None:
+    if not SPEC.is_file():
+        pytest.skip(f"the SPEC is not at {SPEC}")
+    rows = [ROW.match(line) for line in SPEC.read_text(encoding="utf-8").splitlines()]
+    spec = [(m[1], m[2], int(m[3])) for m in rows if m]
+    assert len(spec) > 40
+    for code, name, exit_code in spec:
+        assert code in BY_CODE, f"{code} is in the SPEC but not in the registry"
+        assert (BY_CODE[code].label, BY_CODE[code].exit) == (name, exit_code), code
