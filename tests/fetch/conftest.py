@@ -1,0 +1,134 @@
+"""Fixtures for the fetcher tests: a trustme CA, local servers and fetchers wired to them.
+
+Nothing here reaches beyond loopback: fetchers get their addresses from ``--connect-to`` rules
+pointing at 127.0.0.1 (or ::1), or from a resolver the test injects; the default resolver used
+here fails the test instead of asking DNS.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import pytest
+import trustme
+
+from tests.fetch.servers import HTTPTestServer, RawServer, Route, Script, server_tls_context
+from tracecite.fetch.fetcher import ConnectTo, FetchOptions, PinnedFetcher
+
+HOST = "example.test"
+LOOPBACK = ipaddress.ip_network("127.0.0.1/32")
+
+
+def no_dns(host: str, port: int) -> list[str]:
+    """The resolver of every test fetcher that is not given one: a lookup is a test bug."""
+    raise AssertionError(f"unexpected name lookup for {host}:{port}")
+
+
+@pytest.fixture(scope="session")
+def ca() -> trustme.CA:
+    """The test CA; its certificate is passed to fetchers as ``ca_cert``."""
+    return trustme.CA()
+
+
+@pytest.fixture(scope="session")
+def ca_path(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("ca") / "ca.pem"
+    ca.cert_pem.write_to_path(str(path))
+    return str(path)
+
+
+@pytest.fixture
+def http_server() -> Iterator[HTTPTestServer]:
+    """A plain HTTP server on 127.0.0.1; add routes to ``.routes``."""
+    with HTTPTestServer() as server:
+        yield server
+
+
+@pytest.fixture
+def sni_log() -> list[str | None]:
+    """The SNI names the `https_server` saw, one per handshake."""
+    return []
+
+
+@pytest.fixture
+def https_server(ca: trustme.CA, sni_log: list[str | None]) -> Iterator[HTTPTestServer]:
+    """An HTTPS server on 127.0.0.1 with a certificate for example.test from `ca`."""
+    with HTTPTestServer(tls=server_tls_context(ca, HOST, sni_log=sni_log)) as server:
+        yield server
+
+
+@pytest.fixture
+def start_server() -> Iterator[Callable[..., HTTPTestServer]]:
+    """Start extra `HTTPTestServer`s (stopped at teardown)."""
+    servers: list[HTTPTestServer] = []
+
+    def start(routes: dict[str, Route] | None = None, **kwargs: Any) -> HTTPTestServer:
+        server = HTTPTestServer(routes, **kwargs).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def raw_server() -> Iterator[Callable[..., RawServer]]:
+    """Start `RawServer`s running a script (stopped at teardown)."""
+    servers: list[RawServer] = []
+
+    def start(script: Script, **kwargs: Any) -> RawServer:
+        server = RawServer(script, **kwargs).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+MakeFetcher = Callable[..., PinnedFetcher]
+
+
+@pytest.fixture
+def make_fetcher(ca_path: str) -> Iterator[MakeFetcher]:
+    """Build a fetcher that reaches example.test:80 and :443 on local ports (closed at teardown).
+
+    ``http``/``https``: local ports for example.test; ``routes``: more ``ConnectTo`` rules;
+    ``allow``: ``allow_net`` (127.0.0.1/32 by default); ``trust``: whether to pass the test CA.
+    Other keyword arguments go to `FetchOptions`.
+    """
+    fetchers: list[PinnedFetcher] = []
+
+    def make(
+        *,
+        http: int | None = None,
+        https: int | None = None,
+        routes: Sequence[ConnectTo] = (),
+        allow: Sequence[ipaddress.IPv4Network | ipaddress.IPv6Network] = (LOOPBACK,),
+        trust: bool = True,
+        resolver: Callable[[str, int], Sequence[str]] = no_dns,
+        **options: Any,
+    ) -> PinnedFetcher:
+        rules = list(routes)
+        if http is not None:
+            rules.append(ConnectTo(HOST, 80, "127.0.0.1", http))
+        if https is not None:
+            rules.append(ConnectTo(HOST, 443, "127.0.0.1", https))
+        fetcher = PinnedFetcher(
+            FetchOptions(
+                connect_to=tuple(rules),
+                allow_net=tuple(allow),
+                ca_cert=ca_path if trust else None,
+                **options,
+            ),
+            resolver=resolver,
+        )
+        fetchers.append(fetcher)
+        return fetcher
+
+    yield make
+    for fetcher in fetchers:
+        fetcher.close()
