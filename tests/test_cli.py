@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import (
     Cli,
@@ -408,3 +410,60 @@ def test_internal_error_in_json(cli: Cli, tmp_path: Path,
     assert report["command"] == "compare"
     assert [(f["code"], f["exit"]) for f in report["findings"]] == [("TC900", 3)]
     assert "secret" not in run.out
+
+
+# ---- bad input never produces a traceback ---------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                max_size=3),
+    max_leaves=8,
+)
+# Events that are nearly right, so the checks behind the JSON parser are reached too.
+events = st.fixed_dictionaries(
+    {"type": st.sampled_from(["tool_call", "tool_result", "answer", "other"]) | json_values,
+     "run_id": st.sampled_from(["r1", "r2"]) | json_values},
+    optional={
+        "call_id": st.sampled_from(["c1", "c2"]) | json_values,
+        "tool": st.just("t") | json_values,
+        "ok": st.booleans() | json_values,
+        "sources": st.lists(st.fixed_dictionaries(
+            {}, optional={"id": st.sampled_from(["s1", "s2", ""]) | json_values,
+                          "uri": st.text(max_size=5) | json_values,
+                          "content": st.text(max_size=20) | json_values}), max_size=3)
+        | json_values,
+        "claims": st.lists(st.fixed_dictionaries(
+            {}, optional={"text": st.text(max_size=5) | json_values,
+                          "citations": st.lists(st.fixed_dictionaries(
+                              {}, optional={"source_id": st.sampled_from(["s1", "s2"])
+                                            | json_values,
+                                            "quote": st.text(max_size=10) | json_values}),
+                              max_size=3) | json_values}), max_size=3) | json_values,
+    },
+).map(lambda e: json.dumps(e).encode())
+trace_bytes = st.lists(events | st.binary(max_size=40), max_size=8).map(b"\n".join)
+notes_bytes = st.binary(max_size=300) | st.lists(
+    st.sampled_from([b"claim: a", b"quote: b", b"url: c", b"", b"---", b"# x", b"\xff", b"x",
+                     b"Claim: d", b"quote:", b"\xef\xbb\xbf", b"\r"]), max_size=12
+).map(b"\n".join)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(trace=trace_bytes, notes=notes_bytes)
+def test_bad_input_never_produces_a_traceback(cli: Cli, tmp_path: Path, trace: bytes,
+                                               notes: bytes) -> None:
+    trace_path = tmp_path / "fuzz.jsonl"
+    trace_path.write_bytes(trace)
+    notes_path = tmp_path / "fuzz.md"
+    notes_path.write_bytes(notes)
+    for argv in (("check", "--evidence", trace_path, "--json"),
+                 ("check", "--evidence", notes_path, "--json"),
+                 ("compare", trace_path, trace_path, "--json")):
+        run = cli(*argv)
+        assert run.exit in (0, 1, 2), run.out
+        report = json.loads(run.out)
+        assert report["exit_code"] == run.exit
+        assert "Traceback" not in run.err
+        assert run.err == ""

@@ -1,0 +1,276 @@
+"""No report echoes quotes, claims or source content, and no input-derived name can drive a
+terminal or a GitHub Actions log (SPEC §5).
+
+Canary strings — terminal escapes, workflow commands, markup and a unique token per field — are
+planted in every field of notes and traces and in file names; every offline command runs in
+every format, including ``--report-file`` outputs and the step summary, and every byte written
+is searched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Cli, CliResult
+from tracecite.reporters.escape import printable
+
+# Hostile text without "/" (it also goes into file names) and without line breaks (notes values
+# are single lines); BREAKS adds those where a field can hold them.
+HOSTILE = ("\x1b[31m\x1b]0;pwned\x07::error::x%0A::warning::y<script>alert(1)<\\script>"
+           "##[error]z\u2028\x85")
+BREAKS = "\r\n::error file=x::nl\n##[warning]w\r::notice::cr\n  ::debug::indented\n"
+
+
+def token(kind: str) -> str:
+    return f"CANARY{kind}X"
+
+
+def canary(kind: str, *, breaks: bool = True) -> str:
+    """A hostile value for one field, identified by its unique token."""
+    return f"{HOSTILE}{BREAKS if breaks else ''}{token(kind)}{HOSTILE}"
+
+
+# Tokens of text that must never be shown, in any form.
+SECRET_KINDS = [
+    "claim1", "claim2", "claim3", "quote1", "quote2", "quote3", "content1", "content2",
+    "content3", "contentA", "contentA2", "contentB", "contentC", "contentD", "tool", "extra",
+    "extrakey", "eventtype", "badjson", "notobject", "okvalue", "badutf8", "notesclaim",
+    "notesquote", "notesclaim2", "notesquote2", "notesclaim3", "notesquote3", "noteskey",
+    "notesline", "notesvalue", "failedcontent",
+]
+
+
+@dataclass(frozen=True)
+class Inputs:
+    notes_bad: Path
+    notes_ok: Path
+    evidence: Path
+    no_claims: Path
+    broken: Path
+    old: Path
+    new: Path
+    missing: Path
+
+
+def _write(path: Path, events: list[Any]) -> Path:
+    lines = [e if isinstance(e, bytes) else
+             (e if isinstance(e, str) else json.dumps(e)).encode("utf-8") for e in events]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def _name(kind: str, suffix: str) -> str:
+    # File names hold everything but "/" and NUL.
+    return f"{HOSTILE}{BREAKS}{token(kind)}{suffix}"
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
+    d = tmp_path_factory.mktemp("canaries")
+    run = canary("runid")
+    call_id = canary("callid")
+    tool = canary("tool")
+    extra = {canary("extrakey"): canary("extra")}
+    sid1, sid2 = canary("sid1"), canary("sid2")
+
+    notes_bad = d / _name("notesbadfile", ".md")
+    one = {k: canary(k, breaks=False) for k in (
+        "notesclaim", "notesquote", "notesurl", "notesclaim2", "notesquote2", "notesclaim3",
+        "notesquote3", "notesline", "noteskey", "notesvalue")}
+    notes_bad.write_text(
+        f"# {one['notesline']}\n"
+        f"claim: {one['notesclaim']}\nquote: {one['notesquote']}\nurl: {one['notesurl']}\n\n"
+        f"claim: {one['notesclaim2']}\nquote: {one['notesquote2']}\n\n"  # TC113
+        f"claim: {one['notesclaim3']}\nclaim: {one['notesclaim3']}\n"  # TC112
+        f"{one['notesline']}\n"  # TC110
+        f"{token('noteskey')}: {one['notesvalue']}\n"  # TC111
+        f"quote: {one['notesquote3']}\nurl:\n",  # TC114
+        encoding="utf-8",
+    )
+    notes_ok = d / _name("notesokfile", ".md")
+    notes_ok.write_text(
+        f"claim: {one['notesclaim']}\nquote: {one['notesquote']}\nurl: {one['notesurl']}\n",
+        encoding="utf-8")
+
+    evidence = _write(d / _name("evidencefile", ".jsonl"), [
+        {"type": "tool_call", "run_id": run, "call_id": call_id, "tool": tool, **extra},
+        {"type": "tool_result", "run_id": run, "call_id": call_id, "ok": True, **extra,
+         "sources": [
+             {"id": sid1, "uri": canary("uri1"), "content": canary("content1") + " kept words",
+              **extra},
+             {"id": sid2, "uri": "https://example.com/" + canary("uri2"),
+              "content": canary("content2")},
+         ]},
+        {"type": canary("eventtype"), "run_id": run, **extra},
+        {"type": "answer", "run_id": run, **extra, "claims": [
+            {"text": canary("claim1"), **extra, "citations": [
+                {"source_id": sid1, "quote": "kept words"},
+                {"source_id": sid1, "quote": canary("quote1"), **extra},
+                {"source_id": sid2, "quote": canary("quote2")},
+            ]},
+            {"text": canary("claim2"), "citations": []},
+        ]},
+    ])
+    no_claims = _write(d / _name("noclaimsfile", ".jsonl"), [
+        {"type": "tool_call", "run_id": run, "call_id": call_id, "tool": tool},
+        {"type": "answer", "run_id": run, "claims": [], **extra},
+    ])
+    call2, call3, call4 = canary("callid2"), canary("callid3"), canary("callid4")
+    sid_a = canary("sidA")
+    broken = _write(d / _name("brokenfile", ".jsonl"), [
+        {"type": "tool_call", "run_id": run, "call_id": call_id, "tool": tool},
+        '{"type": "tool_call", ' + json.dumps(canary("badjson")),  # TC120
+        json.dumps(canary("notobject")),  # TC121
+        {"type": "tool_result", "run_id": run, "call_id": call_id, "ok": canary("okvalue")},
+        {"type": "tool_call", "run_id": canary("runid2"), "call_id": call2, "tool": tool},
+        {"type": "tool_call", "run_id": run, "call_id": call_id, "tool": tool},  # TC125
+        {"type": "tool_result", "run_id": run, "call_id": call3, "ok": True,  # TC126
+         "sources": [{"id": canary("sid3"), "uri": canary("uri3"), "content": canary("content3")}]},
+        {"type": "tool_result", "run_id": run, "call_id": call2, "ok": True,
+         "sources": [{"id": sid_a, "uri": canary("uriA"), "content": canary("contentA")}]},
+        {"type": "tool_result", "run_id": run, "call_id": call2, "ok": True,  # TC127, TC129
+         "sources": [{"id": sid_a, "uri": canary("uriA"), "content": canary("contentA2")}]},
+        {"type": "tool_call", "run_id": run, "call_id": call4, "tool": tool},
+        {"type": "tool_result", "run_id": run, "call_id": call4, "ok": False,  # TC128
+         "sources": [{"id": canary("sid4"), "uri": canary("uri4"),
+                      "content": canary("failedcontent")}]},
+        {"type": "tool_call", "run_id": run, "tool": tool},  # TC122
+        {"type": "answer", "run_id": run, "claims": [
+            {"text": [canary("claim3")], "citations": [  # TC123
+                {"source_id": canary("sidunknown"), "quote": canary("quote3")},  # TC131
+                {"source_id": sid_a, "quote": [canary("quote3")]},  # TC123
+            ]}]},
+        {"type": "answer", "run_id": run, "claims": []},  # TC130
+        b'{"type": "' + token("badutf8").encode() + b'\xff\xfe"}',  # TC102
+    ])
+
+    def capture(sources: list[tuple[str, str, str]]) -> list[Any]:
+        return [
+            {"type": "tool_call", "run_id": run, "call_id": call_id, "tool": tool},
+            {"type": "tool_result", "run_id": run, "call_id": call_id, "ok": True,
+             "sources": [{"id": i, "uri": u, "content": c} for i, u, c in sources]},
+            {"type": "answer", "run_id": run, "claims": []},
+        ]
+
+    # Distinct before the "#" of the canary: the fragment is not part of a stable URI.
+    uri = {k: f"https://example.com/{k}/" + canary(k) for k in ("uriB", "uriC", "uriD")}
+    old = _write(d / _name("oldfile", ".jsonl"), capture([
+        (sid1, uri["uriB"], canary("contentB")), (sid2, uri["uriC"], canary("contentC"))]))
+    new = _write(d / _name("newfile", ".jsonl"), capture([
+        (sid1, uri["uriB"], canary("contentB") + " more"),
+        (sid2, uri["uriD"], canary("contentD"))]))
+    return Inputs(notes_bad, notes_ok, evidence, no_claims, broken, old, new,
+                  d / _name("missingfile", ".md"))
+
+
+COMMANDS: dict[str, Any] = {
+    "check-format": lambda i: ["check", i.notes_bad, i.notes_ok, i.broken, i.missing],
+    "check-evidence": lambda i: ["check", "--evidence", i.evidence, i.no_claims, i.notes_ok],
+    "bare-evidence": lambda i: [i.evidence, "--evidence"],
+    "compare": lambda i: ["compare", i.old, i.new],
+    "compare-broken": lambda i: ["compare", i.broken, i.new],
+    # No spaces: argparse takes an argument with a space for a file name.
+    "usage": lambda i: ["check", f"--{HOSTILE}\r\n::error::x\n{token('argument')}", i.notes_ok],
+}
+EXPECTED = {
+    "check-format": {"TC101", "TC102", "TC110", "TC111", "TC112", "TC113", "TC114", "TC120",
+                     "TC121", "TC122", "TC123", "TC124", "TC125", "TC126", "TC127", "TC128",
+                     "TC129", "TC130", "TC131"},
+    "check-evidence": {"TC200", "TC201", "TC202"},
+    "bare-evidence": {"TC201", "TC202"},
+    "compare": {"TC400", "TC401", "TC402"},
+    "compare-broken": {"TC102", "TC120", "TC121", "TC122", "TC123", "TC124", "TC125", "TC126",
+                       "TC127", "TC128", "TC129", "TC130", "TC131"},
+    "usage": {"TC100"},
+}
+EXIT = {"check-format": 1, "check-evidence": 2, "bare-evidence": 2, "compare": 2,
+        "compare-broken": 1, "usage": 1}
+FORMATS = ["console", "console-colour", "json", "github", "sarif"]
+
+ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
+ANNOTATION = re.compile(
+    r"^::error (?:file=[^:,\r\n]*,)?(?:line=\d+,)?(?:col=\d+,)?title=[^:,\r\n]*::[^\r\n]*$")
+
+
+def _outputs(cli: Cli, argv: list[Any], fmt: str, report_dir: Path,
+             monkeypatch: pytest.MonkeyPatch) -> tuple[CliResult, dict[str, str]]:
+    """Run one command in one format; every text it wrote, by where it went."""
+    summary = report_dir / "step-summary.md"
+    summary.unlink(missing_ok=True)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    colour = fmt == "console-colour"
+    monkeypatch.setattr("tracecite.cli._is_color", lambda stream: colour)
+    files = {f: report_dir / f"report.{f}" for f in ("console", "json", "github", "sarif")}
+    for path in files.values():
+        path.unlink(missing_ok=True)
+    extra = [a for f, p in files.items() for a in ("--report-file", f"{f}:{p}")]
+    run = cli(*argv, "--format", fmt.removesuffix("-colour"), *extra)
+    texts = {"stdout": run.out, "stderr": run.err}
+    for f, path in files.items():
+        if path.exists():
+            texts[f"report-file {f}"] = path.read_text(encoding="utf-8")
+    if summary.exists():
+        texts["step summary"] = summary.read_text(encoding="utf-8")
+    return run, texts
+
+
+def _check_text(where: str, text: str, *, annotations_allowed: bool, colour: bool) -> None:
+    for kind in SECRET_KINDS:
+        assert token(kind) not in text, f"{where}: the {kind} canary leaked"
+    if colour:
+        # The console's own colours; that they are all it adds is checked against plain output.
+        text = ANSI_SGR.sub("", text)
+    assert "\x1b" not in text, f"{where}: raw ESC"
+    assert "\x07" not in text, f"{where}: raw BEL"
+    assert "\r" not in text, f"{where}: raw CR (the runner splits lines on it)"
+    assert "\x85" not in text and "\u2028" not in text, f"{where}: raw line separator"
+    assert "##[" not in text, f"{where}: a legacy workflow command"
+    for line in text.splitlines():
+        if line.lstrip().startswith("::"):
+            assert annotations_allowed and ANNOTATION.match(line), f"{where}: {line!r}"
+
+
+@pytest.fixture
+def report_dir(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_no_canary_escapes(cli: Cli, inputs: Inputs, report_dir: Path,
+                           monkeypatch: pytest.MonkeyPatch, command: str, fmt: str) -> None:
+    argv = COMMANDS[command](inputs)
+    run, texts = _outputs(cli, argv, fmt, report_dir, monkeypatch)
+    assert run.exit == EXIT[command]
+    for where, text in texts.items():
+        _check_text(where, text, annotations_allowed=(
+            (where == "stdout" and fmt == "github") or where == "report-file github"),
+            colour=where == "stdout" and fmt == "console-colour")
+    if fmt == "console-colour":
+        plain = _outputs(cli, argv, "console", report_dir, monkeypatch)[1]["stdout"]
+        assert ANSI_SGR.sub("", texts["stdout"]) == plain
+    if fmt == "github" and command != "usage":
+        assert "step summary" in texts
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_canary_runs_find_what_they_should(cli: Cli, inputs: Inputs, command: str) -> None:
+    """The test above is only as good as the findings it provokes."""
+    report = cli(*COMMANDS[command](inputs), "--json").json()
+    assert {f["code"] for f in report["findings"]} == EXPECTED[command]
+
+
+def test_names_are_shown_escaped_not_dropped(cli: Cli, inputs: Inputs) -> None:
+    report = cli("check", "--evidence", inputs.evidence, "--json").json()
+    mismatch = next(f for f in report["findings"] if f["code"] == "TC202")
+    assert mismatch["source_id"] in (canary("sid1"), canary("sid2"))
+    assert mismatch["file"] == str(inputs.evidence)
+    console = cli("check", "--evidence", inputs.evidence).out
+    assert printable(canary("sid2")) in console
+    assert printable(str(inputs.evidence)) in console
