@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -132,3 +133,22 @@ def test_evidence_skipped_for_invalid_trace(cli: Cli, tmp_path: Path) -> None:
     run = cli("check", path, "--evidence", "--json")
     assert run.exit == 1
     assert run.codes() == ["TC125"]
+
+
+@pytest.mark.parametrize("prefix", ["\ufeff", "\x1e"], ids=["bom", "record-separator"])
+def test_lines_that_the_reader_tolerates_are_read_back(cli: Cli, tmp_path: Path,
+                                                       prefix: str) -> None:
+    """The JSONL reader skips a BOM or an RS (RFC 7464) before each line; the evidence check
+    must read such a line's sources just as well."""
+    good = [call(), result(sources=[source(content="alpha beta")]),
+            answer([claim(citations=[cite(quote="alpha")])])]
+    lines = [json.dumps(event) for event in good]
+    lines[1] = prefix + lines[1]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes("\r\n".join(lines).encode() + b"\r\n")
+    run = cli("check", path, "--evidence", "--json")
+    assert (run.exit, run.codes()) == (0, [])
+    lines[2] = json.dumps(answer([claim(citations=[cite(quote="gamma")])]))
+    path.write_bytes("\n".join(lines).encode())
+    run = cli("check", path, "--evidence", "--json")
+    assert (run.exit, run.codes()) == (2, ["TC202"])
