@@ -3,8 +3,11 @@ usage errors, format selection and the internal-error boundary."""
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +29,9 @@ from tests.conftest import (
     valid_events,
 )
 from tracecite import __version__
-from tracecite.codes import BY_CODE
+from tracecite.codes import BY_CODE, Code
+from tracecite.findings import Finding, Report, Summary, counts_by_exit, exit_code_of
+from tracecite.reporters.github import summary_line
 
 NOTES_OK = note()
 TRACE_OK = jsonl(valid_events())
@@ -74,6 +79,12 @@ CASES = [
          files={"n.md": NOTES_OK}),
     Case("usage-report-file-is-dir", ("check", "n.md", "--json", "--report-file", "json:adir"),
          "TC100", 1, files={"n.md": NOTES_OK, "adir/": None}),
+    Case("usage-bad-number", ("verify-urls", "a.jsonl", "--concurrency", "0", "--json"),
+         "TC100", 1, files={"a.jsonl": TRACE_OK}),
+    Case("usage-not-a-number", ("verify-urls", "a.jsonl", "--max-bytes", "lots", "--json"),
+         "TC100", 1, files={"a.jsonl": TRACE_OK}),
+    Case("usage-timeout-too-long", ("verify-urls", "a.jsonl", "--timeout", "21", "--json"),
+         "TC100", 1, files={"a.jsonl": TRACE_OK}),
     # ---- TC101/TC102: reading inputs ----
     Case("unreadable-missing-notes", ("check", "missing.md", "--json"), "TC101", 1,
          file="missing.md"),
@@ -449,7 +460,7 @@ notes_bytes = st.binary(max_size=300) | st.lists(
 ).map(b"\n".join)
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(trace=trace_bytes, notes=notes_bytes)
 def test_bad_input_never_produces_a_traceback(cli: Cli, tmp_path: Path, trace: bytes,
@@ -458,8 +469,7 @@ def test_bad_input_never_produces_a_traceback(cli: Cli, tmp_path: Path, trace: b
     trace_path.write_bytes(trace)
     notes_path = tmp_path / "fuzz.md"
     notes_path.write_bytes(notes)
-    for argv in (("check", "--evidence", trace_path, "--json"),
-                 ("check", "--evidence", notes_path, "--json"),
+    for argv in (("check", "--evidence", trace_path, notes_path, "--json"),
                  ("compare", trace_path, trace_path, "--json")):
         run = cli(*argv)
         assert run.exit in (0, 1, 2), run.out
@@ -467,3 +477,84 @@ def test_bad_input_never_produces_a_traceback(cli: Cli, tmp_path: Path, trace: b
         assert report["exit_code"] == run.exit
         assert "Traceback" not in run.err
         assert run.err == ""
+
+
+# ---- other ways a run ends -------------------------------------------------------------------
+
+class _FailingFile(io.BytesIO):
+    """A file that opens but cannot be read (an I/O error half way, say)."""
+
+    def read(self, size: int | None = -1) -> bytes:
+        raise OSError(errno.EIO, "Input/output error")
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield json.dumps(call()).encode() + b"\n"
+        raise OSError(errno.EIO, "Input/output error")
+
+
+def test_unreadable_without_root(cli: Cli, tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TC101 paths chmod cannot reach when the tests run as root."""
+    notes, trace = tmp_path / "n.md", tmp_path / "t.jsonl"
+    notes.write_text("x")
+    trace.write_bytes(TRACE_OK)
+
+    def refuse(path: str, mode: str = "r") -> object:
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+
+    monkeypatch.setattr("tracecite.inputs.files.open", refuse, raising=False)
+    run = cli("check", notes, trace, "--json")
+    assert run.exit == 1
+    assert [(f["code"], f["line"], f["message"]) for f in run.json()["findings"]] == [
+        ("TC101", None, "input cannot be read (Permission denied)")] * 2
+
+    monkeypatch.setattr("tracecite.inputs.files.open", lambda path, mode="r": _FailingFile(),
+                        raising=False)
+    run = cli("check", notes, trace, "--json")
+    assert run.exit == 1
+    got = [(f["code"], f["file"], f["line"]) for f in run.json()["findings"]]
+    assert got == [("TC101", str(notes), None), ("TC101", str(trace), 1),
+                   ("TC130", str(trace), 1)]
+    assert "Input/output error" in run.json()["findings"][0]["message"]
+
+
+def test_keyboard_interrupt(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("tracecite.commands.run_check", interrupted)
+    run = cli("check", tmp_path / "t.jsonl")
+    assert run.exit == 130
+    assert run.err == "tracecite: interrupted\n"
+
+
+def test_usage_error_when_the_step_summary_cannot_be_written(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a directory
+    run = cli("check", "--format", "github")
+    assert run.exit == 1
+    assert run.out.startswith("::error title=TC100 usage::")
+    assert "Traceback" not in run.err
+
+
+def test_exit_code_precedence() -> None:
+    def f(code: Code) -> Finding:
+        return Finding(code, "m")
+
+    internal, usage, mismatch = (f(Code.INTERNAL_ERROR), f(Code.NOTES_BAD_LINE),
+                                 f(Code.QUOTE_NOT_IN_CAPTURE))
+    assert exit_code_of([]) == 0
+    assert exit_code_of([mismatch]) == 2
+    assert exit_code_of([mismatch, usage]) == 1
+    assert exit_code_of([mismatch, usage, internal]) == 3
+    assert Report("check", (mismatch, usage)).exit_code == 1
+    assert counts_by_exit([mismatch, usage, mismatch]) == {2: 2, 1: 1}
+
+
+def test_summary_line_counts() -> None:
+    summary = Summary(checked=5, matched=2, unavailable=1, skipped=3)
+    line = summary_line(Report("verify-urls", (), summary))
+    assert line == ("tracecite verify-urls: 0 findings; 5 quotes checked, 2 matched, "
+                    "1 with the source unavailable, 3 skipped; exit 0")
+    assert summary_line(Report("check", (), Summary(checked=1, matched=1))) == (
+        "tracecite check: 0 findings; 1 quote checked, 1 matched; exit 0")

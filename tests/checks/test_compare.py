@@ -76,7 +76,8 @@ urls = st.builds(
     lambda scheme, host, port, path, query, fragment: (
         f"{scheme}://{host}{port}{path}{query}{fragment}"),
     st.sampled_from(["http", "https", "HTTP", "HtTpS"]),
-    st.from_regex(r"[A-Za-z0-9][A-Za-z0-9-]{0,8}(\.[A-Za-z0-9-]{1,8}){0,3}", fullmatch=True),
+    st.lists(st.text(st.sampled_from("aZq09-"), min_size=1, max_size=6), min_size=1,
+             max_size=3).map(".".join),
     st.sampled_from(["", ":", ":80", ":443", ":8080"]),
     st.lists(segment, max_size=4).map(lambda segs: "".join("/" + s for s in segs)),
     st.sampled_from(["", "?"]).flatmap(lambda q: st.just("") if not q else
@@ -85,7 +86,7 @@ urls = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(urls)
 def test_stable_uri_of_http_urls(url: str) -> None:
     once = stable_uri(url)

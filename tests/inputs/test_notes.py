@@ -193,7 +193,7 @@ def rendered(draw: st.DrawFn) -> tuple[str, list[tuple[str, str, str]]]:
     return bom + newline.join(lines) + draw(st.sampled_from(["", newline])), recs
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(rendered())
 def test_rendered_records_round_trip(case: tuple[str, list[tuple[str, str, str]]]) -> None:
     text, recs = case
