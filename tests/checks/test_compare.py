@@ -36,6 +36,8 @@ from tracecite.checks.compare import stable_uri
     ("https://User:P%61ss@Example.com/", "https://User:Pass@example.com/"),
     ("https://[2001:DB8::1]:443/", "https://[2001:db8::1]/"),
     ("https://[2001:db8::1]:8443/", "https://[2001:db8::1]:8443/"),
+    ("https://[2001:db8::1]x/", "https://[2001:db8::1]x/"),
+    ("https://[2001:db8::1", "https://[2001:db8::1/"),
     ("https://EX%2fAMPLE.com/", "https://ex%2Fample.com/"),
     ("https://%45x.com/", "https://ex.com/"),
     ("file:docs/Guide.html", "file:docs/Guide.html"),

@@ -114,3 +114,21 @@ def test_printable() -> None:
     assert printable("a::b") == "a::b"
     assert printable("x##[set-output name=a]b") == "x#\\x23[set-output name=a]b"
     assert printable("###[") == "##\\x23["
+
+
+def test_progress_bar_only_on_a_terminal() -> None:
+    from tracecite.checks.live import NoProgress
+    from tracecite.progress import BarProgress, progress_for
+
+    assert isinstance(progress_for(io.StringIO()), NoProgress)
+    assert isinstance(progress_for(_Tty(), enabled=False), NoProgress)
+    stream = _Tty()
+    bar = progress_for(stream, label="fetching")
+    assert isinstance(bar, BarProgress)
+    bar.start(3)
+    for _ in range(3):
+        bar.advance()
+    bar.stop()
+    assert "fetching" in stream.getvalue()
+    idle = BarProgress(_Tty(), "x")
+    idle.advance()  # before start: nothing to advance, and no error
