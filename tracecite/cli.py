@@ -8,6 +8,7 @@ unexpected is TC900 (exit 3) with one line asking for a bug report (the tracebac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
@@ -333,10 +334,8 @@ def _fail(argv: Sequence[str], code: Code, message: str, command: str) -> int:
         # argparse's messages quote the command line, which may hold hostile file names.
         sys.stderr.write(f"tracecite: {code.code} {code.label}: {printable(message)}\n")
     else:
-        try:
+        with contextlib.suppress(OSError):  # the report is best effort here
             emit(report, fmt)
-        except OSError:
-            pass
     return report.exit_code
 
 
@@ -368,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (e.g. `| head`); nothing more can be said to it.
         sys.stderr.close()
         return EXIT_INPUT
-    except Exception as exc:  # noqa: BLE001 - the one place unexpected errors are caught
+    except Exception as exc:  # the one place unexpected errors are caught
         if debug:
             traceback.print_exc()
         _fail(args_list, Code.INTERNAL_ERROR, f"{type(exc).__name__}: {BUG_REPORT}", command)
