@@ -22,7 +22,7 @@ def evidence(tmp_path: Path) -> Iterator[Any]:
 
     def run(events: list[Any]) -> tuple[list[Finding], Summary]:
         path = write_trace(tmp_path / "t.jsonl", events)
-        scanned = scan_trace(str(path), keep_content=True)
+        scanned = scan_trace(str(path))
         scans.append(scanned)
         assert scanned.findings == ()
         return check_evidence(scanned)
@@ -72,16 +72,16 @@ def test_quote_not_in_capture_is_located(evidence: Any) -> None:
 
 def test_each_source_read_once_whatever_the_citation_order(evidence: Any,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracecite.inputs.sources import SourceStore
+    import tracecite.checks.evidence as module
 
-    reads: list[str] = []
-    original = SourceStore.content
+    reads: list[int] = []
+    original = module.read_sources_at
 
-    def counting(self: SourceStore, source_id: str) -> str:
-        reads.append(source_id)
-        return original(self, source_id)
+    def counting(handle: Any, offset: int) -> dict[str, tuple[str, str]]:
+        reads.append(offset)
+        return original(handle, offset)
 
-    monkeypatch.setattr(SourceStore, "content", counting)
+    monkeypatch.setattr(module, "read_sources_at", counting)
     findings, summary = evidence([
         call(), result(sources=[source("a", content="one two"), source("b", content="three"),
                                 source("c", content="unused")]),
@@ -90,7 +90,7 @@ def test_each_source_read_once_whatever_the_citation_order(evidence: Any,
     ])
     assert findings == []
     assert summary.matched == 4
-    assert reads == ["a", "b"]
+    assert len(reads) == 1  # a and b are on one line, read once
 
 
 @pytest.mark.parametrize("content, quote", [
@@ -152,3 +152,76 @@ def test_lines_that_the_reader_tolerates_are_read_back(cli: Cli, tmp_path: Path,
     path.write_bytes("\n".join(lines).encode())
     run = cli("check", path, "--evidence", "--json")
     assert (run.exit, run.codes()) == (2, ["TC202"])
+
+
+# ---- one pass, forecast from the last line; the second-pass fallback; workers ---------------
+
+def _events_with_miss() -> list[Any]:
+    return [call(), result(sources=[source("s1", "https://one/", "alpha beta gamma"),
+                                    source("s2", "https://two/", "delta")]),
+            call("c2"), result("c2", sources=[source("s3", "https://three/", "eta theta")]),
+            answer([claim(citations=[cite("s1", "beta  gamma"), cite("s3", "theta")]),
+                    claim(citations=[cite("s2", "omega")])])]
+
+
+def _verdicts(result: Any) -> tuple[list[tuple[str, int | None, int | None, str | None]],
+                                    tuple[int, int, int]]:
+    found = [(f.code.code, f.claim, f.citation, f.uri) for f in result.findings]
+    s = result.summary
+    return found, (s.checked, s.matched, s.mismatched)
+
+
+EXPECTED = ([("TC202", 2, 1, "https://two/")], (3, 2, 1))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_scan_with_evidence_one_pass(tmp_path: Path, workers: int) -> None:
+    from tracecite.checks.evidence import scan_with_evidence
+
+    path = write_trace(tmp_path / "t.jsonl", _events_with_miss())
+    result = scan_with_evidence(str(path), workers=workers)
+    assert result.scan.valid
+    assert _verdicts(result) == EXPECTED
+    assert result.uris == {"s1": "https://one/", "s2": "https://two/", "s3": "https://three/"}
+
+
+def test_scan_with_evidence_answer_not_last(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """An event after the answer: the forecast sees nothing, the second pass decides."""
+    import tracecite.checks.evidence as module
+    from tracecite.checks.evidence import scan_with_evidence
+
+    calls: list[int] = []
+    original = module.check_evidence
+    monkeypatch.setattr(module, "check_evidence",
+                        lambda scan, **kw: calls.append(1) or original(scan, **kw))
+    path = write_trace(tmp_path / "t.jsonl",
+                       [*_events_with_miss(), {"type": "done", "run_id": "r1"}, ""])
+    assert _verdicts(scan_with_evidence(str(path), workers=1)) == EXPECTED
+    assert calls == [1]
+
+
+def test_scan_with_evidence_agrees_with_two_passes(tmp_path: Path) -> None:
+    from tracecite.checks.evidence import scan_with_evidence
+
+    path = write_trace(tmp_path / "t.jsonl", _events_with_miss())
+    scanned = scan_trace(str(path))
+    try:
+        two_pass = check_evidence(scanned, workers=2)
+    finally:
+        scanned.sources.close()
+    one_pass = scan_with_evidence(str(path))
+    assert sorted(two_pass[0], key=Finding.sort_key) == sorted(one_pass.findings,
+                                                               key=Finding.sort_key)
+    assert two_pass[1] == one_pass.summary
+
+
+def test_a_trace_changed_between_passes_is_an_input_error(tmp_path: Path) -> None:
+    path = write_trace(tmp_path / "t.jsonl", _events_with_miss())
+    scanned = scan_trace(str(path))
+    try:
+        path.write_text("{}\n" * 10)
+        findings, _ = check_evidence(scanned, workers=1)
+    finally:
+        scanned.sources.close()
+    assert [f.code.code for f in findings] == ["TC101"]

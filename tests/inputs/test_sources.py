@@ -1,87 +1,101 @@
-"""The source spool: ids, URIs and contents kept on disk until the evidence check reads them."""
+"""The source index: where each source is, and reading cited sources again from the file."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracecite.inputs.sources import SourceStore
+from tracecite.inputs.sources import SourceIndex, TraceChangedError, read_sources_at
 from tracecite.model import SourceRef
 
 
-@pytest.fixture
-def store() -> Iterator[SourceStore]:
-    kept = SourceStore(keep_content=True)
-    yield kept
-    kept.close()
+def _result_line(sources: list[tuple[str, str, str]]) -> bytes:
+    event = {"type": "tool_result", "run_id": "r", "call_id": "c", "ok": True,
+             "sources": [{"id": i, "uri": u, "content": c} for i, u, c in sources]}
+    return json.dumps(event).encode() + b"\n"
 
 
-def test_add_and_read_back(store: SourceStore) -> None:
-    store.add("a", "https://a/", "alpha", 2)
-    store.add("b", "file:b.txt", "", 3)
-    store.add("c", "https://c/", "gamma \u00e9 \ud800", 3)
-    assert len(store) == 3
-    assert "a" in store and "z" not in store
-    assert store.ref("b") == SourceRef("b", "file:b.txt", 3)
-    assert store.content("b") == ""
-    assert store.content("c") == "gamma \u00e9 \ud800"
-    assert store.content("a") == "alpha"
+def _write(path: Path, lines: list[bytes]) -> list[int]:
+    offsets, offset = [], 0
+    for line in lines:
+        offsets.append(offset)
+        offset += len(line)
+    path.write_bytes(b"".join(lines))
+    return offsets
 
 
-def test_first_id_wins(store: SourceStore) -> None:
-    store.add("a", "https://first/", "one", 1)
-    store.add("a", "https://second/", "two", 2)
-    assert len(store) == 1
-    assert store.ref("a") == SourceRef("a", "https://first/", 1)
-    assert store.content("a") == "one"
-
-
-def test_reads_between_adds_do_not_overwrite(store: SourceStore) -> None:
-    store.add("a", "u1", "first content", 1)
-    assert store.content("a") == "first content"
-    store.add("b", "u2", "second", 2)
-    assert store.ref("a").uri == "u1"
-    store.add("c", "u3", "third", 3)
-    assert [store.content(i) for i in ("c", "b", "a")] == ["third", "second", "first content"]
-
-
-def test_spool_order(store: SourceStore) -> None:
-    for n, name in enumerate("dbca"):
-        store.add(name, f"u{name}", name * 3, n)
-    assert store.in_spool_order({"a", "b", "c"}) == ["b", "c", "a"]
-    assert store.in_spool_order(set()) == []
-
-
-def test_without_content() -> None:
-    store = SourceStore(keep_content=False)
-    store.add("a", "https://a/", "not kept", 1)
-    assert store.ref("a").uri == "https://a/"
-    with pytest.raises(RuntimeError):
-        store.content("a")
-    store.close()
-    store.close()  # closing twice is fine
-
-
-def test_empty_store_closes() -> None:
-    store = SourceStore(keep_content=True)
-    assert len(store) == 0
-    store.close()
-
-
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.tuples(st.text(max_size=5), st.text(), st.text()), max_size=20))
-def test_round_trip(entries: list[tuple[str, str, str]]) -> None:
-    store = SourceStore(keep_content=True)
+def test_index_reads_sources_back(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    offsets = _write(path, [b'{"type":"x"}\n',
+                            _result_line([("a", "https://a/", "alpha"), ("b", "file:b", "")]),
+                            _result_line([("c", "https://c/", "gamma \u00e9 \ud800")])])
+    index = SourceIndex(str(path))
+    index.add("a", 2, offsets[1])
+    index.add("b", 2, offsets[1])
+    index.add("c", 3, offsets[2])
+    index.add("a", 9, offsets[2])  # the first one with an id wins
     try:
-        expected: dict[str, tuple[str, str, int]] = {}
-        for line, (source_id, uri, content) in enumerate(entries, start=1):
-            store.add(source_id, uri, content, line)
-            expected.setdefault(source_id, (uri, content, line))
-        for source_id, (uri, content, line) in expected.items():
-            assert store.ref(source_id) == SourceRef(source_id, uri, line)
-            assert store.content(source_id) == content
+        assert len(index) == 3 and "a" in index and "z" not in index
+        assert index.ref("b") == SourceRef("b", "file:b", 2)
+        assert index.content("b") == ""
+        assert index.content("c") == "gamma \u00e9 \ud800"
+        assert index.content("a") == "alpha"
+        assert (index.line("a"), index.offset("a")) == (2, offsets[1])
+        assert index.uris(["c", "a", "a"]) == {"a": "https://a/", "c": "https://c/"}
+        assert index.uris([]) == {}
     finally:
-        store.close()
+        index.close()
+    index.close()  # closing twice is fine
+
+
+def test_a_changed_file_is_detected(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    offsets = _write(path, [_result_line([("a", "u", "x")])])
+    index = SourceIndex(str(path))
+    index.add("a", 1, offsets[0])
+    index.add("gone", 1, offsets[0])
+    try:
+        with pytest.raises(TraceChangedError):
+            index.content("gone")
+        path.write_bytes(b"not json any more\n")
+        with pytest.raises(TraceChangedError):
+            index.content("a")
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("line", [
+    b"{}\n", b"[]\n", b'{"sources": 3}\n', b'{"sources": [{"id": 1, "uri": "u", "content": ""}]}\n',
+    b'{"sources": [{"id": "a", "uri": "u", "content": 5}]}\n', b"\xff\n", b"",
+])
+def test_read_sources_at_refuses_lines_that_are_not_results(tmp_path: Path, line: bytes) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(line)
+    with path.open("rb") as handle, pytest.raises(TraceChangedError):
+        read_sources_at(handle, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.text(max_size=5), st.text(), st.text()), min_size=1, max_size=8))
+def test_round_trip(entries: list[tuple[str, str, str]]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.jsonl"
+        offsets = _write(path, [_result_line([e]) for e in entries])
+        index = SourceIndex(str(path))
+        expected: dict[str, tuple[str, str, int]] = {}
+        try:
+            for line, ((source_id, uri, content), offset) in enumerate(
+                    zip(entries, offsets, strict=True), start=1):
+                index.add(source_id, line, offset)
+                expected.setdefault(source_id, (uri, content, line))
+            for source_id, (uri, content, line) in expected.items():
+                assert index.ref(source_id) == SourceRef(source_id, uri, line)
+                assert index.content(source_id) == content
+        finally:
+            index.close()

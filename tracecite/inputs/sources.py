@@ -1,35 +1,54 @@
-"""Where a trace's captured sources wait until the answer says which ones are cited.
+"""Where a trace's sources are, so their content can be read again once the answer cites them.
 
-The answer comes last in a trace, so the content of every source would otherwise have to stay
-in memory until then. Instead each source's URI and content go to a temporary spool file and
-only a few integers per source stay in memory; the evidence check reads them back in order.
+The answer comes last in a trace, so checking quotes as the file streams by would mean keeping
+every source's content until then. Instead the validator notes, per source id, the line and the
+byte offset of the event that holds it (a few integers), and the evidence check reads just the
+cited lines again afterwards. Memory grows with the number of sources, never with their size.
 """
 
 from __future__ import annotations
 
-import tempfile
 from array import array
-from typing import IO
+from collections.abc import Iterable
+from typing import BinaryIO
 
+from tracecite.inputs.jsonl import loads
 from tracecite.model import SourceRef
 
-# Lone surrogates are legal in JSON strings; keep them byte-exact through the spool.
-_ENCODING = "utf-8"
-_ERRORS = "surrogatepass"
+
+class TraceChangedError(Exception):
+    """A line read again is not what the validator saw: the file changed in between."""
 
 
-class SourceStore:
-    """The sources of one trace by id, their content spooled to disk when ``keep_content``."""
+def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]:
+    """The sources of the event on the line at ``offset`` of an open trace: id → (uri, content).
 
-    def __init__(self, *, keep_content: bool) -> None:
+    Raises :class:`TraceChangedError` if that line no longer holds a valid result event.
+    """
+    handle.seek(offset)
+    try:
+        event = loads(handle.readline())
+        found: dict[str, tuple[str, str]] = {}
+        for source in event["sources"]:
+            source_id, uri, content = source["id"], source["uri"], source["content"]
+            if not (isinstance(source_id, str) and isinstance(uri, str)
+                    and isinstance(content, str)):
+                raise TypeError("not a valid source")
+            found.setdefault(source_id, (uri, content))  # the first one with an id counts
+    except (ValueError, UnicodeDecodeError, TypeError, KeyError) as exc:
+        raise TraceChangedError("the trace changed while it was being checked") from exc
+    return found
+
+
+class SourceIndex:
+    """The sources of one trace by id: the line and byte offset of the event holding each."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
         self._slots: dict[str, int] = {}
         self._lines = array("q")
         self._offsets = array("q")
-        self._uri_sizes = array("q")
-        self._content_sizes = array("q")
-        self._keep_content = keep_content
-        self._spool: IO[bytes] | None = None
-        self._end = 0
+        self._handle: BinaryIO | None = None
 
     def __contains__(self, source_id: str) -> bool:
         return source_id in self._slots
@@ -37,57 +56,58 @@ class SourceStore:
     def __len__(self) -> int:
         return len(self._slots)
 
-    def add(self, source_id: str, uri: str, content: str, line: int) -> None:
+    def add(self, source_id: str, line: int, offset: int) -> None:
         """Record a source; the first one with an id wins (a duplicate is a format error)."""
         if source_id in self._slots:
             return
         self._slots[source_id] = len(self._lines)
         self._lines.append(line)
-        data_uri = uri.encode(_ENCODING, _ERRORS)
-        data_content = content.encode(_ENCODING, _ERRORS) if self._keep_content else b""
-        spool = self._open()
-        spool.write(data_uri)
-        spool.write(data_content)
-        self._offsets.append(self._end)
-        self._uri_sizes.append(len(data_uri))
-        self._content_sizes.append(len(data_content))
-        self._end += len(data_uri) + len(data_content)
+        self._offsets.append(offset)
+
+    def line(self, source_id: str) -> int:
+        """The line of the event holding the source."""
+        return self._lines[self._slots[source_id]]
+
+    def offset(self, source_id: str) -> int:
+        """The byte offset of the line of the event holding the source."""
+        return self._offsets[self._slots[source_id]]
 
     def ref(self, source_id: str) -> SourceRef:
-        """The id, URI and line of a recorded source."""
-        slot = self._slots[source_id]
-        uri = self._read(self._offsets[slot], self._uri_sizes[slot])
-        return SourceRef(source_id, uri, self._lines[slot])
+        """The id, URI and line of a source (read again from the file)."""
+        uri, _ = self._read(source_id)
+        return SourceRef(source_id, uri, self.line(source_id))
 
     def content(self, source_id: str) -> str:
-        """The captured content of a recorded source (requires ``keep_content``)."""
-        if not self._keep_content:
-            raise RuntimeError("this store was made without content")
-        slot = self._slots[source_id]
-        start = self._offsets[slot] + self._uri_sizes[slot]
-        return self._read(start, self._content_sizes[slot])
+        """The captured content of a source (read again from the file)."""
+        return self._read(source_id)[1]
 
-    def in_spool_order(self, source_ids: set[str]) -> list[str]:
-        """The given ids sorted by where their content lies, so reads go forward."""
-        return sorted(source_ids, key=self._slots.__getitem__)
+    def uris(self, source_ids: Iterable[str]) -> dict[str, str]:
+        """The URIs of the given sources, reading each line that holds them once."""
+        by_offset: dict[int, list[str]] = {}
+        for source_id in set(source_ids):
+            by_offset.setdefault(self.offset(source_id), []).append(source_id)
+        out: dict[str, str] = {}
+        for offset in sorted(by_offset):
+            found = read_sources_at(self._open(), offset)
+            for source_id in by_offset[offset]:
+                if source_id not in found:
+                    raise TraceChangedError("the trace changed while it was being checked")
+                out[source_id] = found[source_id][0]
+        return out
 
     def close(self) -> None:
-        """Delete the spool file."""
-        if self._spool is not None:
-            self._spool.close()
-            self._spool = None
+        """Close the file handle used for reading sources again."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
 
-    def _open(self) -> IO[bytes]:
-        if self._spool is None:
-            self._spool = tempfile.TemporaryFile(prefix="tracecite-")  # noqa: SIM115
-        return self._spool
+    def _open(self) -> BinaryIO:
+        if self._handle is None:
+            self._handle = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+        return self._handle
 
-    def _read(self, offset: int, size: int) -> str:
-        if size == 0:
-            return ""
-        spool = self._open()
-        spool.flush()
-        spool.seek(offset)
-        data = spool.read(size)
-        spool.seek(self._end)
-        return data.decode(_ENCODING, _ERRORS)
+    def _read(self, source_id: str) -> tuple[str, str]:
+        found = read_sources_at(self._open(), self.offset(source_id))
+        if source_id not in found:
+            raise TraceChangedError("the trace changed while it was being checked")
+        return found[source_id]

@@ -1,23 +1,21 @@
 """Agent traces (SPEC §1.2): one JSON event per line, validated while streaming.
 
 The file is read once, line by line; no event is kept after it is checked. What the checks need
-later stays: the answer's citations (small), and each source's id, URI and line, with its
-content spooled to disk (:class:`SourceStore`) when the caller asks for it.
+later stays: the answer's citations (small), and where each source is (:class:`SourceIndex`),
+so the evidence check can read just the cited ones again.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import jsonlines
-
 from tracecite.codes import Code
 from tracecite.findings import Finding
+from tracecite.inputs.events import Event, LineError, read_events
 from tracecite.inputs.files import open_input
-from tracecite.inputs.sources import SourceStore
+from tracecite.inputs.sources import SourceIndex
 from tracecite.matching import normalise
 from tracecite.model import Citation, SourceRef
 
@@ -34,36 +32,12 @@ class TraceScan:
     citations: tuple[Citation, ...]
     citations_per_claim: tuple[int, ...]
     answer_line: int | None
-    sources: SourceStore
+    sources: SourceIndex
 
     @property
     def valid(self) -> bool:
         """Whether the trace had no format findings."""
         return not self.findings
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _long_int(text: str) -> int | float:
-    try:
-        return int(text)
-    except ValueError:  # more digits than int() accepts: still JSON, kept as a float
-        return float(text)
-
-
-def _loads(line: str) -> Any:
-    """Strict JSON: no NaN/Infinity, and too-deep nesting is a JSON error, not a crash."""
-    try:
-        try:
-            return json.loads(line, parse_constant=_reject_constant)
-        except ValueError:
-            # Python refuses integers of more than 4300 digits; a second, slower pass (only
-            # for lines that failed) reads them as floats before calling the line bad.
-            return json.loads(line, parse_constant=_reject_constant, parse_int=_long_int)
-    except RecursionError:
-        raise ValueError("nesting too deep") from None
 
 
 _MISSING = object()
@@ -72,7 +46,7 @@ _MISSING = object()
 class _Scanner:
     """Checks the events of one trace in order; state that later events depend on."""
 
-    def __init__(self, path: str, store: SourceStore, sink: SourceSink | None) -> None:
+    def __init__(self, path: str, store: SourceIndex, sink: SourceSink | None) -> None:
         self.path = path
         self.store = store
         self.sink = sink
@@ -84,6 +58,7 @@ class _Scanner:
         self.per_claim: list[int] = []
         self.answer_line: int | None = None
         self.last_line = 0
+        self.offset = 0  # byte offset of the line in hand
 
     def problem(self, code: Code, message: str, line: int, **where: Any) -> None:
         self.findings.append(Finding(code, message, file=self.path, line=line, **where))
@@ -184,7 +159,7 @@ class _Scanner:
             return
         if uri is _MISSING or content is _MISSING:
             return
-        self.store.add(source_id, uri, content, line)
+        self.store.add(source_id, line, self.offset)
         if self.sink is not None:
             self.sink(SourceRef(source_id, uri, line), content)
 
@@ -238,50 +213,25 @@ class _Scanner:
                          max(self.last_line, 1))
 
 
-def _lines(stream: Iterator[bytes], scanner: _Scanner) -> Iterator[bytes]:
-    """The file's lines, counting them so findings know the line of the event in hand."""
-    for line in stream:
-        scanner.last_line += 1
-        yield line
-
-
 def scan_trace(
-    path: str, *, keep_content: bool = False, sink: SourceSink | None = None
+    path: str, *, sink: SourceSink | None = None, events: Iterable[Event] | None = None
 ) -> TraceScan:
     """Validate a trace file while streaming it; see :class:`TraceScan`.
 
-    ``keep_content`` spools each source's content for the evidence check; ``sink`` sees each
-    source and its content as it goes by (``compare`` uses it to hash contents).
+    ``sink`` sees each valid source and its content as it goes by (``compare`` hashes them).
+    ``events``: the file's lines already decoded (by worker processes); by default the file
+    is read here, line by line.
     """
-    store = SourceStore(keep_content=keep_content)
+    store = SourceIndex(path)
     scanner = _Scanner(path, store, sink)
-    opened = open_input(path)
-    if isinstance(opened, Finding):
-        return TraceScan(path, (opened,), (), (), None, store)
-    with opened:
-        reader = jsonlines.Reader(_lines(iter(opened), scanner), loads=_loads)
-        while True:
-            try:
-                value = reader.read(allow_none=True, skip_empty=True)
-            except EOFError:
-                break
-            except jsonlines.InvalidLineError as exc:
-                if isinstance(exc.__cause__, UnicodeDecodeError):
-                    scanner.problem(Code.INPUT_NOT_UTF8, "line is not valid UTF-8", exc.lineno)
-                else:
-                    scanner.problem(Code.TRACE_BAD_JSON, "line is not valid JSON", exc.lineno)
-                continue
-            except OSError as exc:
-                scanner.problem(Code.INPUT_UNREADABLE,
-                                f"input cannot be read ({exc.strerror or type(exc).__name__})",
-                                scanner.last_line)
-                break
-            line = scanner.last_line
-            if isinstance(value, dict):
-                scanner.event(value, line)
-            else:
-                scanner.problem(Code.TRACE_NOT_OBJECT,
-                                f"line is JSON {_json_type_of(value)}, not an object", line)
+    if events is None:
+        opened = open_input(path)
+        if isinstance(opened, Finding):
+            return TraceScan(path, (opened,), (), (), None, store)
+        with opened:
+            _consume(scanner, read_events(opened))
+    else:
+        _consume(scanner, events)
     scanner.finish()
     return TraceScan(
         path=path,
@@ -291,6 +241,19 @@ def scan_trace(
         answer_line=scanner.answer_line,
         sources=store,
     )
+
+
+def _consume(scanner: _Scanner, events: Iterable[Event]) -> None:
+    for line, offset, value in events:
+        scanner.last_line = line
+        scanner.offset = offset
+        if isinstance(value, dict):
+            scanner.event(value, line)
+        elif isinstance(value, LineError):
+            scanner.problem(value.code, value.message, line)
+        else:
+            scanner.problem(Code.TRACE_NOT_OBJECT,
+                            f"line is JSON {_json_type_of(value)}, not an object", line)
 
 
 def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
