@@ -56,7 +56,7 @@ class NoProgress:
 
 def match_quotes(kind: str, text: str, quotes: Sequence[str]) -> list[bool]:
     """For each normalised quote, whether it is in the source: HTML on its visible text, JSON
-    in its raw text or its decoded string values (one per line), anything else as it is.
+    in its raw text or in one of its decoded string values, anything else as it is.
 
     A plain function of plain values, so a worker process can run it.
     """
@@ -65,7 +65,9 @@ def match_quotes(kind: str, text: str, quotes: Sequence[str]) -> list[bool]:
 
         texts = [MatchText(visible_text(text))]
     elif kind == JSON:
-        texts = [MatchText(text), MatchText("\n".join(_json_strings(text)))]
+        # Each string value on its own: joined, normalisation would turn the line breaks
+        # between values into spaces and let a quote match across two of them.
+        texts = [MatchText(text), *(MatchText(value) for value in _json_strings(text))]
     else:
         texts = [MatchText(text)]
     return [any(t.contains(q) for t in texts) for q in quotes]
