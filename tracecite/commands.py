@@ -6,20 +6,19 @@ is fetched or read when an input is bad) and the report carries those errors.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tracecite.checks.compare import compare_traces
-from tracecite.checks.evidence import check_evidence
+from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
 from tracecite.checks.live import Progress, run_live_checks
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.errors import UsageError
 from tracecite.findings import EXIT_INPUT, Finding, Report, Summary
 from tracecite.inputs.notes import read_notes
-from tracecite.inputs.trace import TraceScan, scan_trace
+from tracecite.inputs.trace import scan_trace
 
 if TYPE_CHECKING:  # the fetcher imports urllib3, which offline commands never need
     from tracecite.fetch.fetcher import FetchOptions, PinnedFetcher
@@ -56,17 +55,15 @@ def _has_input_errors(findings: Sequence[Finding]) -> bool:
     return any(f.exit == EXIT_INPUT for f in findings)
 
 
-@contextmanager
-def _scanned(paths: Sequence[str], *, keep_content: bool) -> Iterator[list[TraceScan]]:
-    """Scan traces and make sure their spool files are deleted afterwards."""
-    scans: list[TraceScan] = []
-    try:
-        for path in paths:
-            scans.append(scan_trace(path, keep_content=keep_content))
-        yield scans
-    finally:
-        for scan in scans:
-            scan.sources.close()
+def _read_traces(paths: Sequence[str], *, evidence: bool) -> list[EvidenceScan]:
+    """Validate each trace and, with ``evidence``, check its quotes against its captures."""
+    out = []
+    for path in paths:
+        if evidence:
+            out.append(scan_with_evidence(path))
+        else:
+            out.append(EvidenceScan(scan_trace(path), (), Summary(), {}))
+    return out
 
 
 def run_check(paths: Sequence[str], *, evidence: bool) -> Report:
@@ -74,18 +71,12 @@ def run_check(paths: Sequence[str], *, evidence: bool) -> Report:
     captured content."""
     findings: list[Finding] = []
     summary = Summary(inputs=len(paths))
-    notes = [read_notes(p) for p in paths if not is_trace(p)]
-    for parsed in notes:
-        findings.extend(parsed.findings)
-        summary += Summary(records=parsed.record_count)
-    with _scanned([p for p in paths if is_trace(p)], keep_content=evidence) as scans:
-        for scan in scans:
-            findings.extend(scan.findings)
-            summary += Summary(citations=len(scan.citations))
-            if evidence and scan.valid:
-                found, counts = check_evidence(scan)
-                findings.extend(found)
-                summary += counts
+    for notes in (read_notes(p) for p in paths if not is_trace(p)):
+        findings.extend(notes.findings)
+        summary += Summary(records=notes.record_count)
+    for result in _read_traces([p for p in paths if is_trace(p)], evidence=evidence):
+        findings.extend((*result.scan.findings, *result.findings))
+        summary += Summary(citations=len(result.scan.citations)) + result.summary
     return Report("check", tuple(findings), summary)
 
 
@@ -126,23 +117,23 @@ def _run_traces_live(command: str, paths: Sequence[str], options: LiveOptions) -
     summary = Summary(inputs=len(paths))
     web = command == "verify-urls"
     wanted = _is_web if web else is_file_uri
-    with _scanned(paths, keep_content=True) as scans:
-        for scan in scans:
-            findings.extend(scan.findings)
-            summary += Summary(citations=len(scan.citations))
-        if _has_input_errors(findings):
-            return Report(command, tuple(findings), summary)
-        checks: list[QuoteCheck] = []
-        for scan in scans:
-            found, counts = check_evidence(scan)
-            findings.extend(found)
-            summary += counts
-            for citation in scan.citations:
-                uri = scan.sources.ref(citation.source_id).uri
-                if wanted(uri):
-                    checks.append(QuoteCheck.from_citation(citation, uri))
-                else:
-                    summary += Summary(skipped=1)
+    results = _read_traces(paths, evidence=True)
+    for result in results:
+        findings.extend(result.scan.findings)
+        summary += Summary(citations=len(result.scan.citations))
+    if _has_input_errors(findings):
+        return Report(command, tuple(findings), summary)
+    checks: list[QuoteCheck] = []
+    for result in results:
+        findings.extend(result.findings)
+        if _has_input_errors(result.findings):
+            continue  # the trace changed under us: its URIs cannot be trusted
+        for citation in result.scan.citations:
+            uri = result.uris[citation.source_id]
+            if wanted(uri):
+                checks.append(QuoteCheck.from_citation(citation, uri))
+            else:
+                summary += Summary(skipped=1)
     if web:
         from tracecite.checks.web import WebLoader, url_key
 
