@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
@@ -107,6 +108,7 @@ class ParsePool:
     def __init__(self, workers: int | None = None) -> None:
         self._workers = workers if workers is not None else (os.cpu_count() or 1)
         self._executor: Executor | None = None
+        self._lock = threading.Lock()  # loader threads ask at once; start one executor
 
     def __enter__(self) -> ParsePool:
         return self
@@ -119,22 +121,25 @@ class ParsePool:
         """``match_quotes``, in a worker process when it pays (HTML with 2+ cores)."""
         if kind != HTML or self._workers < 2:
             return match_quotes(kind, text, quotes)
-        if self._executor is None:
-            from concurrent.futures import ProcessPoolExecutor
+        with self._lock:
+            if self._executor is None:
+                from concurrent.futures import ProcessPoolExecutor
 
-            methods = multiprocessing.get_all_start_methods()
-            context = multiprocessing.get_context("forkserver" if "forkserver" in methods
-                                                  else None)
-            if "forkserver" in methods:
-                context.set_forkserver_preload(["tracecite.fetch.visible_text"])
-            self._executor = ProcessPoolExecutor(self._workers, mp_context=context)
-        return self._executor.submit(match_quotes, kind, text, list(quotes)).result()
+                methods = multiprocessing.get_all_start_methods()
+                context = multiprocessing.get_context("forkserver" if "forkserver" in methods
+                                                      else None)
+                if "forkserver" in methods:
+                    context.set_forkserver_preload(["tracecite.fetch.visible_text"])
+                self._executor = ProcessPoolExecutor(self._workers, mp_context=context)
+            executor = self._executor
+        return executor.submit(match_quotes, kind, text, list(quotes)).result()
 
     def close(self) -> None:
         """Stop the workers."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
-            self._executor = None
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
 
 
 def run_live_checks(
