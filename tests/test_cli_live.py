@@ -869,3 +869,13 @@ def test_no_progress_bar_off_a_terminal(cli: Cli, site: Site, tmp_path: Path) ->
     res = cli("verify-notes", path, *site.flags)
     assert res.exit == 0
     assert res.err == ""
+
+
+def test_closed_stderr_means_no_progress_bar(
+    cli: Cli, site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = notes(tmp_path, (QUOTE, site.route("/a", text(PAGE))))
+    monkeypatch.setattr("sys.stderr", None)  # what Python has when started with 2>&-
+    res = cli("verify-notes", path, "--json", *site.flags)
+    assert res.exit == 0
+    assert res.json()["summary"]["matched"] == 1
