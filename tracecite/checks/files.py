@@ -63,7 +63,7 @@ class FileLoader:
             # Refuse what is not a regular file before opening it: opening a device can act.
             if not stat.S_ISREG(os.stat(real).st_mode):
                 raise FetchError(Code.FILE_UNREADABLE, "not a regular file")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # ENOTDIR: a file on the way
             raise FetchError(Code.FILE_MISSING, "file does not exist") from None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
@@ -74,7 +74,7 @@ class FileLoader:
             # O_NONBLOCK: opening a FIFO must not wait for a writer; we refuse it below anyway.
             fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
                          | getattr(os, "O_CLOEXEC", 0))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             raise FetchError(Code.FILE_MISSING, "file does not exist") from None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
