@@ -135,13 +135,16 @@ def test_evidence_skipped_for_invalid_trace(cli: Cli, tmp_path: Path) -> None:
     assert run.codes() == ["TC125"]
 
 
+@pytest.mark.parametrize("after_answer", [False, True], ids=["answer-last", "answer-not-last"])
 @pytest.mark.parametrize("prefix", ["\ufeff", "\x1e"], ids=["bom", "record-separator"])
 def test_lines_that_the_reader_tolerates_are_read_back(cli: Cli, tmp_path: Path,
-                                                       prefix: str) -> None:
+                                                       prefix: str, after_answer: bool) -> None:
     """The JSONL reader skips a BOM or an RS (RFC 7464) before each line; the evidence check
-    must read such a line's sources just as well."""
+    must read such a line's sources just as well (also when it reads them a second time)."""
     good = [call(), result(sources=[source(content="alpha beta")]),
             answer([claim(citations=[cite(quote="alpha")])])]
+    if after_answer:
+        good.append({"type": "done", "run_id": "r1"})
     lines = [json.dumps(event) for event in good]
     lines[1] = prefix + lines[1]
     path = tmp_path / "t.jsonl"

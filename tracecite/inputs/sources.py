@@ -16,6 +16,9 @@ from tracecite.inputs.jsonl import loads
 from tracecite.model import SourceRef
 
 
+_RS = b"\x1e"
+
+
 class TraceChangedError(Exception):
     """A line read again is not what the validator saw: the file changed in between."""
 
@@ -26,8 +29,13 @@ def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]
     Raises :class:`TraceChangedError` if that line no longer holds a valid result event.
     """
     handle.seek(offset)
+    line = handle.readline()
+    # The validator's reader (jsonlines) skips one RS (RFC 7464) or BOM before a line; so must
+    # this (json.loads skips a BOM by itself).
+    if line.startswith(_RS):
+        line = line[1:]
     try:
-        event = loads(handle.readline())
+        event = loads(line)
         found: dict[str, tuple[str, str]] = {}
         for source in event["sources"]:
             source_id, uri, content = source["id"], source["uri"], source["content"]
