@@ -293,6 +293,8 @@ def _evidence(scan: TraceScan, forecast: _QuoteForecast | None,
     if forecast is None or any((c.source_id, c.quote) not in forecast.found
                                for c in scan.citations):
         findings, summary = check_evidence(scan, workers=workers)
+        if any(f.code is Code.INPUT_UNREADABLE for f in findings):
+            return EvidenceScan(scan, tuple(findings), summary, {})  # one TC101 says it all
         try:
             uris = scan.sources.uris(c.source_id for c in scan.citations)
         except (TraceChangedError, OSError):
