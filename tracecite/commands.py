@@ -55,12 +55,13 @@ def _has_input_errors(findings: Sequence[Finding]) -> bool:
     return any(f.exit == EXIT_INPUT for f in findings)
 
 
-def _read_traces(paths: Sequence[str], *, evidence: bool) -> list[EvidenceScan]:
+def _read_traces(paths: Sequence[str], *, evidence: bool,
+                 keep_uris: bool = True) -> list[EvidenceScan]:
     """Validate each trace and, with ``evidence``, check its quotes against its captures."""
     out = []
     for path in paths:
         if evidence:
-            out.append(scan_with_evidence(path))
+            out.append(scan_with_evidence(path, keep_uris=keep_uris))
         else:
             out.append(EvidenceScan(scan_trace(path), (), Summary(), {}))
     return out
@@ -74,7 +75,8 @@ def run_check(paths: Sequence[str], *, evidence: bool) -> Report:
     for notes in (read_notes(p) for p in paths if not is_trace(p)):
         findings.extend(notes.findings)
         summary += Summary(records=notes.record_count)
-    for result in _read_traces([p for p in paths if is_trace(p)], evidence=evidence):
+    traces = [p for p in paths if is_trace(p)]
+    for result in _read_traces(traces, evidence=evidence, keep_uris=False):
         findings.extend((*result.scan.findings, *result.findings))
         summary += Summary(citations=len(result.scan.citations)) + result.summary
     return Report("check", tuple(findings), summary)

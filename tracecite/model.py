@@ -24,7 +24,7 @@ class NoteRecord:
     url_line: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Citation:
     """One citation of a trace's answer: claim and citation are 1-based indexes."""
 
@@ -36,7 +36,7 @@ class Citation:
     quote: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceRef:
     """A captured source, without its content (which stays on disk until it is needed)."""
 

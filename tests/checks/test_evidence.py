@@ -157,7 +157,7 @@ def test_lines_that_the_reader_tolerates_are_read_back(cli: Cli, tmp_path: Path,
     assert (run.exit, run.codes()) == (2, ["TC202"])
 
 
-# ---- one pass, forecast from the last line; the second-pass fallback; workers ---------------
+# ---- one pass, forecast from the last line; the second-pass fallback ----------------------
 
 def _events_with_miss() -> list[Any]:
     return [call(), result(sources=[source("s1", "https://one/", "alpha beta gamma"),
@@ -177,15 +177,16 @@ def _verdicts(result: Any) -> tuple[list[tuple[str, int | None, int | None, str 
 EXPECTED = ([("TC202", 2, 1, "https://two/")], (3, 2, 1))
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_scan_with_evidence_one_pass(tmp_path: Path, workers: int) -> None:
+@pytest.mark.parametrize("keep_uris", [True, False])
+def test_scan_with_evidence_one_pass(tmp_path: Path, keep_uris: bool) -> None:
     from tracecite.checks.evidence import scan_with_evidence
 
     path = write_trace(tmp_path / "t.jsonl", _events_with_miss())
-    result = scan_with_evidence(str(path), workers=workers)
+    result = scan_with_evidence(str(path), keep_uris=keep_uris)
     assert result.scan.valid
     assert _verdicts(result) == EXPECTED
-    assert result.uris == {"s1": "https://one/", "s2": "https://two/", "s3": "https://three/"}
+    everything = {"s1": "https://one/", "s2": "https://two/", "s3": "https://three/"}
+    assert result.uris == (everything if keep_uris else {"s2": "https://two/"})
 
 
 def test_scan_with_evidence_answer_not_last(tmp_path: Path,
@@ -200,7 +201,7 @@ def test_scan_with_evidence_answer_not_last(tmp_path: Path,
                         lambda scan, **kw: calls.append(1) or original(scan, **kw))
     path = write_trace(tmp_path / "t.jsonl",
                        [*_events_with_miss(), {"type": "done", "run_id": "r1"}, ""])
-    assert _verdicts(scan_with_evidence(str(path), workers=1)) == EXPECTED
+    assert _verdicts(scan_with_evidence(str(path))) == EXPECTED
     assert calls == [1]
 
 
@@ -210,7 +211,7 @@ def test_scan_with_evidence_agrees_with_two_passes(tmp_path: Path) -> None:
     path = write_trace(tmp_path / "t.jsonl", _events_with_miss())
     scanned = scan_trace(str(path))
     try:
-        two_pass = check_evidence(scanned, workers=2)
+        two_pass = check_evidence(scanned)
     finally:
         scanned.sources.close()
     one_pass = scan_with_evidence(str(path))
@@ -224,7 +225,7 @@ def test_a_trace_changed_between_passes_is_an_input_error(tmp_path: Path) -> Non
     scanned = scan_trace(str(path))
     try:
         path.write_text("{}\n" * 10)
-        findings, _ = check_evidence(scanned, workers=1)
+        findings, _ = check_evidence(scanned)
     finally:
         scanned.sources.close()
     assert [f.code.code for f in findings] == ["TC101"]

@@ -1,13 +1,11 @@
 """Reading a trace's lines into JSON values, with each one's line number and byte offset.
 
-The validator consumes these in order. They come either from one sequential reader or, for
-large traces, from worker processes that each decode one byte range of the file (JSON
-decoding is most of the cost of reading a trace, and it is independent line by line).
+The validator consumes these in order; jsonlines does the reading, this module adds where
+each line is (findings need its number, the source index its byte offset).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -72,36 +70,3 @@ def read_events(handle: BinaryIO, start: int = 0, end: int | None = None) -> Ite
                                                         f"input cannot be read ({reason})")
             return
         yield lines.number, lines.offset, value
-
-
-def count_lines(handle: BinaryIO, start: int, end: int) -> int:
-    """How many lines begin in ``[start, end)`` (``end`` is a line start or the file's end)."""
-    handle.seek(start)
-    count = 0
-    remaining = end - start
-    last = b"\n"
-    while remaining > 0:
-        block = handle.read(min(remaining, 1 << 20))
-        if not block:
-            break
-        count += block.count(b"\n")
-        remaining -= len(block)
-        last = block[-1:]
-    return count + (last != b"\n")
-
-
-def chunk_bounds(path: str, count: int) -> list[tuple[int, int]]:
-    """About ``count`` byte ranges of the file, each starting at the beginning of a line."""
-    size = os.path.getsize(path)
-    step = max(1, size // max(1, count))
-    bounds: list[tuple[int, int]] = []
-    with open(path, "rb") as handle:
-        start = 0
-        while start < size:
-            handle.seek(min(start + step, size))
-            if start + step < size:
-                handle.readline()  # move to the start of the next line
-            end = min(handle.tell(), size) if start + step < size else size
-            bounds.append((start, end))
-            start = end
-    return bounds

@@ -1,9 +1,21 @@
-"""Strict JSON for trace lines, shared by the validator and the source re-reader."""
+"""Strict JSON for trace lines, shared by the validator and the source re-reader.
+
+An answer can cite tens of thousands of quotes on one line. Decoding such a line whole would
+build every claim at once; instead a line longer than :data:`LAZY_FROM_CHARS` has its
+top-level ``claims`` array checked for syntax and then decoded one element at a time as the
+validator walks it, so memory follows one claim, not all of them.
+"""
 
 from __future__ import annotations
 
 import json
+from array import array
+from collections.abc import Iterator
+from json.decoder import WHITESPACE, scanstring  # type: ignore[attr-defined]
 from typing import Any
+
+LAZY_FROM_CHARS = 1 << 20
+"""Lines at least this long get their top-level ``claims`` array decoded lazily."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -17,9 +29,100 @@ def _long_int(text: str) -> int | float:
         return float(text)
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_skip = WHITESPACE.match
+
+
+class LazyArray(list[Any]):
+    """A JSON array whose elements are decoded when it is iterated, one at a time.
+
+    It is a ``list`` to the validator's type checks; only iteration, ``len`` and truth are
+    meaningful. Its syntax was checked when it was made, so iterating cannot fail.
+    """
+
+    def __init__(self, text: str, starts: array[int]) -> None:
+        super().__init__()
+        self._text = text
+        self._starts = starts
+
+    def __iter__(self) -> Iterator[Any]:
+        for start in self._starts:
+            yield _DECODER.raw_decode(self._text, start)[0]
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __bool__(self) -> bool:
+        return len(self._starts) > 0
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickle the text and positions, not decoded elements (worker processes send these).
+        return (LazyArray, (self._text, self._starts))
+
+
+def _lazy_array(text: str, i: int) -> tuple[LazyArray, int]:
+    """The array starting at ``text[i] == "["``, its elements syntax-checked and dropped."""
+    starts: array[int] = array("q")
+    i = _skip(text, i + 1).end()
+    if text[i:i + 1] == "]":
+        return LazyArray(text, starts), i + 1
+    while True:
+        starts.append(i)
+        _, i = _DECODER.raw_decode(text, i)
+        i = _skip(text, i).end()
+        char, i = text[i:i + 1], i + 1
+        if char == "]":
+            return LazyArray(text, starts), i
+        if char != ",":
+            raise ValueError("expected , or ] in an array")
+        i = _skip(text, i).end()
+
+
+def _lazy_object(text: str) -> Any:
+    """Decode a line that holds one object, keeping its ``claims`` array lazy."""
+    i = _skip(text, 0).end()
+    if text[i:i + 1] != "{":
+        return json.loads(text, parse_constant=_reject_constant)
+    obj: dict[str, Any] = {}
+    i = _skip(text, i + 1).end()
+    if text[i:i + 1] == "}":
+        i += 1
+    else:
+        while True:
+            if text[i:i + 1] != '"':
+                raise ValueError("expected a key")
+            key, i = scanstring(text, i + 1, True)
+            i = _skip(text, i).end()
+            if text[i:i + 1] != ":":
+                raise ValueError("expected :")
+            i = _skip(text, i + 1).end()
+            value: Any
+            if key == "claims" and text[i:i + 1] == "[":
+                value, i = _lazy_array(text, i)
+            else:
+                value, i = _DECODER.raw_decode(text, i)
+            obj[key] = value
+            i = _skip(text, i).end()
+            char, i = text[i:i + 1], i + 1
+            if char == "}":
+                break
+            if char != ",":
+                raise ValueError("expected , or } in an object")
+            i = _skip(text, i).end()
+    if _skip(text, i).end() != len(text):
+        raise ValueError("extra data after the value")
+    return obj
+
+
 def loads(line: str | bytes) -> Any:
     """Strict JSON: no NaN/Infinity, and too-deep nesting is a JSON error, not a crash."""
     try:
+        if len(line) >= LAZY_FROM_CHARS:
+            text = line.decode("utf-8") if isinstance(line, bytes) else line
+            try:
+                return _lazy_object(text)
+            except ValueError:
+                pass  # the strict decoder below gives the verdict
         try:
             return json.loads(line, parse_constant=_reject_constant)
         except ValueError:

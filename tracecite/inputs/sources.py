@@ -8,13 +8,13 @@ cited lines again afterwards. Memory grows with the number of sources, never wit
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Iterable
 from typing import BinaryIO
 
 from tracecite.inputs.jsonl import loads
 from tracecite.model import SourceRef
-
 
 _RS = b"\x1e"
 
@@ -68,7 +68,8 @@ class SourceIndex:
         """Record a source; the first one with an id wins (a duplicate is a format error)."""
         if source_id in self._slots:
             return
-        self._slots[source_id] = len(self._lines)
+        # Interned: cited ids are then one string shared with the citations.
+        self._slots[sys.intern(source_id)] = len(self._lines)
         self._lines.append(line)
         self._offsets.append(offset)
 

@@ -7,6 +7,7 @@ so the evidence check can read just the cited ones again.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -205,7 +206,9 @@ class _Scanner:
                          line, source_id=source_id, **loc)
             return
         if quote is not _MISSING:
-            self.citations.append(Citation(self.path, line, c, n, source_id, normalise(quote)))
+            # Interned, so the evidence forecast and these citations share one copy of each.
+            self.citations.append(Citation(self.path, line, c, n, sys.intern(source_id),
+                                           sys.intern(normalise(quote))))
 
     def finish(self) -> None:
         if self.answer_line is None:
@@ -213,25 +216,19 @@ class _Scanner:
                          max(self.last_line, 1))
 
 
-def scan_trace(
-    path: str, *, sink: SourceSink | None = None, events: Iterable[Event] | None = None
-) -> TraceScan:
+def scan_trace(path: str, *, sink: SourceSink | None = None) -> TraceScan:
     """Validate a trace file while streaming it; see :class:`TraceScan`.
 
-    ``sink`` sees each valid source and its content as it goes by (``compare`` hashes them).
-    ``events``: the file's lines already decoded (by worker processes); by default the file
-    is read here, line by line.
+    ``sink`` sees each valid source and its content as it goes by (the evidence forecast tests
+    quotes with it, ``compare`` hashes contents).
     """
     store = SourceIndex(path)
     scanner = _Scanner(path, store, sink)
-    if events is None:
-        opened = open_input(path)
-        if isinstance(opened, Finding):
-            return TraceScan(path, (opened,), (), (), None, store)
-        with opened:
-            _consume(scanner, read_events(opened))
-    else:
-        _consume(scanner, events)
+    opened = open_input(path)
+    if isinstance(opened, Finding):
+        return TraceScan(path, (opened,), (), (), None, store)
+    with opened:
+        _consume(scanner, read_events(opened))
     scanner.finish()
     return TraceScan(
         path=path,
