@@ -358,3 +358,38 @@ def test_streaming_memory(tmp_path: Path) -> None:
         scanned.sources.close()
     assert peak < 20 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
     assert elapsed < 30, f"{elapsed:.1f} s"
+
+
+# ---- a long answer line (decoded claim by claim) reads like any other line -------------------
+
+def _long_answer(claim_extra: str) -> str:
+    """An answer line of more than 1 MiB; the second claim carries ``claim_extra`` raw."""
+    filler = claim(text="x" * 1000)
+    claims = [json.dumps(filler)] * 1100
+    second = json.dumps(claim())[:-1] + ", " + claim_extra + "}" if claim_extra else json.dumps(
+        claim())
+    claims[1] = second
+    return '{"type": "answer", "run_id": "r1", "claims": [' + ", ".join(claims) + "]}"
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ("", []),
+    ('"big": ' + "9" * 5000, []),
+    ('"n": NaN', [("TC120", 3), ("TC130", 3)]),
+    ('"deep": ' + "[" * 100_000 + "]" * 100_000, [("TC120", 3), ("TC130", 3)]),
+    ('"x": ', [("TC120", 3), ("TC130", 3)]),
+], ids=["plain", "huge-number", "nan", "deep", "broken"])
+def test_long_answer_line(scan: Any, extra: str, expected: list[tuple[str, int]]) -> None:
+    scanned = scan([call(), result(), _long_answer(extra)])
+    assert codes(scanned) == expected
+    if not expected:
+        assert scanned.citations_per_claim == (1,) * 1100
+        assert len(scanned.citations) == 1100
+
+
+def test_long_answer_line_with_evidence(cli: Any, tmp_path: Path) -> None:
+    huge = _long_answer('"big": ' + "9" * 5000)
+    path = write_trace(tmp_path / "t.jsonl", [call(), result(), huge])
+    run = cli("check", path, "--evidence", "--json")
+    assert (run.exit, run.codes()) == (0, [])
+    assert run.json()["summary"]["checked"] == 1100
