@@ -55,6 +55,7 @@ def read_events(handle: BinaryIO, start: int = 0, end: int | None = None) -> Ite
     lines = _Lines(handle, start, end)
     reader = jsonlines.Reader(lines, loads=loads)
     while True:
+        value: Any
         try:
             value = reader.read(allow_none=True, skip_empty=True)
         except EOFError:

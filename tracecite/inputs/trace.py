@@ -192,7 +192,7 @@ class _Scanner:
 
     def citation(self, citation: Any, line: int, c: int, n: int) -> None:
         where = f"claims[{c}].citations[{n}]"
-        loc = {"claim": c, "citation": n}
+        loc: dict[str, Any] = {"claim": c, "citation": n}
         if not isinstance(citation, dict):
             self.problem(Code.TRACE_WRONG_TYPE,
                          f"{where} must be an object, not {_json_type_of(citation)}", line, **loc)
