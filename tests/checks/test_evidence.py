@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import Cli, answer, call, cite, claim, result, source, write_trace
 from tracecite.checks.evidence import check_evidence
 from tracecite.findings import Finding, Summary
 from tracecite.inputs.trace import TraceScan, scan_trace
+from tracecite.matching import normalise
 
 
 @pytest.fixture
@@ -246,3 +249,63 @@ def test_a_trace_that_changes_before_it_is_read_again(cli: Cli, tmp_path: Path,
     run = cli("check", path, "--evidence", "--json")
     assert run.exit == 1
     assert [(f["code"], f["file"]) for f in run.json()["findings"]] == [("TC101", str(path))]
+
+
+# ---- the verdict, however the check gets there --------------------------------------------------
+
+ALPHABET = st.sampled_from(["a", "b", "c", " ", "\u00a0", "\n", "e", "\u0301", "\u00e9", "."])
+
+
+@st.composite
+def cited_traces(draw: st.DrawFn) -> tuple[list[Any], set[tuple[int, int]]]:
+    """A valid trace with random contents and quotes, and the (claim, citation) pairs whose
+    quote is not in its source by the definition of SPEC §2."""
+    contents: dict[str, str] = {}
+    events: list[Any] = []
+    for n in range(draw(st.integers(1, 3))):
+        sources = []
+        for _ in range(draw(st.integers(0, 3))):
+            sid = f"s{len(contents)}"
+            contents[sid] = draw(st.text(ALPHABET, max_size=12))
+            sources.append(source(sid, f"https://example.com/{sid}", contents[sid]))
+        events += [call(f"c{n}"), result(f"c{n}", sources=sources)]
+    claims, missing = [], set()
+    for c in range(1, draw(st.integers(1, 3)) + 1):
+        citations = []
+        for n in range(1, draw(st.integers(0, 3)) + 1):
+            if not contents:
+                break
+            sid = draw(st.sampled_from(sorted(contents)))
+            text = contents[sid]
+            i, j = sorted(draw(st.tuples(st.integers(0, len(text)), st.integers(0, len(text)))))
+            quote = draw(st.just(text[i:j]) | st.text(ALPHABET, min_size=1, max_size=6))
+            if not normalise(quote):
+                quote = "a"
+            citations.append(cite(sid, quote))
+            if normalise(quote) not in normalise(text):
+                missing.add((c, n))
+        claims.append(claim(citations=citations))
+    events.append(answer(claims))
+    return events, missing
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cited_traces())
+def test_verdicts_match_the_definition_in_one_pass_and_two(
+        cli: Cli, tmp_path: Path, case: tuple[list[Any], set[tuple[int, int]]]) -> None:
+    events, missing = case
+    one_pass = write_trace(tmp_path / "last.jsonl", events)
+    # An event after the answer: the answer is not on the last line, so a second pass decides.
+    two_pass = write_trace(tmp_path / "not-last.jsonl", [*events, {"type": "end", "run_id": "r1"}])
+    reports = [cli("check", path, "--evidence", "--json").json() for path in (one_pass, two_pass)]
+    for report in reports:
+        found = {(f["claim"], f["citation"]) for f in report["findings"] if f["code"] == "TC202"}
+        assert found == missing
+        uncited = [f["claim"] for f in report["findings"] if f["code"] == "TC201"]
+        assert uncited == [c for c, cl in enumerate(events[-1]["claims"], 1)
+                           if not cl["citations"]]
+    strip = [[{k: v for k, v in f.items() if k != "file"} for f in r["findings"]]
+             for r in reports]
+    assert strip[0] == strip[1]
+    assert reports[0]["summary"] == reports[1]["summary"]
