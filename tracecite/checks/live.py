@@ -3,20 +3,21 @@
 The runner groups the quotes by source and loads every distinct source once on a bounded pool
 of threads (fetching waits on the network, so threads overlap it). Turning HTML into visible
 text is CPU-bound pure Python, so when there is more than one core it runs in a pool of worker
-processes: parsing overlaps fetching and uses every core. Each loader thread waits for its own
-parse, so at most ``concurrency`` pages are in memory at once.
+processes: parsing overlaps fetching and uses every core. A loader thread hands its page to the
+workers and goes on to its next source without waiting for the parse; when the workers fall
+behind, at most ``concurrency`` pages wait for them and the loaders pause, so at most
+``2 × concurrency`` pages are in memory at once, however many sources there are.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from types import TracebackType
-from typing import Protocol
+from typing import Any, Protocol
 
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
@@ -95,11 +96,15 @@ def _json_strings(text: str) -> list[str]:
 
 
 Loader = Callable[[str], tuple[str, str]]
-"""Loads one source by its target: ``(kind, text)``; raises :class:`FetchError`."""
+"""Loads one source by its target: ``(kind, text)``; raises :class:`FetchError`.
+
+A loader whose sources are mostly HTML (web pages) may set ``expects_html = True``: the parse
+workers then start while its first sources are still loading, instead of after.
+"""
 
 
 class ParsePool:
-    """Worker processes for HTML parsing, started on first use, one per core.
+    """Worker processes for HTML parsing, started on first use (or by ``start``), one per core.
 
     ``forkserver`` (where available) starts workers from a clean process, which is safe while
     loader threads hold locks; a single-core machine parses in the loader thread instead.
@@ -108,7 +113,8 @@ class ParsePool:
     def __init__(self, workers: int | None = None) -> None:
         self._workers = workers if workers is not None else (os.cpu_count() or 1)
         self._executor: Executor | None = None
-        self._lock = threading.Lock()  # loader threads ask at once; start one executor
+        self._lock = threading.Lock()  # loader threads ask for the executor at the same time
+        self._closed = False
 
     def __enter__(self) -> ParsePool:
         return self
@@ -117,27 +123,61 @@ class ParsePool:
                  tb: TracebackType | None) -> None:
         self.close()
 
-    def match(self, kind: str, text: str, quotes: Sequence[str]) -> list[bool]:
-        """``match_quotes``, in a worker process when it pays (HTML with 2+ cores)."""
-        if kind != HTML or self._workers < 2:
-            return match_quotes(kind, text, quotes)
+    def start(self) -> None:
+        """Start the workers now, in the background, if parsing would use them."""
+        if self._workers >= 2:
+            threading.Thread(target=self._warm, name="tracecite-parse-start", daemon=True).start()
+
+    def _warm(self) -> None:
+        # One trivial job per worker: ProcessPoolExecutor starts a worker per job submitted
+        # while none is idle. Starting the forkserver and the workers takes a few tenths of a
+        # second, which the first loads hide.
+        try:
+            executor = self._get_executor()
+            for _ in range(self._workers):
+                executor.submit(match_quotes, TEXT, "", [])
+        except RuntimeError:
+            pass  # the run was over first: the pool is closed
+
+    def _get_executor(self) -> Executor:
         with self._lock:
+            if self._closed:
+                raise RuntimeError("the parse pool is closed")
             if self._executor is None:
+                import multiprocessing
                 from concurrent.futures import ProcessPoolExecutor
 
                 methods = multiprocessing.get_all_start_methods()
                 context = multiprocessing.get_context("forkserver" if "forkserver" in methods
                                                       else None)
                 if "forkserver" in methods:
-                    context.set_forkserver_preload(["tracecite.fetch.visible_text"])
+                    # Imported once in the forkserver rather than by every worker.
+                    context.set_forkserver_preload(["tracecite.checks.live",
+                                                    "tracecite.fetch.visible_text"])
                 self._executor = ProcessPoolExecutor(self._workers, mp_context=context)
-            executor = self._executor
-        return executor.submit(match_quotes, kind, text, list(quotes)).result()
+            return self._executor
+
+    def submit(self, kind: str, text: str, quotes: Sequence[str]) -> Future[list[bool]]:
+        """``match_quotes`` in a worker process when it pays (HTML with 2+ cores); otherwise
+        it runs here and the future is already done."""
+        if kind == HTML and self._workers >= 2:
+            return self._get_executor().submit(match_quotes, kind, text, list(quotes))
+        future: Future[list[bool]] = Future()
+        try:
+            future.set_result(match_quotes(kind, text, quotes))
+        except Exception as error:  # handed to whoever reads the future
+            future.set_exception(error)
+        return future
+
+    def match(self, kind: str, text: str, quotes: Sequence[str]) -> list[bool]:
+        """``match_quotes``, in a worker process when it pays (HTML with 2+ cores)."""
+        return self.submit(kind, text, quotes).result()
 
     def close(self) -> None:
         """Stop the workers."""
         with self._lock:
             executor, self._executor = self._executor, None
+            self._closed = True
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
 
@@ -163,16 +203,14 @@ def run_live_checks(
     matched = unavailable = fetched = 0
     code, what = not_found
 
-    def settle(group: list[QuoteCheck], future: Future[list[bool]]) -> None:
+    def settle(group: list[QuoteCheck], outcome: list[bool] | FetchError) -> None:
         nonlocal matched, unavailable, fetched
-        try:
-            flags = future.result()
-        except FetchError as error:
+        if isinstance(outcome, FetchError):
             unavailable += len(group)
-            findings.extend(check.unavailable(error) for check in group)
+            findings.extend(check.unavailable(outcome) for check in group)
             return
         fetched += 1
-        for check, found in zip(group, flags, strict=True):
+        for check, found in zip(group, outcome, strict=True):
             if found:
                 matched += 1
             else:
@@ -183,27 +221,56 @@ def run_live_checks(
         with ParsePool(parse_workers) as parser, ThreadPoolExecutor(
             max_workers=max(1, concurrency), thread_name_prefix="tracecite"
         ) as pool:
+            if getattr(load, "expects_html", False):
+                parser.start()
+            # A page handed to the parser holds a slot until it is parsed; when the workers
+            # fall behind, loaders wait here instead of piling up pages in memory.
+            parse_slots = threading.BoundedSemaphore(max(1, concurrency))
 
-            def job(group: list[QuoteCheck]) -> list[bool]:
+            def job(group: list[QuoteCheck]) -> Future[list[bool]]:
                 kind, text = load(group[0].target)
-                return parser.match(kind, text, [c.quote for c in group])
+                parse_slots.acquire()
+                try:
+                    parsed = parser.submit(kind, text, [c.quote for c in group])
+                except BaseException:
+                    parse_slots.release()
+                    raise
+                parsed.add_done_callback(lambda _: parse_slots.release())
+                return parsed
 
-            # Submit lazily, at most 2 × concurrency jobs queued, so a huge run does not hold
-            # a future for every source at once.
-            pending: dict[Future[list[bool]], str] = {}
+            # A source is pending while it loads, then while it is parsed. Submit lazily, at
+            # most 2 × concurrency pending, so a huge run does not hold a future for every
+            # source at once.
+            loading: dict[Future[Future[list[bool]]], str] = {}
+            parsing: dict[Future[list[bool]], str] = {}
             limit = 2 * max(1, concurrency)
 
             def drain(until: int) -> None:
-                while len(pending) > until:
-                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                while len(loading) + len(parsing) > until:
+                    waiting: list[Future[Any]] = [*loading, *parsing]
+                    done, _ = wait(waiting, return_when=FIRST_COMPLETED)
                     for future in done:
-                        settle(groups[pending.pop(future)], future)
+                        if future in loading:
+                            k = loading.pop(future)
+                            try:
+                                parsing[future.result()] = k
+                                continue
+                            except FetchError as error:
+                                settle(groups[k], error)
+                        else:
+                            k = parsing.pop(future)
+                            settle(groups[k], future.result())
                         progress.advance()
 
-            for k, group in groups.items():
-                pending[pool.submit(job, group)] = k
-                drain(limit - 1)
-            drain(0)
+            try:
+                for k, group in groups.items():
+                    loading[pool.submit(job, group)] = k
+                    drain(limit - 1)
+                drain(0)
+            except BaseException:
+                for future in loading:  # queued loads need not run once the run has failed
+                    future.cancel()
+                raise
     finally:
         progress.stop()
     summary = Summary(checked=len(checks), matched=matched, unavailable=unavailable,

@@ -30,6 +30,8 @@ def url_key(url: str) -> str:
 class WebLoader:
     """Loads a URL through the pinned fetcher (raises :class:`FetchError`)."""
 
+    expects_html = True  # web pages are mostly HTML: start the parse workers early
+
     def __init__(self, fetcher: PinnedFetcher) -> None:
         self._fetcher = fetcher
 
