@@ -1,0 +1,176 @@
+"""Figure 1, evidence at scale: ``tracecite check BIG.jsonl --evidence`` next to its baselines.
+
+Baselines on the same file, each run as its own process and measured the same way:
+
+- ``jq empty`` (parses every line, keeps nothing);
+- the stdlib ``json`` parsing each line and keeping nothing (``python bench_evidence.py stdlib``);
+- a naive Python check that loads every event, keeps every source's content and then checks
+  each quote (``python bench_evidence.py naive``).
+
+Traces come from ``gen_trace.generate`` and are cached in ``benchmarks/out/traces/``, keyed by
+size and by the generator's source, so a changed generator makes new ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import unicodedata
+from pathlib import Path
+
+from bench_util import (
+    BENCH_DIR,
+    MB,
+    OUT_DIR,
+    Log,
+    Measured,
+    Table,
+    measure,
+    median,
+    megabytes,
+    ratio,
+    seconds,
+    tracecite_command,
+    verdict,
+    which,
+)
+
+RSS_GOAL = 100 * MB
+
+
+def trace_file(megabytes_: float, log: Log = print) -> tuple[Path, int]:
+    """A cached synthetic trace of about ``megabytes_`` MB and its number of citations."""
+    from gen_trace import generate
+
+    source = (BENCH_DIR / "gen_trace.py").read_bytes()
+    key = hashlib.sha256(source).hexdigest()[:10]
+    folder = OUT_DIR / "traces"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"trace-{megabytes_:g}mb-{key}.jsonl"
+    count_file = path.with_suffix(".citations")
+    if not (path.exists() and count_file.exists()):
+        for old in folder.glob(f"trace-{megabytes_:g}mb-*"):
+            old.unlink()
+        log(f"  generating a {megabytes_:g} MB trace (cached for later runs) …")
+        partial = path.with_suffix(".partial")
+        citations = generate(str(partial), megabytes_)
+        partial.rename(path)
+        count_file.write_text(str(citations))
+    return path, int(count_file.read_text())
+
+
+def figure(sizes: list[float], repeats: int, log: Log = print) -> Table:
+    """Measure every tool at every size; ``repeats`` runs each at sizes under 50 MB."""
+    table = Table(
+        "Evidence at scale: check --evidence vs jq and stdlib json",
+        ["trace", "tool", "wall", "CPU", "peak RSS", "wall ÷ jq", "goal"], left=2,
+    )
+    jq = which("jq")
+    if jq is None:
+        table.note("jq not installed: no jq baseline (apt-get install jq)")
+    python = sys.executable
+    here = str(Path(__file__).resolve())
+    for size in sizes:
+        path, citations = trace_file(size, log)
+        actual = path.stat().st_size
+        tools: list[tuple[str, list[str]]] = [
+            ("tracecite check --evidence", [*tracecite_command(), "check", str(path),
+                                            "--evidence", "--json"]),
+        ]
+        if jq is not None:
+            tools.append(("jq empty", [jq, "empty", str(path)]))
+        tools += [
+            ("stdlib json, per line", [python, here, "stdlib", str(path)]),
+            ("naive load-everything check", [python, here, "naive", str(path)]),
+        ]
+        runs: dict[str, list[Measured]] = {name: [] for name, _ in tools}
+        n = repeats if actual < 50 * MB else 1
+        log(f"  {megabytes(actual)} trace, {citations} citations: {n} run(s) of each tool …")
+        for _ in range(n):  # interleaved, so a noisy moment hits every tool alike
+            for name, cmd in tools:
+                runs[name].append(measure(cmd, tree=True))
+        walls = {name: median([r.wall for r in rs]) for name, rs in runs.items()}
+        cpu = {name: median([r.cpu for r in rs]) for name, rs in runs.items()}
+        rss = {name: max(max(r.peak_rss, r.tree_rss) for r in rs) for name, rs in runs.items()}
+        jq_wall = walls.get("jq empty")
+        for name, rs in runs.items():
+            problem = _problem(name, rs[-1], citations)
+            if name.startswith("tracecite"):
+                goals = [f"RSS {verdict(rss[name] <= RSS_GOAL)}"]
+                if jq_wall is not None:
+                    goals.insert(0, f"< jq {verdict(walls[name] < jq_wall)}")
+                goal = ", ".join(goals)
+            else:
+                goal = ""
+            table.add(megabytes(actual) if name.startswith("tracecite") else "", name,
+                      seconds(walls[name]), seconds(cpu[name]), megabytes(rss[name]),
+                      ratio(walls[name] / jq_wall) if jq_wall else "–",
+                      problem or goal)
+    table.note("goals: tracecite wall < jq wall, and peak RSS ≤ 100 MB at every size; peak RSS "
+               "is the larger of the process's own high-water mark and the sampled sum over "
+               "its process tree (worker processes included)")
+    table.note(f"wall and CPU (user + system): median of {repeats} interleaved runs under 50 MB, "
+               "one run above; CPU time is the steadier figure on a busy machine")
+    return table
+
+
+def _problem(name: str, run: Measured, citations: int) -> str:
+    """What went wrong with a run, or ``""``."""
+    if name.startswith("tracecite"):
+        try:
+            summary = json.loads(run.stdout)["summary"]
+        except (ValueError, KeyError):
+            return f"FAILED (exit {run.returncode}): {run.stderr.strip()[:80]}"
+        if run.returncode != 0 or summary["matched"] != citations:
+            return f"WRONG: exit {run.returncode}, {summary['matched']}/{citations} matched"
+        return ""
+    if run.returncode != 0:
+        return f"FAILED (exit {run.returncode})"
+    if name.startswith("naive") and run.stdout.split() != [str(citations)]:
+        return f"WRONG: {run.stdout.strip()}/{citations} matched"
+    return ""
+
+
+# -- the Python baselines, run as their own processes ---------------------------------------
+
+
+def parse_each_line(path: str) -> None:
+    """The stdlib json alone: parse every line, keep nothing."""
+    loads = json.loads
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                loads(line)
+
+
+def _normalise(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def naive_check(path: str) -> int:
+    """Load every event, keep every source's content, then check each quote; return matches."""
+    with open(path, encoding="utf-8") as handle:
+        events = [json.loads(line) for line in handle if line.strip()]
+    contents = {}
+    claims = []
+    for event in events:
+        if event.get("type") == "tool_result":
+            for source in event.get("sources") or []:
+                contents[source["id"]] = source["content"]
+        elif event.get("type") == "answer":
+            claims = event["claims"]
+    return sum(
+        _normalise(citation["quote"]) in _normalise(contents[citation["source_id"]])
+        for claim in claims for citation in claim["citations"]
+    )
+
+
+if __name__ == "__main__":
+    mode, file = sys.argv[1], sys.argv[2]
+    if mode == "stdlib":
+        parse_each_line(file)
+    elif mode == "naive":
+        print(naive_check(file))
+    else:
+        raise SystemExit(f"unknown mode {mode!r}: stdlib or naive")

@@ -1,0 +1,226 @@
+"""Shared pieces of the benchmarks: running a command while measuring it, and result tables.
+
+A command's wall time runs from just before it is started to the moment it is reaped; its peak
+memory is the kernel's high-water mark of its resident set (``ru_maxrss`` from ``wait4``), and,
+when asked, the sampled peak of the resident sets of its whole process tree (worker processes
+included), read from ``/proc`` every few milliseconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+OUT_DIR = BENCH_DIR / "out"
+MB = 1024 * 1024
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+Log = Callable[[str], None]
+
+
+def tracecite_command() -> list[str]:
+    """How users run TraceCite from this virtual environment: its console script if present."""
+    script = Path(sys.executable).with_name("tracecite")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "tracecite"]
+
+
+@dataclass
+class Measured:
+    """One finished command."""
+
+    wall: float  # seconds
+    cpu: float  # seconds of user + system time, the command and the children it reaped
+    peak_rss: int  # bytes: the command's own process (kernel high-water mark)
+    returncode: int
+    stdout: str
+    stderr: str
+    tree_rss: int = 0  # bytes: sampled peak of the sum over its process tree (if sampled)
+    tree_procs: int = 0  # most processes seen in the tree at once
+
+
+class _TreeSampler(threading.Thread):
+    """Samples the summed resident set of a process and all its descendants."""
+
+    def __init__(self, pid: int, interval: float = 0.005) -> None:
+        super().__init__(name="rss-sampler", daemon=True)
+        self._pid = pid
+        self._interval = interval
+        self._done = threading.Event()
+        self.peak = 0
+        self.procs = 0
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            pids = _tree(self._pid)
+            total = sum(_rss(pid) for pid in pids)
+            self.peak = max(self.peak, total)
+            self.procs = max(self.procs, len(pids))
+            self._done.wait(self._interval)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (children of every thread, via /proc/PID/task/*/children)."""
+    out = []
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children") as handle:
+                    todo.extend(int(child) for child in handle.read().split())
+            except OSError:
+                pass
+    return out
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as handle:
+            return int(handle.read().split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def measure(cmd: Sequence[str], *, timeout: float = 600.0, tree: bool = False,
+            cwd: str | Path | None = None, env: dict[str, str] | None = None) -> Measured:
+    """Run ``cmd`` to completion; its output goes to temporary files, not pipes, so that
+    reading it costs the command nothing. Killed (its whole process group) after ``timeout``."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                   cwd=cwd, env=env, start_new_session=True)
+        sampler = _TreeSampler(process.pid) if tree else None
+        if sampler is not None:
+            sampler.start()
+        watchdog = threading.Timer(timeout, _kill_group, (process.pid,))
+        watchdog.start()
+        try:
+            # Wait for the exit without reaping, so that the process group cannot be reused
+            # before workers left behind (if any) are stopped; then reap it for its usage.
+            os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
+            wall = time.perf_counter() - start
+            _kill_group(process.pid)
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            watchdog.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if sampler is not None:
+            sampler.stop()
+        out.seek(0)
+        err.seek(0)
+        return Measured(
+            wall=wall, cpu=usage.ru_utime + usage.ru_stime, peak_rss=usage.ru_maxrss * 1024,
+            returncode=process.returncode,
+            stdout=out.read().decode("utf-8", "replace"),
+            stderr=err.read().decode("utf-8", "replace"),
+            tree_rss=sampler.peak if sampler else 0, tree_procs=sampler.procs if sampler else 0,
+        )
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)  # the group this command leads (start_new_session)
+
+
+def median(values: Sequence[float]) -> float:
+    """The median (the middle of an odd count)."""
+    return statistics.median(values)
+
+
+def which(name: str) -> str | None:
+    """The full path of a program, or None."""
+    return shutil.which(name)
+
+
+# -- tables --------------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    """One figure: a title, a header row, rows of cells, and notes printed under it."""
+
+    title: str
+    header: list[str]
+    left: int = 1  # how many columns, from the first, hold text (left-aligned)
+    rows: list[list[str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, *cells: object) -> None:
+        """Append a row; cells are shown with ``str``."""
+        self.rows.append([str(c) for c in cells])
+
+    def note(self, text: str) -> None:
+        """Append a line shown under the table."""
+        self.notes.append(text)
+
+    def text(self) -> str:
+        """A plain-text table for the terminal."""
+        widths = [max(len(row[i]) for row in [self.header, *self.rows])
+                  for i in range(len(self.header))]
+
+        def line(cells: list[str]) -> str:
+            return "  ".join(c.ljust(w) if i < self.left else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+        out = [self.title, "=" * len(self.title), line(self.header),
+               line(["-" * w for w in widths])]
+        out += [line(r) for r in self.rows]
+        out += [f"  {n}" for n in self.notes]
+        return "\n".join(out) + "\n"
+
+    def markdown(self) -> str:
+        """The same table in Markdown (GitHub flavour)."""
+        def line(cells: list[str]) -> str:
+            return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+        align = ["---"] * self.left + ["---:"] * (len(self.header) - self.left)
+        out = [f"#### {self.title}", "", line(self.header), line(align)]
+        out += [line(r) for r in self.rows]
+        if self.notes:
+            out.append("")
+            out += [f"- {n}" for n in self.notes]
+        return "\n".join(out) + "\n"
+
+
+def seconds(value: float) -> str:
+    """A wall time for a table."""
+    return f"{value:.2f} s" if value >= 0.995 else f"{value * 1000:.0f} ms"
+
+
+def megabytes(value: float) -> str:
+    """A size in MiB for a table."""
+    return f"{value / MB:.0f} MB" if value >= 10 * MB else f"{value / MB:.1f} MB"
+
+
+def ratio(value: float) -> str:
+    """A ratio for a table."""
+    return f"{value:.2f}×"
+
+
+def verdict(ok: bool) -> str:
+    """A goal's verdict for a table."""
+    return "met" if ok else "NOT met"

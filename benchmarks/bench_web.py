@@ -1,0 +1,366 @@
+"""Figures 2 and 3: ``tracecite verify-notes`` against a local server.
+
+Figure 2, latency-bound: 200 small distinct pages, each response held back 50 ms; a notes file
+of 1,000 records over those 200 URLs. TraceCite is compared with the floor (URLs × latency ÷
+concurrency) and with linkinator checking the same 200 URLs on the same server, at the same
+concurrency and each at its default. The server counts the requests, so each URL fetched once
+and the most requests in flight (overall and per ``Host``) are shown, not assumed.
+
+Figure 3, parse-bound: the real pages of the visible-text corpus served with no latency, one
+note per page, compared with the sum of single-process parse times divided by the cores. Peak
+memory of the whole process tree is shown for the pages once and three times (under other URLs),
+to show that it follows the concurrency, not the number of pages.
+
+TraceCite reaches the server only through ``--connect-to`` and ``--allow-net`` (SPEC §3), with
+URLs ``http://bench.test/…``; linkinator is pointed at an index page that links to the 200 URLs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench_util import (
+    BENCH_DIR,
+    REPO,
+    Log,
+    Measured,
+    Table,
+    measure,
+    median,
+    megabytes,
+    ratio,
+    seconds,
+    tracecite_command,
+    verdict,
+    which,
+)
+from gen_trace import paragraph
+from web_server import BenchServer, ServerStats
+
+HOST = "bench.test"
+LINKINATOR_VERSION = "7.6.1"  # the newest release that runs on Node 20 (8.x needs Node 22)
+LINKINATOR = BENCH_DIR / "node_modules" / ".bin" / "linkinator"
+
+
+# -- running the two tools ------------------------------------------------------------------
+
+
+@dataclass
+class WebRun:
+    """One command run against the server, with what the server saw meanwhile."""
+
+    tool: str
+    concurrency: int
+    run: Measured
+    stats: ServerStats
+    problem: str  # "" when every check passed
+
+
+def run_tracecite(server: BenchServer, notes: Path, concurrency: int,
+                  expected: int, *, tree: bool = False) -> WebRun:
+    """``verify-notes`` on ``notes``; ``expected`` quotes must all match."""
+    server.reset()
+    cmd = [*tracecite_command(), "verify-notes", str(notes), "--json", "--no-progress",
+           "--connect-to", f"{HOST}:80:127.0.0.1:{server.port}", "--allow-net", "127.0.0.0/8",
+           "--concurrency", str(concurrency)]
+    run = measure(cmd, tree=tree, timeout=300)
+    stats = server.reset()
+    try:
+        summary = json.loads(run.stdout)["summary"]
+        matched = summary["matched"]
+    except (ValueError, KeyError):
+        return WebRun("tracecite", concurrency, run, stats,
+                      f"FAILED (exit {run.returncode}): {run.stderr.strip()[-120:]}")
+    problem = "" if run.returncode == 0 and matched == expected else (
+        f"WRONG: exit {run.returncode}, {matched}/{expected} matched")
+    return WebRun("tracecite", concurrency, run, stats, problem)
+
+
+def linkinator_problem() -> str:
+    """Why linkinator cannot run here, or ``""``; installs it from npm when it is missing."""
+    node = which("node")
+    if node is None:
+        return "node is not installed"
+    if not LINKINATOR.exists():
+        npm = which("npm")
+        if npm is None:
+            return "npm is not installed"
+        # The versions are pinned in benchmarks/package.json and its lock file.
+        done = measure([npm, "ci", "--prefix", str(BENCH_DIR), "--no-audit", "--no-fund"],
+                       timeout=300)
+        if done.returncode != 0 or not LINKINATOR.exists():
+            return f"npm could not install linkinator: {done.stderr.strip()[-200:]}"
+    check = measure([str(LINKINATOR), "--version"], timeout=60)
+    if check.returncode != 0:
+        return f"linkinator does not run here: {check.stderr.strip()[-200:]}"
+    return ""
+
+
+def run_linkinator(server: BenchServer, concurrency: int | None, expected: int) -> WebRun:
+    """linkinator on the index page (it checks every link found there)."""
+    server.reset()
+    cmd = [str(LINKINATOR), f"http://127.0.0.1:{server.port}/index.html", "--format", "json"]
+    if concurrency is not None:
+        cmd += ["--concurrency", str(concurrency)]
+    run = measure(cmd, timeout=300)
+    stats = server.reset()
+    problem = ""
+    try:
+        links = json.loads(run.stdout)["links"]
+        ok = sum(1 for link in links if link.get("state") == "OK" and "/page/" in link["url"])
+        if run.returncode != 0 or ok != expected:
+            problem = f"WRONG: exit {run.returncode}, {ok}/{expected} links OK"
+    except (ValueError, KeyError):
+        problem = f"FAILED (exit {run.returncode}): {run.stderr.strip()[-120:]}"
+    return WebRun("linkinator", concurrency or 100, run, stats, problem)
+
+
+# -- figure 2: latency-bound ----------------------------------------------------------------
+
+
+def latency_site(pages: int, records: int, seed: int = 5) -> tuple[dict[str, bytes], str]:
+    """``pages`` distinct small HTML pages, an index linking to them, and notes text with
+    ``records`` records spread over the pages (each quote a sentence of its page)."""
+    rng = random.Random(seed)
+    site: dict[str, bytes] = {}
+    sentences: list[list[str]] = []
+    for i in range(pages):
+        paragraphs = [paragraph(rng, 400) for _ in range(5)]
+        sentences.append([s for p in paragraphs for s in _sentences(p)])
+        body = "".join(f"<p>{p}</p>\n" for p in paragraphs)
+        site[f"/page/{i}"] = (
+            f"<!doctype html>\n<html lang=en><head><meta charset=utf-8><title>Page {i}</title>"
+            f"<style>p {{ margin: 1em }}</style></head>\n<body><nav><a href=/>Home</a> · "
+            f"<a href=/about>About</a></nav>\n<main><h1>Page <b>{i}</b></h1>\n{body}</main>\n"
+            f"<footer>Bench site, page {i}</footer></body></html>\n"
+        ).encode()
+    links = "".join(f'<li><a href="/page/{i}">page {i}</a></li>\n' for i in range(pages))
+    site["/index.html"] = (f"<!doctype html><title>Index</title><ul>\n{links}</ul>\n").encode()
+    notes = []
+    for k in range(records):
+        i = k % pages
+        quote = sentences[i][(k // pages) % len(sentences[i])]
+        notes.append(f"claim: Claim {k}.\nquote: {quote}\nurl: http://{HOST}/page/{i}\n")
+    return site, "\n".join(notes)
+
+
+def _sentences(text: str) -> list[str]:
+    out, start = [], 0
+    for i, char in enumerate(text):
+        if char in ".!?" and (i + 1 == len(text) or text[i + 1] == " "):
+            out.append(text[start:i + 1].strip())
+            start = i + 1
+    return [s for s in out if len(s.split()) >= 6]
+
+
+def latency_figure(*, pages: int = 200, records: int = 1000, latency: float = 0.05,
+                   concurrencies: Sequence[int] = (8, 64), repeats: int = 3,
+                   log: Log = print) -> Table:
+    """Figure 2."""
+    table = Table(
+        f"Latency-bound: verify-notes vs linkinator ({pages} URLs, {latency * 1000:g} ms each, "
+        f"{records} notes)",
+        ["tool", "concurrency", "wall", "floor", "÷ floor", "÷ linkinator", "requests",
+         "max in flight", "goal"], left=1,
+    )
+    site, notes_text = latency_site(pages, records)
+    missing = linkinator_problem()
+    if missing:
+        table.note(f"linkinator not measured: {missing}; only the floor is shown")
+    with tempfile.TemporaryDirectory() as tmp, BenchServer(site, latency=latency) as server:
+        notes = Path(tmp) / "notes.txt"
+        notes.write_text(notes_text, encoding="utf-8")
+        plans: list[tuple[str, int | None]] = []
+        for c in concurrencies:
+            plans.append(("tracecite", c))
+            if not missing:
+                plans.append(("linkinator", c))
+        if not missing:
+            plans.append(("linkinator", None))  # its default, 100
+        results: dict[tuple[str, int], list[WebRun]] = {}
+        log(f"  {len(plans)} configurations × {repeats} interleaved runs …")
+        for _ in range(repeats):
+            for tool, setting in plans:
+                if tool == "tracecite":
+                    result = run_tracecite(server, notes, setting or 8, records)
+                else:
+                    result = run_linkinator(server, setting, pages)
+                results.setdefault((tool, result.concurrency), []).append(result)
+    walls = {key: median([r.run.wall for r in rs]) for key, rs in results.items()}
+    defaults = {("tracecite", 8), ("linkinator", 100)}
+    for (tool, c), runs in results.items():
+        wall = walls[(tool, c)]
+        floor = pages * latency / c
+        peer = walls.get(("linkinator", c))
+        problems = [r.problem for r in runs if r.problem]
+        in_flight = max(r.stats.max_in_flight for r in runs)
+        per_host = max(max(r.stats.host_max_in_flight.values(), default=0) for r in runs)
+        counts = ", ".join(f"{n} {m}" for m, n in sorted(_methods(runs[-1].stats).items()))
+        goal = ""
+        if tool == "tracecite":
+            goals = [f"≤ 3× floor {verdict(wall <= 3 * floor)}"]
+            if peer is not None:
+                goals.append(f"≤ linkinator {verdict(wall <= peer)}")
+            if not _each_once(runs, "GET", pages):
+                goals.append("a URL NOT fetched exactly once")
+            if in_flight > c:
+                goals.append("concurrency NOT bounded")
+            goal = ", ".join(goals)
+        elif in_flight > c:
+            goal = f"ignores --concurrency {c}"
+        table.add(f"{tool}{' (default)' if (tool, c) in defaults else ''}", c, seconds(wall),
+                  seconds(floor), ratio(wall / floor), ratio(wall / peer) if peer else "–",
+                  counts, f"{in_flight} (per host {per_host})",
+                  problems[0] if problems else goal)
+    once = all(_each_once(rs, "GET", pages) for (t, _), rs in results.items() if t == "tracecite")
+    table.note("floor = URLs × latency ÷ concurrency; wall: median of "
+               f"{repeats} interleaved runs, from process start to exit")
+    table.note(f"tracecite: {records} notes → {pages} GETs, each URL exactly once in every run: "
+               f"{'yes' if once else 'NO'}; max in flight is counted by the server (all URLs "
+               "are on one host, so per host = overall)")
+    if not missing:
+        table.note(f"linkinator {LINKINATOR_VERSION} (npm): GETs the index page, then a HEAD "
+                   "per link (no body, no parsing); tracecite GETs each page and parses it")
+    return table
+
+
+def _methods(stats: ServerStats) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for (method, _), n in stats.requests.items():
+        out[method] = out.get(method, 0) + n
+    return out
+
+
+def _each_once(runs: Sequence[WebRun], method: str, pages: int) -> bool:
+    """Whether every run requested each page exactly once with ``method``."""
+    for run in runs:
+        counts = [n for path, n in run.stats.fetches(method).items() if path.startswith("/page/")]
+        if len(counts) != pages or set(counts) != {1}:
+            return False
+    return True
+
+
+# -- figure 3: parse-bound ------------------------------------------------------------------
+
+
+def corpus_dir() -> Path | None:
+    """The visible-text corpus: ``$TRACECITE_CORPUS``, or ``shared/corpus`` beside the repo."""
+    candidates = [os.environ.get("TRACECITE_CORPUS", ""),
+                  str(REPO.parent / "shared" / "corpus"), "/work/shared/corpus"]
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "readability").is_dir():
+            return Path(candidate) / "readability"
+    return None
+
+
+@dataclass
+class CorpusPage:
+    """A corpus page with a quote that TraceCite's extraction finds, and its parse time."""
+
+    name: str
+    html: bytes
+    quote: str
+    parse_seconds: float
+
+
+def corpus_pages(folder: Path, limit: int | None = None) -> tuple[list[CorpusPage], int]:
+    """Pages with a usable quote (parsed once here, sequentially, timing each parse), and how
+    many pages had none."""
+    from tracecite.fetch.visible_text import visible_text
+    from tracecite.matching import MatchText, normalise
+
+    paths = sorted(folder.glob("*.html"))
+    if limit is not None:
+        paths = paths[:: max(1, len(paths) // limit)][:limit]
+    pages: list[CorpusPage] = []
+    skipped = 0
+    for path in paths:
+        html = path.read_bytes()
+        text = html.decode("utf-8")
+        start = time.perf_counter()
+        visible = visible_text(text)
+        elapsed = time.perf_counter() - start
+        oracle = path.with_suffix(".innertext.txt")
+        quote = _pick_quote(oracle.read_text(encoding="utf-8") if oracle.exists() else "",
+                            MatchText(visible), normalise)
+        if quote is None:
+            skipped += 1
+            continue
+        pages.append(CorpusPage(path.stem, html, quote, elapsed))
+    return pages, skipped
+
+
+def _pick_quote(oracle: str, visible: object, normalise: object) -> str | None:
+    """A run of up to 12 words from the middle of the oracle that the extraction finds."""
+    lines = [normalise(line) for line in oracle.splitlines()]  # type: ignore[operator]
+    for min_words in (12, 4):
+        candidates = [line.split() for line in lines if len(line.split()) >= min_words]
+        middle = len(candidates) // 2
+        for words in candidates[middle:] + candidates[:middle]:
+            start = max(0, len(words) // 2 - 6)
+            quote = " ".join(words[start:start + 12])
+            if visible.contains(quote):  # type: ignore[attr-defined]
+                return quote
+    return None
+
+
+def parse_figure(*, limit: int | None = None, concurrency: int = 8, log: Log = print) -> Table:
+    """Figure 3."""
+    cores = os.cpu_count() or 1
+    table = Table(
+        f"Parse-bound: verify-notes on the visible-text corpus ({cores} cores, no latency)",
+        ["pages", "parse sum", "sum ÷ cores", "wall", "wall ÷ (sum ÷ cores)", "peak RSS (tree)",
+         "peak RSS (main)", "goal"], left=1,
+    )
+    folder = corpus_dir()
+    if folder is None:
+        table.note("corpus not found (../shared/corpus/readability or $TRACECITE_CORPUS): "
+                   "figure skipped")
+        return table
+    log("  parsing the corpus pages in this process, one at a time …")
+    pages, skipped = corpus_pages(folder, limit)
+    parse_sum = sum(p.parse_seconds for p in pages)
+    size = sum(len(p.html) for p in pages)
+    site: dict[str, bytes] = {"/tiny/0": b"<!doctype html><p>Just one small page.</p>"}
+    for copy in "abc":
+        for page in pages:
+            site[f"/{copy}/{page.name}"] = page.html
+    with tempfile.TemporaryDirectory() as tmp, BenchServer(site) as server:
+        tiny = Path(tmp) / "tiny.txt"
+        tiny.write_text(f"claim: c\nquote: Just one small page.\nurl: http://{HOST}/tiny/0\n")
+        rows = [("1 tiny page (baseline)", tiny, 1, 0.0)]
+        for copies in (1, 3):
+            notes = Path(tmp) / f"notes-{copies}.txt"
+            notes.write_text("\n".join(
+                f"claim: {p.name}\nquote: {p.quote}\nurl: http://{HOST}/{copy}/{p.name}\n"
+                for copy in "abc"[:copies] for p in pages), encoding="utf-8")
+            rows.append((f"{len(pages)} × {copies} = {len(pages) * copies}", notes,
+                         len(pages) * copies, parse_sum * copies))
+        log(f"  verify-notes on {len(pages)} pages ({megabytes(size)}), once and three times …")
+        for label, notes, expected, work in rows:
+            result = run_tracecite(server, notes, concurrency, expected, tree=True)
+            run = result.run
+            if work:
+                share = work / cores
+                goal = f"≤ 1.3× {verdict(run.wall <= 1.3 * share)}"
+                cells = [seconds(work), seconds(share), seconds(run.wall),
+                         ratio(run.wall / share)]
+            else:
+                goal = ""
+                cells = ["–", "–", seconds(run.wall), "–"]
+            table.add(label, *cells, megabytes(run.tree_rss), megabytes(run.peak_rss),
+                      result.problem or goal)
+    table.note(f"{len(pages)} corpus pages with a quote the extraction finds ({skipped} without: "
+               f"empty oracle or no usable line), {megabytes(size)} of HTML; concurrency "
+               f"{concurrency}; parse sum: visible_text on each page in one process, one after "
+               "another")
+    table.note("goal: wall ≤ 1.3 × (parse sum ÷ cores); peak RSS (tree) is sampled every 5 ms "
+               "over the process and its parse workers and must not grow with the page count")
+    return table

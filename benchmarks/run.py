@@ -1,0 +1,103 @@
+"""Run TraceCite's benchmarks and print every figure of issue 5 with its peer or baseline.
+
+    .venv/bin/python benchmarks/run.py            # all figures, a few minutes
+    .venv/bin/python benchmarks/run.py --quick    # small sizes, under a minute
+    .venv/bin/python benchmarks/run.py --only 2,3 # some figures
+
+Each figure is a table of ratios measured in this one run (tools interleaved), printed as it is
+done and written, in Markdown, to ``benchmarks/out/latest.md``. The benchmarks make their own
+data (cached in ``benchmarks/out/``), start their own local servers on 127.0.0.1 and stop them.
+linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
+
+1. evidence at scale (15, 150 and 600 MB traces) vs jq and the stdlib json
+2. latency-bound verify-notes vs the floor and linkinator
+3. parse-bound verify-notes vs the single-process parse time ÷ cores
+4. start-up vs ``python -c pass``
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_evidence
+import bench_startup
+import bench_web
+from bench_util import OUT_DIR, Table, which
+
+
+def _version(cmd: list[str]) -> str:
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "not installed"
+    return (done.stdout or done.stderr).strip().splitlines()[0] if done.returncode == 0 else "?"
+
+
+def machine() -> str:
+    """One line about where the figures were measured."""
+    node = _version(["node", "--version"]) if which("node") else "not installed"
+    jq = _version(["jq", "--version"]) if which("jq") else "not installed"
+    load = os.getloadavg()[0]
+    return (f"{os.cpu_count()} cores, Python {platform.python_version()}, node {node}, {jq}, "
+            f"load average {load:.1f} at the start")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the chosen figures; return 1 if a figure could not run at all."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats")
+    parser.add_argument("--only", default="1,2,3,4", help="figures to run, e.g. 2,3")
+    args = parser.parse_args(argv)
+    chosen = {int(x) for x in args.only.split(",") if x.strip()}
+    quick = args.quick
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    started = time.perf_counter()
+    header = (f"TraceCite benchmarks ({'quick' if quick else 'full'} run, "
+              f"{datetime.date.today().isoformat()}): {machine()}")
+    print(header + "\n", flush=True)
+    tables: list[Table] = []
+    runners: dict[int, tuple[str, Callable[[], Table]]] = {
+        1: ("evidence at scale", lambda: bench_evidence.figure(
+            [2, 15] if quick else [15, 150, 600], repeats=1 if quick else 3, log=log)),
+        2: ("latency-bound web checks", lambda: bench_web.latency_figure(
+            concurrencies=(8,) if quick else (8, 64), repeats=1 if quick else 3, log=log)),
+        3: ("parse-bound web checks", lambda: bench_web.parse_figure(
+            limit=30 if quick else None, log=log)),
+        4: ("start-up", lambda: bench_startup.figure(7 if quick else 21, log=log)),
+    }
+    failed = False
+    for number in sorted(chosen):
+        name, run = runners[number]
+        log(f"[{number}] {name} …")
+        try:
+            table = run()
+        except Exception as error:  # one broken figure must not hide the others
+            failed = True
+            table = Table(f"{name}: could not run", ["error"])
+            table.add(f"{type(error).__name__}: {error}")
+        tables.append(table)
+        print(table.text(), flush=True)
+    OUT_DIR.mkdir(exist_ok=True)
+    latest = OUT_DIR / "latest.md"
+    latest.write_text(f"_{header}_\n\n" + "\n".join(t.markdown() for t in tables),
+                      encoding="utf-8")
+    log(f"done in {time.perf_counter() - started:.0f} s; Markdown tables in {latest}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
