@@ -317,8 +317,9 @@ def test_findings_never_carry_input_text(scan: Any) -> None:
 
 # ---- streaming --------------------------------------------------------------------------------
 
-def _big_trace(path: Path, megabytes: int) -> int:
-    """Write a trace of about ``megabytes`` MB: many results with 8 KB sources."""
+def _big_trace(path: Path, megabytes: int, *, after_answer: bool = False) -> int:
+    """Write a trace of about ``megabytes`` MB: many results with 8 KB sources; the answer cites
+    every 50th result, and every seventh of those quotes is not in its source."""
     filler = ("lorem ipsum dolor sit amet, caf\u00e9 na\u00efve \u00a0 " * 200)[:8000]
     target = megabytes * 1024 * 1024
     written = 0
@@ -332,30 +333,62 @@ def _big_trace(path: Path, megabytes: int) -> int:
             out.write(lines)
             written += len(lines.encode())
             n += 1
-        claims = [claim(citations=[cite(f"s{i}-1", f"{i} 1 lorem ipsum")])
+        claims = [claim(citations=[cite(f"s{i}-1", f"{i} 1 lorem ipsum" if i % 7 else "absent")])
                   for i in range(0, n, 50)]
         out.write(json.dumps(answer(claims)) + "\n")
+        if after_answer:
+            out.write(json.dumps({"type": "end", "run_id": "r1"}) + "\n")
     return n
 
 
-def test_streaming_memory(tmp_path: Path) -> None:
-    path = tmp_path / "big.jsonl"
-    results = _big_trace(path, 60)
-    assert path.stat().st_size > 60 * 1024 * 1024
+@pytest.fixture(scope="module")
+def big_traces(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]:
+    """Two traces of more than 60 MB: the answer last, and the answer followed by an event."""
+    folder = tmp_path_factory.mktemp("big")
+    last, not_last = folder / "last.jsonl", folder / "not-last.jsonl"
+    results = _big_trace(last, 60)
+    _big_trace(not_last, 60, after_answer=True)
+    assert last.stat().st_size > 60 * 1024 * 1024
+    return last, not_last, results
+
+
+def _peak(run: Any) -> tuple[Any, int, float]:
+    """Run ``run()`` and return its result, peak traced memory and seconds."""
     started = time.monotonic()
     tracemalloc.start()
     try:
-        scanned = scan_trace(str(path))
+        value = run()
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    elapsed = time.monotonic() - started
+    return value, peak, time.monotonic() - started
+
+
+def test_streaming_memory(big_traces: tuple[Path, Path, int]) -> None:
+    path, _, results = big_traces
+    scanned, peak, elapsed = _peak(lambda: scan_trace(str(path)))
     try:
         assert scanned.findings == ()
         assert len(scanned.sources) == results * 4
         assert scanned.sources.content(f"s{results - 1}-3").startswith(f"{results - 1} 3 lorem")
     finally:
         scanned.sources.close()
+    assert peak < 20 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
+    assert elapsed < 30, f"{elapsed:.1f} s"
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["answer-last", "answer-not-last"])
+def test_evidence_memory(big_traces: tuple[Path, Path, int], which: int) -> None:
+    """``check --evidence`` on a large trace, in one pass or in two: memory stays small."""
+    from tracecite.checks.evidence import scan_with_evidence
+
+    path, results = big_traces[which], big_traces[2]
+    checked, peak, elapsed = _peak(lambda: scan_with_evidence(str(path)))
+    cited = range(0, results, 50)
+    assert checked.scan.findings == ()
+    assert checked.summary.checked == len(cited)
+    assert checked.summary.mismatched == sum(1 for i in cited if i % 7 == 0)
+    assert {f.code.code for f in checked.findings} == {"TC202"}
     assert peak < 20 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
     assert elapsed < 30, f"{elapsed:.1f} s"
 
