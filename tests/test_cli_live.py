@@ -704,6 +704,14 @@ def test_tc321_outside_the_root_is_not_read(
     file_finding(cli, tmp_path, root, uri, "TC321")
 
 
+def test_tc321_device_symlinked_into_the_root(
+    cli: Cli, tmp_path: Path, root: Path, opened: list[str],
+) -> None:
+    (root / "null.txt").symlink_to("/dev/null")
+    file_finding(cli, tmp_path, root, "file:null.txt", "TC321")
+    assert "/dev/null" not in opened
+
+
 def test_tc321_sibling_with_the_root_as_prefix(cli: Cli, tmp_path: Path, root: Path) -> None:
     sibling = tmp_path / "root2"
     sibling.mkdir()
