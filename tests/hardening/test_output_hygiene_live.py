@@ -282,10 +282,7 @@ def test_names_are_shown_escaped_not_dropped(
         assert printable(name) in shown, f"{name!r} is not shown escaped on the console"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: tracecite/fetch/url_policy.py follow_redirect -> parse_target quotes the Location's "
-    "port/scheme/host (_show) in TC300/TC301 details; fetcher.py promises nothing the server "
-    "sent is echoed"))
+# Was a bug: follow_redirect quoted the Location's port, scheme or host in TC300/TC301 details.
 def test_redirect_location_text_is_not_echoed(
     cli: Cli, tmp_path: Path, servers: Servers, resolver: Resolver,
 ) -> None:

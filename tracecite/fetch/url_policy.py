@@ -165,9 +165,9 @@ def follow_redirect(base: Target, location: str | None) -> Target:
             raise FetchError(Code.REDIRECT_INVALID, "Location is not a URI reference")
         if base.scheme == "https" and scheme.lower() == "http":
             raise FetchError(Code.REDIRECT_DOWNGRADE, "redirect from https to http")
-        return parse_target(reference)
+        return _redirect_target(reference)
     if reference.startswith("//"):
-        return parse_target(f"{base.scheme}:{reference}")
+        return _redirect_target(f"{base.scheme}:{reference}")
 
     ref_path, question, ref_query = without_fragment.partition("?")
     base_path, base_question, base_query = base.path.partition("?")
@@ -179,7 +179,16 @@ def follow_redirect(base: Target, location: str | None) -> Target:
             ref_path = base_path[: base_path.rfind("/") + 1] + ref_path
         path = _remove_dot_segments(ref_path)
         query = f"?{ref_query}" if question else ""
-    return parse_target(f"{base.scheme}://{base.host}{path}{query}")
+    return _redirect_target(f"{base.scheme}://{base.host}{path}{query}")
+
+
+def _redirect_target(url: str) -> Target:
+    """`parse_target` for a URL the server chose: its refusal names the rule, not the text (the
+    ``Location`` header is server content, which reports never echo)."""
+    try:
+        return parse_target(url)
+    except FetchError as exc:
+        raise FetchError(exc.code, f"redirect to a URL that is refused: {exc.code.label}") from None
 
 
 def _split_scheme(url: str) -> tuple[str, str]:
