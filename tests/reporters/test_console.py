@@ -44,12 +44,12 @@ def test_findings_grouped_by_file() -> None:
     assert lines[-1].startswith("failed tracecite check: 6 findings;")
     body = lines[lines.index("b.jsonl") + 1:lines.index("c.md")]
     assert body == [
-        "  TC124 trace-run-id-mismatch  1: run_id differs",
-        "  TC315 http-status  3: not found [HTTP 404]",
-        "  TC202 quote-not-in-capture  3, claim 1, citation 2: quote is not in the captured "
+        "  TC124 trace-run-id-mismatch  line 1: run_id differs",
+        "  TC315 http-status  line 3: not found [HTTP 404]",
+        "  TC202 quote-not-in-capture  line 3, claim 1, citation 2: quote is not in the captured "
         "content [source s1; uri https://x/]",
     ]
-    assert "  TC110 notes-bad-line  4:2, record 1: bad line" in lines
+    assert "  TC110 notes-bad-line  line 4:2, record 1: bad line" in lines
 
 
 def test_no_colour_unless_asked() -> None:

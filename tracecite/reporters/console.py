@@ -16,7 +16,8 @@ from tracecite.reporters.github import summary_line
 def _where(finding: Finding) -> str:
     parts = []
     if finding.line is not None:
-        parts.append(f"{finding.line}:{finding.column}" if finding.column else str(finding.line))
+        parts.append(f"line {finding.line}:{finding.column}" if finding.column
+                     else f"line {finding.line}")
     for label, value in (("record", finding.record), ("claim", finding.claim),
                          ("citation", finding.citation)):
         if value is not None:
