@@ -526,7 +526,7 @@ def test_verify_urls_skips_other_schemes_and_never_fetches_uncited(
     assert no_dns == []
 
 
-def test_verify_urls_fetches_a_source_cited_twice_once(
+def test_verify_urls_fetches_each_url_once_across_sources_and_traces(
     cli: Cli, site: Site, tmp_path: Path,
 ) -> None:
     url = site.route("/a", text(PAGE))
