@@ -786,7 +786,7 @@ def test_verify_files_bad_root_is_usage(cli: Cli, tmp_path: Path, root: Path) ->
     ["--allow-net", "127.0.0.1/8"], ["--allow-net", "loopback"],
     ["--ca-cert", "/nonexistent/ca.pem"],
     ["--user-agent", "tracecite\r\nX-Injected: 1"],
-    ["--user-agent", "caf\u00e9"],
+    ["--user-agent", "caf\u00e9"], ["--user-agent", ""], ["--user-agent", "x" * 1001],
 ])
 @pytest.mark.parametrize("command", ["verify-notes", "verify-urls", "verify-files"])
 def test_bad_fetch_options_are_tc100(

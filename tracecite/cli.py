@@ -132,8 +132,12 @@ def fetch_options(args: argparse.Namespace) -> object:
         if not args.user_agent.isprintable() or not args.user_agent.isascii():
             raise UsageError("--user-agent must be printable ASCII")
         extra["user_agent"] = args.user_agent
-    return FetchOptions(timeout=args.timeout, max_bytes=args.max_bytes, connect_to=connect_to,
-                        allow_net=allow_net, ca_cert=args.ca_cert, **extra)
+    try:
+        return FetchOptions(timeout=args.timeout, max_bytes=args.max_bytes,
+                            connect_to=connect_to, allow_net=allow_net, ca_cert=args.ca_cert,
+                            **extra)
+    except ValueError as exc:  # FetchOptions checks its own bounds (e.g. user agent length)
+        raise UsageError(str(exc)) from None
 
 
 def live_options(args: argparse.Namespace, label: str) -> object:
