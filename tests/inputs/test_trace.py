@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import (
     CONTENT,
@@ -426,3 +428,82 @@ def test_long_answer_line_with_evidence(cli: Any, tmp_path: Path) -> None:
     run = cli("check", path, "--evidence", "--json")
     assert (run.exit, run.codes()) == (0, [])
     assert run.json()["summary"]["checked"] == 1100
+
+
+# ---- the claim-by-claim decoder agrees with json.loads ---------------------------------------
+
+def _materialise(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_materialise(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _materialise(v) for k, v in value.items()}
+    return value
+
+
+def _strict(text: str) -> Any:
+    """What the one-shot decoder says: the value, or None for a line that is not JSON."""
+    try:
+        return ("ok", json.loads(text, parse_constant=_no_constant))
+    except (ValueError, RecursionError):
+        try:
+            return ("ok", json.loads(text, parse_constant=_no_constant, parse_int=_int_or_float))
+        except (ValueError, RecursionError):
+            return ("error", None)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _int_or_float(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+json_leaf = (st.none() | st.booleans() | st.integers()
+             | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5))
+json_value = st.recursive(json_leaf, lambda inner: st.lists(inner, max_size=3)
+                          | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=10)
+answer_like = st.dictionaries(
+    st.sampled_from(["type", "run_id", "claims", "cl\\u0061ims", "x"]) | st.text(max_size=3),
+    json_value, max_size=4,
+).flatmap(lambda d: st.lists(json_value, max_size=4).map(lambda claims: {**d, "claims": claims}))
+
+
+@st.composite
+def json_lines(draw: st.DrawFn) -> str:
+    """JSON text of an answer-like object, formatted at random, sometimes damaged."""
+    value = draw(answer_like)
+    text = json.dumps(value, indent=draw(st.sampled_from([None, 0, 1])),
+                      separators=draw(st.sampled_from([None, (",", ":"), (" , ", " : ")])),
+                      ensure_ascii=draw(st.booleans()))
+    text = text.replace('"cl\\\\u0061ims"', '"cl\\u0061ims"')
+    text = draw(st.sampled_from(["", " ", "\t"])) + text + draw(st.sampled_from(["", " ", "\r"]))
+    if draw(st.booleans()):
+        # Damage it: delete, duplicate or insert a character somewhere.
+        i = draw(st.integers(0, max(0, len(text) - 1)))
+        edit = draw(st.sampled_from(["delete", "insert", "duplicate"]))
+        if edit == "delete":
+            text = text[:i] + text[i + 1:]
+        elif edit == "duplicate":
+            text = text[:i] + text[i:i + 1] + text[i:]
+        else:
+            text = text[:i] + draw(st.sampled_from(list('[]{},:"\\ 0aeE-.n'))) + text[i:]
+    return text
+
+
+@settings(max_examples=400, deadline=None)
+@given(json_lines())
+def test_lazy_decoder_agrees_with_json_loads(text: str) -> None:
+    from unittest import mock
+
+    from tracecite.inputs import jsonl
+
+    with mock.patch.object(jsonl, "LAZY_FROM_CHARS", 0):
+        try:
+            got = ("ok", _materialise(jsonl.loads(text)))
+        except ValueError:
+            got = ("error", None)
+        assert got == _strict(text)
