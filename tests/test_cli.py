@@ -558,3 +558,28 @@ def test_summary_line_counts() -> None:
                     "1 with the source unavailable, 3 skipped; exit 0")
     assert summary_line(Report("check", (), Summary(checked=1, matched=1))) == (
         "tracecite check: 0 findings; 1 quote checked, 1 matched; exit 0")
+
+
+def test_a_report_file_that_cannot_be_written_is_tc100_and_one_document(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Regression: a failing report file after stdout was written gave exit 3 and two JSONs."""
+    from tracecite.cli import main
+
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "passing.jsonl")
+    code = main(["check", example, "--json", "--report-file", "sarif:/dev/full"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert [f["code"] for f in json.loads(out)["findings"]] == ["TC100"]
+
+
+def test_an_unwritable_step_summary_only_warns(capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite.cli import main
+
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", "/dev/full")
+    example = Path(__file__).resolve().parents[1] / "examples" / "failing-evidence.jsonl"
+    code = main(["check", str(example), "--evidence", "--format", "github"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "::error " in captured.out
+    assert "step summary" in captured.err

@@ -299,22 +299,35 @@ def _is_color(stream: TextIO) -> bool:
 
 def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequence[str] = (),
          stdout: TextIO | None = None) -> None:
-    """Write the report to stdout in ``fmt``, to each ``FORMAT:PATH`` report file, and with
-    ``github`` also the Markdown step summary to ``$GITHUB_STEP_SUMMARY`` when it is set."""
+    """Write the report to each ``FORMAT:PATH`` report file, then to stdout in ``fmt``, and with
+    ``github`` also the Markdown step summary to ``$GITHUB_STEP_SUMMARY`` when it is set.
+
+    Report files come first: one that cannot be written is a usage error (TC100), reported
+    instead of this report, so stdout never carries two. A step summary that cannot be written
+    only earns a warning: the annotations and the log still say everything.
+    """
+    for spec in report_files:
+        file_format, _, path = spec.partition(":")
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(REPORTERS[file_format](report, OutputStyle()))
+        except OSError as exc:
+            reason = exc.strerror or 'error'
+            raise UsageError(f"--report-file cannot be written ({reason})") from None
     out = stdout if stdout is not None else sys.stdout
     style = OutputStyle(color=_is_color(out), quiet=quiet)
     out.write(REPORTERS[fmt](report, style))
     out.flush()
-    for spec in report_files:
-        file_format, _, path = spec.partition(":")
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(REPORTERS[file_format](report, OutputStyle()))
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if fmt == "github" and summary_path:
         from tracecite.reporters.github import step_summary
 
-        with open(summary_path, "a", encoding="utf-8") as handle:
-            handle.write(step_summary(report))
+        try:
+            with open(summary_path, "a", encoding="utf-8") as handle:
+                handle.write(step_summary(report))
+        except OSError as exc:
+            sys.stderr.write("tracecite: warning: the step summary ($GITHUB_STEP_SUMMARY) cannot "
+                             f"be written ({exc.strerror or 'error'})\n")
 
 
 def _check_report_files(specs: Sequence[str]) -> None:

@@ -211,7 +211,8 @@ class _Scanner:
                                            sys.intern(normalise(quote))))
 
     def finish(self) -> None:
-        if self.answer_line is None:
+        unreadable = any(f.code is Code.INPUT_UNREADABLE for f in self.findings)
+        if self.answer_line is None and not unreadable:  # a failed read says enough
             self.problem(Code.TRACE_ANSWER_COUNT, "the trace has no answer event",
                          max(self.last_line, 1))
 
