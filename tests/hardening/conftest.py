@@ -33,12 +33,13 @@ class Resolver:
     """
 
     table: dict[str, Answer] = field(default_factory=dict)
+    default: Answer | None = None  # the answer for names missing from the table
     calls: list[tuple[str, int]] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
 
     def __call__(self, host: str, port: int) -> Sequence[str]:
         self.calls.append((host, port))
-        answer = self.table.get(host)
+        answer = self.table.get(host, self.default)
         if answer is None:
             self.unexpected.append(host)
             raise FetchError(Code.DNS_FAILURE, "name not in the test resolver's table")
