@@ -606,6 +606,16 @@ class _Parser(HTMLParser):
         super().__init__(tree=_TreeBuilder, namespaceHTMLElements=False)
         self.phases["inBody"] = _FastInBodyPhase(self, self.tree)
 
+    def reset(self) -> None:
+        super().reset()
+        # Parse errors never change the tree, and nothing here reads them. html5lib looks for
+        # "invalid-codepoint" errors by running a large regular expression over every chunk
+        # of input: skipping that scan makes parsing the corpus about a fifth faster.
+        self.tokenizer.stream.reportCharacterErrors = _ignore_chunk
+
+    def parseError(self, errorcode: str = "", datavars: Any = None) -> None:
+        """Keep no parse errors (html5lib would work out a line and column for each)."""
+
     def resetInsertionMode(self) -> None:
         # Same steps as html5lib's HTMLParser.resetInsertionMode, minus its copy of the stack
         # (and minus its asserts, which only hold for fragment parsing).
@@ -625,6 +635,10 @@ class _Parser(HTMLParser):
                 new_phase = self.phases["inBody"]
                 break
         self.phase = new_phase
+
+
+def _ignore_chunk(data: str) -> None:
+    """Look for nothing in a chunk of input (see ``_Parser.reset``)."""
 
 
 _INSERTION_MODES: Final = {
