@@ -17,13 +17,16 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from types import TracebackType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.findings import Finding, Summary
 from tracecite.matching import MatchText
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
 
 HTML = "html"
 JSON = "json"
@@ -103,11 +106,18 @@ workers then start while its first sources are still loading, instead of after.
 """
 
 
-class ParsePool:
-    """Worker processes for HTML parsing, started on first use (or by ``start``), one per core.
+def _prepare_worker() -> None:
+    """Import the HTML parser in a new worker, before its first page arrives."""
+    import tracecite.fetch.visible_text  # noqa: F401
 
-    ``forkserver`` (where available) starts workers from a clean process, which is safe while
-    loader threads hold locks; a single-core machine parses in the loader thread instead.
+
+class ParsePool:
+    """Worker processes for HTML parsing, one per core, started by ``start`` or on first use.
+
+    Workers started by ``start`` while no other thread runs are forked: that takes milliseconds.
+    Otherwise ``forkserver`` (where available) starts them from a clean process, which is safe
+    while loader threads hold locks but costs a new interpreter (a few tenths of a second). A
+    single-core machine parses in the loader thread instead.
     """
 
     def __init__(self, workers: int | None = None) -> None:
@@ -124,20 +134,13 @@ class ParsePool:
         self.close()
 
     def start(self) -> None:
-        """Start the workers now, in the background, if parsing would use them."""
-        if self._workers >= 2:
-            threading.Thread(target=self._warm, name="tracecite-parse-start", daemon=True).start()
-
-    def _warm(self) -> None:
-        # One trivial job per worker: ProcessPoolExecutor starts a worker per job submitted
-        # while none is idle. Starting the forkserver and the workers takes a few tenths of a
-        # second, which the first loads hide.
-        try:
-            executor = self._get_executor()
-            for _ in range(self._workers):
-                executor.submit(match_quotes, TEXT, "", [])
-        except RuntimeError:
-            pass  # the run was over first: the pool is closed
+        """Start the workers now, if parsing would use them; each imports the HTML parser
+        while the caller goes on (to load its first pages)."""
+        if self._workers < 2:
+            return
+        executor = self._get_executor()
+        for _ in range(self._workers):  # a worker per job while none is idle
+            executor.submit(_prepare_worker)
 
     def _get_executor(self) -> Executor:
         with self._lock:
@@ -145,15 +148,22 @@ class ParsePool:
                 raise RuntimeError("the parse pool is closed")
             if self._executor is None:
                 import multiprocessing
+                import sys
                 from concurrent.futures import ProcessPoolExecutor
 
                 methods = multiprocessing.get_all_start_methods()
-                context = multiprocessing.get_context("forkserver" if "forkserver" in methods
-                                                      else None)
-                if "forkserver" in methods:
+                context: BaseContext
+                if sys.platform == "linux" and threading.active_count() == 1:
+                    # Safe: no other thread can hold a lock the child would inherit. (With
+                    # "fork", ProcessPoolExecutor forks every worker before its own threads.)
+                    context = multiprocessing.get_context("fork")
+                elif "forkserver" in methods:
+                    context = multiprocessing.get_context("forkserver")
                     # Imported once in the forkserver rather than by every worker.
                     context.set_forkserver_preload(["tracecite.checks.live",
                                                     "tracecite.fetch.visible_text"])
+                else:
+                    context = multiprocessing.get_context()
                 self._executor = ProcessPoolExecutor(self._workers, mp_context=context)
             return self._executor
 
@@ -216,63 +226,75 @@ def run_live_checks(
             else:
                 findings.append(check.not_found(code, what))
 
-    progress.start(len(groups))
-    try:
-        with ParsePool(parse_workers) as parser, ThreadPoolExecutor(
-            max_workers=max(1, concurrency), thread_name_prefix="tracecite"
-        ) as pool:
-            if getattr(load, "expects_html", False):
-                parser.start()
-            # A page handed to the parser holds a slot until it is parsed; when the workers
-            # fall behind, loaders wait here instead of piling up pages in memory.
-            parse_slots = threading.BoundedSemaphore(max(1, concurrency))
-
-            def job(group: list[QuoteCheck]) -> Future[list[bool]]:
-                kind, text = load(group[0].target)
-                parse_slots.acquire()
-                try:
-                    parsed = parser.submit(kind, text, [c.quote for c in group])
-                except BaseException:
-                    parse_slots.release()
-                    raise
-                parsed.add_done_callback(lambda _: parse_slots.release())
-                return parsed
-
-            # A source is pending while it loads, then while it is parsed. Submit lazily, at
-            # most 2 × concurrency pending, so a huge run does not hold a future for every
-            # source at once.
-            loading: dict[Future[Future[list[bool]]], str] = {}
-            parsing: dict[Future[list[bool]], str] = {}
-            limit = 2 * max(1, concurrency)
-
-            def drain(until: int) -> None:
-                while len(loading) + len(parsing) > until:
-                    waiting: list[Future[Any]] = [*loading, *parsing]
-                    done, _ = wait(waiting, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        if future in loading:
-                            k = loading.pop(future)
-                            try:
-                                parsing[future.result()] = k
-                                continue
-                            except FetchError as error:
-                                settle(groups[k], error)
-                        else:
-                            k = parsing.pop(future)
-                            settle(groups[k], future.result())
-                        progress.advance()
-
-            try:
-                for k, group in groups.items():
-                    loading[pool.submit(job, group)] = k
-                    drain(limit - 1)
-                drain(0)
-            except BaseException:
-                for future in loading:  # queued loads need not run once the run has failed
-                    future.cancel()
-                raise
-    finally:
-        progress.stop()
+    with ParsePool(parse_workers) as parser:
+        if getattr(load, "expects_html", False):
+            parser.start()  # before any thread of ours runs (see ParsePool)
+        progress.start(len(groups))
+        try:
+            _load_and_match(groups, load, parser, concurrency, settle, progress)
+        finally:
+            progress.stop()
     summary = Summary(checked=len(checks), matched=matched, unavailable=unavailable,
                       mismatched=len(checks) - matched - unavailable, fetched=fetched)
     return findings, summary
+
+
+def _load_and_match(
+    groups: dict[str, list[QuoteCheck]],
+    load: Loader,
+    parser: ParsePool,
+    concurrency: int,
+    settle: Callable[[list[QuoteCheck], list[bool] | FetchError], None],
+    progress: Progress,
+) -> None:
+    """Load every group's source on ``concurrency`` threads and settle it once matched."""
+    with ThreadPoolExecutor(max_workers=max(1, concurrency),
+                            thread_name_prefix="tracecite") as pool:
+        # A page handed to the parser holds a slot until it is parsed; when the workers
+        # fall behind, loaders wait here instead of piling up pages in memory.
+        parse_slots = threading.BoundedSemaphore(max(1, concurrency))
+
+        def job(group: list[QuoteCheck]) -> Future[list[bool]]:
+            kind, text = load(group[0].target)
+            parse_slots.acquire()
+            try:
+                parsed = parser.submit(kind, text, [c.quote for c in group])
+            except BaseException:
+                parse_slots.release()
+                raise
+            parsed.add_done_callback(lambda _: parse_slots.release())
+            return parsed
+
+        # A source is pending while it loads, then while it is parsed. Submit lazily, at
+        # most 2 × concurrency pending, so a huge run does not hold a future for every
+        # source at once.
+        loading: dict[Future[Future[list[bool]]], str] = {}
+        parsing: dict[Future[list[bool]], str] = {}
+        limit = 2 * max(1, concurrency)
+
+        def drain(until: int) -> None:
+            while len(loading) + len(parsing) > until:
+                waiting: list[Future[Any]] = [*loading, *parsing]
+                done, _ = wait(waiting, return_when=FIRST_COMPLETED)
+                for future in done:
+                    if future in loading:
+                        k = loading.pop(future)
+                        try:
+                            parsing[future.result()] = k
+                            continue
+                        except FetchError as error:
+                            settle(groups[k], error)
+                    else:
+                        k = parsing.pop(future)
+                        settle(groups[k], future.result())
+                    progress.advance()
+
+        try:
+            for k, group in groups.items():
+                loading[pool.submit(job, group)] = k
+                drain(limit - 1)
+            drain(0)
+        except BaseException:
+            for future in loading:  # queued loads need not run once the run has failed
+                future.cancel()
+            raise
