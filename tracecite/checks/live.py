@@ -15,7 +15,6 @@ import os
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,7 +24,8 @@ from tracecite.fetch.errors import FetchError
 from tracecite.findings import Finding, Summary
 from tracecite.matching import MatchText
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `check` needs none
+    from concurrent.futures import Executor, Future
     from multiprocessing.context import BaseContext
 
 HTML = "html"
@@ -170,6 +170,8 @@ class ParsePool:
     def submit(self, kind: str, text: str, quotes: Sequence[str]) -> Future[list[bool]]:
         """``match_quotes`` in a worker process when it pays (HTML with 2+ cores); otherwise
         it runs here and the future is already done."""
+        from concurrent.futures import Future
+
         if kind == HTML and self._workers >= 2:
             return self._get_executor().submit(match_quotes, kind, text, list(quotes))
         future: Future[list[bool]] = Future()
@@ -248,6 +250,8 @@ def _load_and_match(
     progress: Progress,
 ) -> None:
     """Load every group's source on ``concurrency`` threads and settle it once matched."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
     with ThreadPoolExecutor(max_workers=max(1, concurrency),
                             thread_name_prefix="tracecite") as pool:
         # A page handed to the parser holds a slot until it is parsed; when the workers
