@@ -1,9 +1,10 @@
 """Shared pieces of the benchmarks: running a command while measuring it, and result tables.
 
-A command's wall time runs from just before it is started to the moment it is reaped; its peak
-memory is the kernel's high-water mark of its resident set (``ru_maxrss`` from ``wait4``), and,
-when asked, the sampled peak of the resident sets of its whole process tree (worker processes
-included), read from ``/proc`` every few milliseconds.
+A command's wall time runs from just before it is started to the moment it exits. When asked
+(``tree=True``), a thread reads ``/proc`` every 5 ms for the command's own high-water mark
+(``VmHWM``) and for the summed resident sets of its whole process tree (worker processes
+included; pages that forked workers share with their parent are counted in each, so the sum is
+an upper bound). CPU time is user + system time of the command and the children it reaped.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class Measured:
 
     wall: float  # seconds
     cpu: float  # seconds of user + system time, the command and the children it reaped
-    peak_rss: int  # bytes: the command's own process (kernel high-water mark)
+    peak_rss: int  # bytes: the command's own process (its high-water mark, VmHWM)
     returncode: int
     stdout: str
     stderr: str
@@ -63,6 +64,7 @@ class _TreeSampler(threading.Thread):
         self._done = threading.Event()
         self.peak = 0
         self.procs = 0
+        self.own_peak = 0  # the process's own high-water mark, as last read
 
     def run(self) -> None:
         while not self._done.is_set():
@@ -70,6 +72,7 @@ class _TreeSampler(threading.Thread):
             total = sum(_rss(pid) for pid in pids)
             self.peak = max(self.peak, total)
             self.procs = max(self.procs, len(pids))
+            self.own_peak = max(self.own_peak, _high_water_mark(self._pid))
             self._done.wait(self._interval)
 
     def stop(self) -> None:
@@ -95,6 +98,17 @@ def _tree(pid: int) -> list[int]:
             except OSError:
                 pass
     return out
+
+
+def _high_water_mark(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _rss(pid: int) -> int:
@@ -133,7 +147,10 @@ def measure(cmd: Sequence[str], *, timeout: float = 600.0, tree: bool = False,
         out.seek(0)
         err.seek(0)
         return Measured(
-            wall=wall, cpu=usage.ru_utime + usage.ru_stime, peak_rss=usage.ru_maxrss * 1024,
+            wall=wall, cpu=usage.ru_utime + usage.ru_stime,
+            # ru_maxrss may count the pages the child shared with this process when it was
+            # forked, before it ran the command: the sampled VmHWM does not.
+            peak_rss=sampler.own_peak if sampler else usage.ru_maxrss * 1024,
             returncode=process.returncode,
             stdout=out.read().decode("utf-8", "replace"),
             stderr=err.read().decode("utf-8", "replace"),
