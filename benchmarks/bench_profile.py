@@ -1,0 +1,141 @@
+"""Profiling helpers for the two live paths (not part of ``run.py``'s figures).
+
+    .venv/bin/python benchmarks/bench_profile.py parse [--pages N]   # where parsing spends time
+    .venv/bin/python benchmarks/bench_profile.py live [--concurrency N] [--latency-ms MS]
+
+``parse`` runs ``visible_text`` over the corpus pages in this process under pyinstrument
+(``.venv/bin/pip install pyinstrument``), or cProfile when pyinstrument is missing.
+
+``live`` runs ``verify-notes`` in this process against the latency server (started in a child
+process, so it does not share this one's GIL) and prints a timeline: when loads start and end,
+how long pages wait for a parse worker, and how long the parse pool takes to start and stop.
+Samplers such as pyinstrument follow one thread; the loaders are many, so a timeline says more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_web
+from web_server import BenchServer
+
+
+def profile_parse(pages: int | None) -> None:
+    """Profile ``visible_text`` on the corpus, one page after another."""
+    from tracecite.fetch.visible_text import visible_text
+
+    folder = bench_web.corpus_dir()
+    if folder is None:
+        raise SystemExit("corpus not found (../shared/corpus or $TRACECITE_CORPUS)")
+    texts = [p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.html"))[:pages]]
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        import cProfile
+        import pstats
+
+        print("pyinstrument is not installed: cProfile instead", file=sys.stderr)
+        profile = cProfile.Profile()
+        profile.runcall(lambda: [visible_text(t) for t in texts])
+        pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+        return
+    profiler = Profiler(interval=0.0005)
+    profiler.start()
+    for text in texts:
+        visible_text(text)
+    profiler.stop()
+    print(profiler.output_text(unicode=True, color=False, show_all=False))
+
+
+def _serve(conn: Connection, latency: float) -> None:
+    site, _ = bench_web.latency_site(200, 1000)
+    with BenchServer(site, latency=latency) as server:
+        conn.send(server.port)
+        conn.recv()  # until the profile is done
+
+
+def profile_live(concurrency: int, latency: float) -> None:
+    """Timeline of one latency-bound ``verify-notes`` run."""
+    import tracecite.checks.live as live
+    import tracecite.checks.web as web
+    from tracecite.cli import main
+
+    here, there = multiprocessing.Pipe()
+    server = multiprocessing.get_context("spawn").Process(target=_serve, args=(there, latency))
+    server.start()
+    events: list[tuple[str, float, float]] = []
+    origin = time.perf_counter()
+
+    def timed(owner: Any, name: str) -> None:
+        original: Callable[..., Any] = getattr(owner, name)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            result = original(*args, **kwargs)
+            if name == "submit" and hasattr(result, "add_done_callback"):
+                result.add_done_callback(lambda _: events.append(
+                    ("parse", start - origin, time.perf_counter() - origin)))
+            else:
+                events.append((name, start - origin, time.perf_counter() - origin))
+            return result
+
+        setattr(owner, name, wrapper)
+
+    try:
+        port = here.recv()
+        _, notes_text = bench_web.latency_site(200, 1000)
+        for owner, name in ((web.WebLoader, "__call__"), (live.ParsePool, "submit"),
+                            (live.ParsePool, "start"), (live.ParsePool, "close")):
+            timed(owner, name)
+        with tempfile.TemporaryDirectory() as tmp:
+            notes = Path(tmp) / "notes.txt"
+            notes.write_text(notes_text, encoding="utf-8")
+            origin = time.perf_counter()
+            code = main(["verify-notes", str(notes), "--quiet", "--no-progress",
+                         "--connect-to", f"{bench_web.HOST}:80:127.0.0.1:{port}",
+                         "--allow-net", "127.0.0.0/8", "--concurrency", str(concurrency)])
+            total = time.perf_counter() - origin
+    finally:
+        here.send("done")
+        server.join(10)
+    floor = 200 * latency / concurrency
+    print(f"verify-notes exit {code}: {total:.3f} s in this process; floor {floor:.3f} s")
+    for kind in ("start", "__call__", "parse", "close"):
+        spans = [(s, e) for k, s, e in events if k == kind]
+        if spans:
+            durations = sorted(e - s for s, e in spans)
+            print(f"  {'load' if kind == '__call__' else kind:6} ×{len(spans):<4} first start "
+                  f"{min(s for s, _ in spans):.3f}  last end {max(e for _, e in spans):.3f}  "
+                  f"median {durations[len(durations) // 2] * 1000:.1f} ms  "
+                  f"max {durations[-1] * 1000:.1f} ms")
+
+
+def main() -> None:
+    """Command line."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="mode", required=True)
+    parse = sub.add_parser("parse")
+    parse.add_argument("--pages", type=int, default=None)
+    live = sub.add_parser("live")
+    live.add_argument("--concurrency", type=int, default=8)
+    live.add_argument("--latency-ms", type=float, default=50.0)
+    args = parser.parse_args()
+    if args.mode == "parse":
+        profile_parse(args.pages)
+    else:
+        profile_live(args.concurrency, args.latency_ms / 1000)
+
+
+if __name__ == "__main__":
+    main()
