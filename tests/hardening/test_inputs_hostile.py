@@ -48,9 +48,8 @@ def _check(path: Path) -> tuple[int | None, list[str]]:
     return done.returncode, codes
 
 
-BUG = ("bug: tracecite/inputs/files.py open_input opens any path with open(path, 'rb'): a "
-       "symlink to /dev/zero is read until memory runs out (notes: MemoryError, exit 3; traces: "
-       "reads without end), a FIFO blocks forever; refuse what is not a regular file (TC101)")
+# Was a bug: open_input opened any path, so a symlink to /dev/zero was read until memory ran out
+# and a FIFO blocked forever. Now what is not a regular file is TC101.
 
 
 @pytest.mark.parametrize("suffix", [".md", ".jsonl"])
@@ -61,7 +60,6 @@ def test_directory_input_is_unreadable(tmp_path: Path, suffix: str) -> None:
     assert _check(link) == (1, ["TC101"])
 
 
-@pytest.mark.xfail(strict=True, reason=BUG)
 @pytest.mark.parametrize("suffix", [".md", ".jsonl"])
 def test_symlink_to_dev_zero_is_refused(tmp_path: Path, suffix: str) -> None:
     link = tmp_path / f"input{suffix}"
@@ -69,7 +67,6 @@ def test_symlink_to_dev_zero_is_refused(tmp_path: Path, suffix: str) -> None:
     assert _check(link) == (1, ["TC101"])
 
 
-@pytest.mark.xfail(strict=True, reason=BUG)
 @pytest.mark.parametrize("suffix", [".md", ".jsonl"])
 def test_fifo_input_does_not_block(tmp_path: Path, suffix: str) -> None:
     """In-process, in a thread: if it blocks on the FIFO, the test opens the writing end to

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import stat
 from typing import BinaryIO
 
 from tracecite.codes import Code
@@ -15,6 +16,9 @@ def open_input(path: str) -> BinaryIO | Finding:
     if os.path.isdir(path):
         return Finding(Code.INPUT_UNREADABLE, "input is a directory", file=path)
     try:
+        # A FIFO would block the open, a device could be read forever: only regular files.
+        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+            return Finding(Code.INPUT_UNREADABLE, "input is not a regular file", file=path)
         return open(path, "rb")  # the caller closes it
     except FileNotFoundError:
         return Finding(Code.INPUT_UNREADABLE, "input file does not exist", file=path)
