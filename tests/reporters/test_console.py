@@ -45,7 +45,7 @@ def test_findings_grouped_by_file() -> None:
     body = lines[lines.index("b.jsonl") + 1:lines.index("c.md")]
     assert body == [
         "  TC124 trace-run-id-mismatch  line 1: run_id differs",
-        "  TC315 http-status  line 3: not found [HTTP 404]",
+        "  TC315 http-status  line 3: not found [HTTP status 404]",
         "  TC202 quote-not-in-capture  line 3, claim 1, citation 2: quote is not in the captured "
         "content [source s1; uri https://x/]",
     ]

@@ -202,3 +202,15 @@ def test_step_summary_only_for_github_format(cli: Cli, tmp_path: Path,
     assert not summary.exists()
     cli("check", notes, "--format", "github")
     assert "TC113" in summary.read_text()
+
+
+def test_a_backslash_in_a_source_id_is_escaped_once() -> None:
+    """Regression: ids and URIs were escaped, then the whole message again (\\ became \\\\\\\\)."""
+    from tracecite.codes import Code
+    from tracecite.findings import Finding, Report
+    from tracecite.reporters.github import format_github
+
+    finding = Finding(Code.QUOTE_NOT_IN_CAPTURE, "quote is not in the captured content",
+                      file="t.jsonl", line=3, source_id="a\\b")
+    out = format_github(Report("check", (finding,)))
+    assert "source a\\\\b" in out and "a\\\\\\\\b" not in out

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from tracecite.findings import Finding, Report
 from tracecite.reporters import OutputStyle
-from tracecite.reporters.escape import printable
+from tracecite.reporters.escape import position, printable, subject
 from tracecite.reporters.github import summary_line
 
 
@@ -18,22 +18,12 @@ def _where(finding: Finding) -> str:
     if finding.line is not None:
         parts.append(f"line {finding.line}:{finding.column}" if finding.column
                      else f"line {finding.line}")
-    for label, value in (("record", finding.record), ("claim", finding.claim),
-                         ("citation", finding.citation)):
-        if value is not None:
-            parts.append(f"{label} {value}")
-    return ", ".join(parts) or "-"
+    return ", ".join([*parts, *position(finding)]) or "-"
 
 
 def _details(finding: Finding) -> str:
-    parts = []
-    if finding.source_id is not None:
-        parts.append(f"source {printable(finding.source_id)}")
-    if finding.uri is not None:
-        parts.append(f"uri {printable(finding.uri)}")
-    if finding.status is not None:
-        parts.append(f"HTTP {finding.status}")
-    return f" [{'; '.join(parts)}]" if parts else ""
+    parts = subject(finding)
+    return f" [{printable('; '.join(parts))}]" if parts else ""
 
 
 def format_console(report: Report, style: OutputStyle) -> str:

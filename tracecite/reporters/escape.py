@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from tracecite.findings import Finding
+
 _NAMED = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -39,3 +41,22 @@ def printable(text: str) -> str:
     if rest.startswith("::"):
         shown = shown[: len(shown) - len(rest)] + "\\x3a" + rest[1:]
     return shown
+
+
+def position(finding: Finding) -> list[str]:
+    """Where in its file a finding is beyond the line: record, claim and citation indexes."""
+    return [f"{label} {value}" for label, value in (
+        ("record", finding.record), ("claim", finding.claim), ("citation", finding.citation),
+    ) if value is not None]
+
+
+def subject(finding: Finding) -> list[str]:
+    """What a finding is about: source id, URI and HTTP status — raw; callers escape them."""
+    parts = []
+    if finding.source_id is not None:
+        parts.append(f"source {finding.source_id}")
+    if finding.uri is not None:
+        parts.append(f"uri {finding.uri}")
+    if finding.status is not None:
+        parts.append(f"HTTP status {finding.status}")
+    return parts

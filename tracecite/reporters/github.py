@@ -8,7 +8,7 @@ every finding is in the step summary table and in the log.
 from __future__ import annotations
 
 from tracecite.findings import Finding, Report
-from tracecite.reporters.escape import printable
+from tracecite.reporters.escape import position, printable, subject
 
 ANNOTATION_LIMIT = 10
 
@@ -24,18 +24,7 @@ def escape_property(text: str) -> str:
 
 
 def _message(finding: Finding) -> str:
-    parts = [finding.message]
-    for label, value in (("record", finding.record), ("claim", finding.claim),
-                         ("citation", finding.citation)):
-        if value is not None:
-            parts.append(f"{label} {value}")
-    if finding.source_id is not None:
-        parts.append(f"source {printable(finding.source_id)}")
-    if finding.uri is not None:
-        parts.append(f"uri {printable(finding.uri)}")
-    if finding.status is not None:
-        parts.append(f"HTTP status {finding.status}")
-    return printable("; ".join(parts))
+    return printable("; ".join([finding.message, *position(finding), *subject(finding)]))
 
 
 def annotation(finding: Finding) -> str:
@@ -126,17 +115,7 @@ def step_summary(report: Report) -> str:
     out.append("| code | file | line | where | message |")
     out.append("|---|---|---|---|---|")
     for f in findings:
-        where = []
-        if f.record is not None:
-            where.append(f"record {f.record}")
-        if f.claim is not None:
-            where.append(f"claim {f.claim}")
-        if f.citation is not None:
-            where.append(f"citation {f.citation}")
-        if f.source_id is not None:
-            where.append(f"source {f.source_id}")
-        if f.uri is not None:
-            where.append(f"uri {f.uri}")
+        where = [*position(f), *subject(f)]
         out.append(
             f"| {f.code.code} {f.code.label} | {_cell(f.file or '')} | "
             f"{'' if f.line is None else f.line} | {_cell(', '.join(where))} | "
