@@ -300,8 +300,8 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 
 CASES: tuple[Case, ...] = (
     # Slow and endless replies.
-    Case("one-byte-per-second-reply", "TC313", _trickle_head),
-    Case("one-byte-per-second-body", "TC313", _trickle_body),
+    Case("one-byte-per-second-reply", "TC313", _trickle_head, timeout=1.5),
+    Case("one-byte-per-second-body", "TC313", _trickle_body, timeout=1.5),
     Case("never-answers", "TC313", lambda env: env.raw(silent()), timeout=1),
     Case("endless-chunked-body", "TC314",
          _endless((*PLAIN, ("Transfer-Encoding", "chunked")),
@@ -324,7 +324,7 @@ CASES: tuple[Case, ...] = (
     Case("gzip-corrupt", "TC317", _bomb(b"\x1f\x8b\x08\x00garbage", "gzip")),
     # Content-Length lies.
     Case("content-length-larger-then-close", "TC311", _short_body_then("close")),
-    Case("content-length-larger-then-idle", "TC313", _short_body_then("idle")),
+    Case("content-length-larger-then-idle", "TC313", _short_body_then("idle"), timeout=1),
     Case("content-length-smaller-quote-inside", None, _long_body(quote_first=True)),
     Case("content-length-smaller-quote-in-excess", "TC210", _long_body(quote_first=False)),
     Case("content-length-over-cap", "TC314",
@@ -446,6 +446,7 @@ def test_adversarial_server(
     notes.write_text(f"claim: a claim\nquote: {QUOTE}\nurl: {url}\n", encoding="utf-8")
     run, elapsed, peak = _run(cli, ["verify-notes", notes, "--json", "--timeout",
                                     str(case.timeout), *env.args])
+    print(f"[{case.id}] {elapsed:.2f} s, peak {peak / MiB:.2f} MiB")  # shown with -s
     report = run.json()
     codes = [f["code"] for f in report["findings"]]
     assert codes == ([] if case.code is None else [case.code]), report["findings"]
