@@ -286,12 +286,11 @@ def test_names_are_shown_escaped_not_dropped(
 def test_redirect_location_text_is_not_echoed(
     cli: Cli, tmp_path: Path, servers: Servers, resolver: Resolver,
 ) -> None:
-    """Location header text (server-chosen) reaching a finding message.
+    """Location header text (server-chosen) never reaches a finding message.
 
-    A ``Location`` whose port, scheme or host the URL rules refuse is quoted (ASCII-escaped,
-    at most 40 characters) in the TC300/TC301 message. Escaping keeps it from driving a
-    terminal or a workflow log, but it is text the server chose, which the fetcher promises
-    never to echo ("nothing the server sent is echoed", tracecite/fetch/fetcher.py).
+    A ``Location`` whose port, scheme or host the URL rules refuse was quoted (ASCII-escaped,
+    at most 40 characters) in the TC300/TC301 message: escaped, so harmless to a terminal or a
+    workflow log, but text the server chose, which reports never echo.
     """
     def serve(connection: RawConnection) -> None:
         path = connection.request.split(b" ", 2)[1]
