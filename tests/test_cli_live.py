@@ -887,3 +887,15 @@ def test_closed_stderr_means_no_progress_bar(
     res = cli("verify-notes", path, "--json", *site.flags)
     assert res.exit == 0
     assert res.json()["summary"]["matched"] == 1
+
+
+@pytest.mark.parametrize("uri", [" https://example.test/a", "\thttp://example.test/a",
+                                 "HTTPS://example.test/a\n"])
+def test_a_web_uri_with_junk_around_it_is_checked_not_skipped(
+        cli: Cli, no_dns: Lookups, tmp_path: Path, uri: str) -> None:
+    """Regression: a leading space made verify-urls skip the source and pass."""
+    path = trace(tmp_path, [source("s1", uri, PAGE)], [cite("s1", QUOTE)])
+    res = cli("verify-urls", path, "--json")
+    assert res.exit == 2
+    assert res.json()["summary"]["skipped"] == 0
+    assert res.codes() == ["TC300"]

@@ -107,8 +107,14 @@ def run_verify_notes(paths: Sequence[str], options: LiveOptions) -> Report:
     return Report("verify-notes", tuple(findings + found), summary + counts)
 
 
+# What a browser strips around a URL (WHATWG: C0 controls and space). A cited URI that is
+# http(s) once stripped is checked (and refused, TC300, for the junk), never skipped: an agent
+# must not dodge the live check with a leading space.
+_URL_JUNK = "".join(chr(c) for c in range(0x21))
+
+
 def _is_web(uri: str) -> bool:
-    return uri.split(":", 1)[0].lower() in ("http", "https")
+    return uri.strip(_URL_JUNK).split(":", 1)[0].lower() in ("http", "https")
 
 
 def _run_traces_live(command: str, paths: Sequence[str], options: LiveOptions) -> Report:
