@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_evidence
 import bench_startup
 import bench_web
-from bench_util import OUT_DIR, Table, which
+from bench_util import OUT_DIR, REPO, Table, which
 
 
 def _version(cmd: list[str]) -> str:
@@ -66,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         print(message, file=sys.stderr, flush=True)
 
     started = time.perf_counter()
+    # Measure TraceCite as an installed package runs: from bytecode. (Without this, a shell
+    # with PYTHONDONTWRITEBYTECODE set compiles every module on every run.)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "tracecite")],
+                   check=False)
     header = (f"TraceCite benchmarks ({'quick' if quick else 'full'} run, "
               f"{datetime.date.today().isoformat()}): {machine()}")
     print(header + "\n", flush=True)
@@ -83,12 +87,15 @@ def main(argv: list[str] | None = None) -> int:
     for number in sorted(chosen):
         name, run = runners[number]
         log(f"[{number}] {name} …")
+        load_before = os.getloadavg()[0]
         try:
             table = run()
         except Exception as error:  # one broken figure must not hide the others
             failed = True
             table = Table(f"{name}: could not run", ["error"])
             table.add(f"{type(error).__name__}: {error}")
+        table.note(f"load average (1 min) {load_before:.1f} before this figure, "
+                   f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores")
         tables.append(table)
         print(table.text(), flush=True)
     OUT_DIR.mkdir(exist_ok=True)
