@@ -219,6 +219,10 @@ def latency_figure(*, pages: int = 200, records: int = 1000, latency: float = 0.
                   seconds(floor), ratio(wall / floor), ratio(wall / peer) if peer else "–",
                   counts, f"{in_flight} (per host {per_host})",
                   problems[0] if problems else goal)
+    ours, theirs = walls.get(("tracecite", 8)), walls.get(("linkinator", 100))
+    if ours is not None and theirs is not None:
+        table.note(f"each at its default: tracecite (8) {seconds(ours)}, linkinator (100) "
+                   f"{seconds(theirs)}: {ratio(ours / theirs)}")
     once = all(_each_once(rs, "GET", pages) for (t, _), rs in results.items() if t == "tracecite")
     table.note("floor = URLs × latency ÷ concurrency; wall: median of "
                f"{repeats} interleaved runs, from process start to exit")
@@ -316,8 +320,8 @@ def parse_figure(*, limit: int | None = None, concurrency: int = 8, log: Log = p
     cores = os.cpu_count() or 1
     table = Table(
         f"Parse-bound: verify-notes on the visible-text corpus ({cores} cores, no latency)",
-        ["pages", "parse sum", "sum ÷ cores", "wall", "wall ÷ (sum ÷ cores)", "peak RSS (tree)",
-         "peak RSS (main)", "goal"], left=1,
+        ["pages", "parse sum", "sum ÷ cores", "wall", "wall ÷ (sum ÷ cores)", "CPU",
+         "peak RSS (tree)", "peak RSS (main)", "goal"], left=1,
     )
     folder = corpus_dir()
     if folder is None:
@@ -355,12 +359,13 @@ def parse_figure(*, limit: int | None = None, concurrency: int = 8, log: Log = p
             else:
                 goal = ""
                 cells = ["–", "–", seconds(run.wall), "–"]
-            table.add(label, *cells, megabytes(run.tree_rss), megabytes(run.peak_rss),
-                      result.problem or goal)
+            table.add(label, *cells, seconds(run.cpu), megabytes(run.tree_rss),
+                      megabytes(run.peak_rss), result.problem or goal)
     table.note(f"{len(pages)} corpus pages with a quote the extraction finds ({skipped} without: "
                f"empty oracle or no usable line), {megabytes(size)} of HTML; concurrency "
                f"{concurrency}; parse sum: visible_text on each page in one process, one after "
                "another")
-    table.note("goal: wall ≤ 1.3 × (parse sum ÷ cores); peak RSS (tree) is sampled every 5 ms "
-               "over the process and its parse workers and must not grow with the page count")
+    table.note("goal: wall ≤ 1.3 × (parse sum ÷ cores); CPU: user + system of the command and "
+               "its parse workers; peak RSS (tree): sampled every 5 ms over the command and its "
+               "parse workers, and must not grow with the number of pages")
     return table
