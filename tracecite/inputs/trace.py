@@ -69,7 +69,7 @@ class _Scanner:
         where: str, *, required: bool = True, non_empty: bool = False, **loc: Any,
     ) -> Any:
         """The value of a field of the right JSON type, or _MISSING after a finding."""
-        value = obj.get(name, _MISSING)
+        value: Any = obj.get(name, _MISSING)
         # The common case, first and cheap: this runs for every field of every event.
         if type(value) is kind and not (non_empty and not value.strip()):
             return value
