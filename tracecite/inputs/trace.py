@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from tracecite.codes import Code
 from tracecite.findings import Finding
@@ -71,7 +71,7 @@ class _Scanner:
         """The value of a field of the right JSON type, or _MISSING after a finding."""
         value: Any = obj.get(name, _MISSING)
         # The common case, first and cheap: this runs for every field of every event.
-        if type(value) is kind and not (non_empty and not value.strip()):
+        if type(value) is kind and not (non_empty and not cast(str, value).strip()):
             return value
         label = f"{where}.{name}" if where else name
         if value is _MISSING:
