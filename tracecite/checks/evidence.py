@@ -14,11 +14,11 @@ import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from tracecite.codes import Code
 from tracecite.findings import Finding, Summary
-from tracecite.inputs.jsonl import loads
+from tracecite.inputs.jsonl import visit_claims
 from tracecite.inputs.sources import TraceChangedError, read_sources_at
 from tracecite.inputs.trace import TraceScan, scan_trace
 from tracecite.matching import MatchText, normalise
@@ -106,17 +106,9 @@ def _final_answer_quotes(path: str) -> dict[str, tuple[str, ...]] | None:
     validating pass decides what the answer is, and anything it did not foresee is checked the
     slow way.
     """
-    try:
-        with open(path, "rb") as handle:
-            line = _last_line(handle)
-        event = loads(line)
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(event, dict) or event.get("type") != "answer":
-        return None
     wanted: dict[str, list[str]] = defaultdict(list)
-    claims = event.get("claims")
-    for claim in claims if isinstance(claims, list) else ():
+
+    def collect(claim: Any) -> None:
         citations = claim.get("citations") if isinstance(claim, dict) else None
         for citation in citations if isinstance(citations, list) else ():
             if isinstance(citation, dict):
@@ -124,6 +116,15 @@ def _final_answer_quotes(path: str) -> dict[str, tuple[str, ...]] | None:
                 if isinstance(source_id, str) and isinstance(quote, str):
                     # Interned: the validator's citations then share these strings.
                     wanted[sys.intern(source_id)].append(sys.intern(normalise(quote)))
+
+    try:
+        with open(path, "rb") as handle:
+            line = _last_line(handle)
+        event = visit_claims(line, collect)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(event, dict) or event.get("type") != "answer":
+        return None
     # Tuples: a few quotes per source, and a tuple costs a fifth of a set.
     return {source_id: tuple(dict.fromkeys(quotes)) for source_id, quotes in wanted.items()}
 

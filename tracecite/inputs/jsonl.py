@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from json.decoder import WHITESPACE, scanstring  # type: ignore[attr-defined]
 from typing import Any
 
@@ -55,20 +55,22 @@ class LazyArray(list[Any]):
     def __bool__(self) -> bool:
         return len(self._starts) > 0
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Pickle the text and positions, not decoded elements (worker processes send these).
-        return (LazyArray, (self._text, self._starts))
 
-
-def _lazy_array(text: str, i: int) -> tuple[LazyArray, int]:
-    """The array starting at ``text[i] == "["``, its elements syntax-checked and dropped."""
+def _lazy_array(text: str, i: int,
+                visit: Callable[[Any], None] | None = None) -> tuple[LazyArray, int]:
+    """The array starting at ``text[i] == "["``, its elements syntax-checked and dropped — or,
+    with ``visit``, each handed to it as it is decoded (and the array returned empty)."""
     starts: array[int] = array("q")
     i = _skip(text, i + 1).end()
     if text[i:i + 1] == "]":
         return LazyArray(text, starts), i + 1
     while True:
-        starts.append(i)
-        _, i = _DECODER.raw_decode(text, i)
+        if visit is None:
+            starts.append(i)
+            _, i = _DECODER.raw_decode(text, i)
+        else:
+            element, i = _DECODER.raw_decode(text, i)
+            visit(element)
         i = _skip(text, i).end()
         char, i = text[i:i + 1], i + 1
         if char == "]":
@@ -78,8 +80,9 @@ def _lazy_array(text: str, i: int) -> tuple[LazyArray, int]:
         i = _skip(text, i).end()
 
 
-def _lazy_object(text: str) -> Any:
-    """Decode a line that holds one object, keeping its ``claims`` array lazy."""
+def _lazy_object(text: str, visit: Callable[[Any], None] | None = None) -> Any:
+    """Decode a line that holds one object, keeping its ``claims`` array lazy (or handing each
+    of its elements to ``visit`` as it is decoded)."""
     i = _skip(text, 0).end()
     if text[i:i + 1] != "{":
         return json.loads(text, parse_constant=_reject_constant)
@@ -98,7 +101,7 @@ def _lazy_object(text: str) -> Any:
             i = _skip(text, i + 1).end()
             value: Any
             if key == "claims" and text[i:i + 1] == "[":
-                value, i = _lazy_array(text, i)
+                value, i = _lazy_array(text, i, visit)
             else:
                 value, i = _DECODER.raw_decode(text, i)
             obj[key] = value
@@ -112,6 +115,18 @@ def _lazy_object(text: str) -> Any:
     if _skip(text, i).end() != len(text):
         raise ValueError("extra data after the value")
     return obj
+
+
+def visit_claims(line: str | bytes, visit: Callable[[Any], None]) -> Any:
+    """Decode a line holding one object, handing each element of its top-level ``claims``
+    array to ``visit`` as it is decoded instead of keeping them: the object comes back with
+    ``claims`` empty. One decoding pass, one claim in memory at a time (ValueError if the
+    line is not that JSON)."""
+    text = line.decode("utf-8") if isinstance(line, bytes) else line
+    try:
+        return _lazy_object(text, visit)
+    except RecursionError:
+        raise ValueError("nesting too deep") from None
 
 
 def loads(line: str | bytes) -> Any:
