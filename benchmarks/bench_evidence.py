@@ -64,7 +64,7 @@ def figure(sizes: list[float], repeats: int, log: Log = print) -> Table:
     """Measure every tool at every size; ``repeats`` runs each at sizes under 50 MB."""
     table = Table(
         "Evidence at scale: check --evidence vs jq and stdlib json",
-        ["trace", "tool", "wall", "CPU", "peak RSS", "wall ÷ jq", "goal"], left=2,
+        ["trace", "tool", "wall", "CPU", "peak RSS", "wall ÷ jq", "goal"],
     )
     jq = which("jq")
     if jq is None:

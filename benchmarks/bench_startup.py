@@ -61,7 +61,7 @@ def figure(runs: int, log: Log = print) -> Table:
     """Figure 4."""
     table = Table(
         f"Start-up: check {EXAMPLE.relative_to(REPO)} --evidence (median of {runs} runs)",
-        ["command", "median wall", "÷ python -c pass", "over python", "goal"], left=1,
+        ["command", "median wall", "÷ python -c pass", "over python", "goal"],
     )
     base = [*tracecite_command(), "check", str(EXAMPLE), "--evidence"]
     commands = {

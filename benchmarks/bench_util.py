@@ -182,7 +182,6 @@ class Table:
 
     title: str
     header: list[str]
-    left: int = 1  # how many columns, from the first, hold text (left-aligned)
     rows: list[list[str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -194,13 +193,19 @@ class Table:
         """Append a line shown under the table."""
         self.notes.append(text)
 
+    def _numeric(self) -> list[bool]:
+        """Which columns hold figures (right-aligned): every cell a number, a dash or empty."""
+        return [all(not row[i] or row[i][0].isdigit() or row[i] == "–" for row in self.rows)
+                for i in range(len(self.header))]
+
     def text(self) -> str:
         """A plain-text table for the terminal."""
+        numeric = self._numeric()
         widths = [max(len(row[i]) for row in [self.header, *self.rows])
                   for i in range(len(self.header))]
 
         def line(cells: list[str]) -> str:
-            return "  ".join(c.ljust(w) if i < self.left else c.rjust(w)
+            return "  ".join(c.rjust(w) if numeric[i] else c.ljust(w)
                              for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
 
         out = [self.title, "=" * len(self.title), line(self.header),
@@ -214,7 +219,8 @@ class Table:
         def line(cells: list[str]) -> str:
             return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
-        align = ["---"] * self.left + ["---:"] * (len(self.header) - self.left)
+        numeric = self._numeric()
+        align = ["---:" if n else "---" for n in numeric]
         out = [f"#### {self.title}", "", line(self.header), line(align)]
         out += [line(r) for r in self.rows]
         if self.notes:

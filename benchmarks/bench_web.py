@@ -168,7 +168,7 @@ def latency_figure(*, pages: int = 200, records: int = 1000, latency: float = 0.
         f"Latency-bound: verify-notes vs linkinator ({pages} URLs, {latency * 1000:g} ms each, "
         f"{records} notes)",
         ["tool", "concurrency", "wall", "floor", "÷ floor", "÷ linkinator", "requests",
-         "max in flight", "goal"], left=1,
+         "max in flight", "goal"],
     )
     site, notes_text = latency_site(pages, records)
     missing = linkinator_problem()
@@ -334,7 +334,7 @@ def parse_figure(*, limit: int | None = None, concurrency: int = 8, log: Log = p
     table = Table(
         f"Parse-bound: verify-notes on the visible-text corpus ({cores} cores, no latency)",
         ["pages", "parse sum", "sum ÷ cores", "wall", "wall ÷ (sum ÷ cores)", "CPU",
-         "peak RSS (tree)", "peak RSS (main)", "goal"], left=1,
+         "peak RSS (tree)", "peak RSS (main)", "goal"],
     )
     folder = corpus_dir()
     if folder is None:
