@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         2: ("latency-bound web checks", lambda: bench_web.latency_figure(
             concurrencies=(8,) if quick else (8, 64), repeats=1 if quick else 3, log=log)),
         3: ("parse-bound web checks", lambda: bench_web.parse_figure(
-            limit=30 if quick else None, log=log)),
+            limit=30 if quick else None, repeats=1 if quick else 3, log=log)),
         4: ("start-up", lambda: bench_startup.figure(7 if quick else 21, log=log)),
     }
     failed = False
