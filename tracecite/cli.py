@@ -19,12 +19,12 @@ from typing import NoReturn, TextIO
 from tracecite import __version__
 from tracecite.codes import Code
 from tracecite.errors import UsageError
+from tracecite.fetch.limits import MAX_CONCURRENCY
 from tracecite.findings import EXIT_INPUT, EXIT_INTERNAL, Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import printable
 
 BUG_REPORT = "this is a bug in TraceCite; please report it at https://github.com/tracecite/tracecite/issues"
-MAX_CONCURRENCY = 64
 
 
 class _Exit(Exception):
@@ -249,8 +249,10 @@ COMMANDS: dict[str, Command] = {
 """Every subcommand by name."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full command-line parser."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command-line parser; with ``only``, just that command's arguments are set up (the
+    others are listed but not configured: configuring ``hook`` imports most of the package,
+    which a quick ``check`` should not pay for)."""
     parser = _Parser(
         prog="tracecite",
         description="Prove that every cited quote appears word for word in its source.",
@@ -262,8 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, command in COMMANDS.items():
         child = sub.add_parser(name, help=command.help, description=command.help)
-        command.configure(child)
-        _add_output_options(child)
+        if only is None or only == name:
+            command.configure(child)
+            _add_output_options(child)
     return parser
 
 
@@ -364,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in args_list
     command = args_list[0] if args_list and args_list[0] in COMMANDS else "tracecite"
     try:
-        parser = build_parser()
+        parser = build_parser(only=command if command in COMMANDS else None)
         args = parser.parse_args(args_list)
         if args.command is None:
             raise UsageError("no command or file given (see 'tracecite --help')")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracecite.codes import Code
-from tracecite.fetch.limits import MAX_BYTES, MAX_TIMEOUT
+from tracecite.fetch.limits import MAX_BYTES, MAX_CONCURRENCY, MAX_TIMEOUT
 from tracecite.findings import Finding
 
 if sys.version_info >= (3, 11):
@@ -30,7 +30,6 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 PROJECT_FILE = ".tracecite.toml"
 PYPROJECT = "pyproject.toml"
-MAX_CONCURRENCY = 64  # the same cap as the command line's --concurrency
 
 DEFAULT_NOTES = ("*.notes", "*.notes.md", "*.notes.txt")
 """Notes files: names ending in ``.notes``, ``.notes.md`` or ``.notes.txt``, at any depth.

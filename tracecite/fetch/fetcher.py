@@ -86,7 +86,7 @@ from tracecite import __version__
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy, Resolver, system_resolver
 from tracecite.fetch.errors import FetchError
-from tracecite.fetch.limits import MAX_BYTES, MAX_REDIRECTS, MAX_TIMEOUT
+from tracecite.fetch.limits import MAX_BYTES, MAX_CONCURRENCY, MAX_REDIRECTS, MAX_TIMEOUT
 from tracecite.fetch.url_policy import Target, follow_redirect, parse_target
 
 if TYPE_CHECKING:
@@ -106,7 +106,8 @@ __all__ = [
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _READ_CHUNK = 64 * 1024
 _MAX_POOLS = 64  # least recently used pools beyond this are closed
-_POOL_SIZE = 16  # idle keep-alive connections kept per pool
+# Idle keep-alive connections kept per pool: as many as can be in use at once on one host.
+_POOL_SIZE = MAX_CONCURRENCY
 _LOOKUP_THREADS = 16
 _MAX_CODINGS = 4
 _UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})

@@ -8,3 +8,6 @@ MAX_BYTES = 2 * 1024 * 1024
 
 MAX_REDIRECTS = 5
 """Redirects followed per source; one more is TC308."""
+
+MAX_CONCURRENCY = 64
+"""Sources fetched at once, at most (``--concurrency``, the configuration's ``concurrency``)."""
