@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,3 +146,33 @@ def write_notes(path: Path, text: str | bytes) -> Path:
         text = text.encode("utf-8")
     path.write_bytes(text)
     return path
+
+
+# ---- everything a run writes (for the output hygiene tests) ------------------------------
+
+ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
+ANNOTATION = re.compile(
+    r"^::error (?:file=[^:,\r\n]*,)?(?:line=\d+,)?(?:col=\d+,)?title=[^:,\r\n]*::[^\r\n]*$")
+
+
+def all_outputs(cli: Cli, argv: Sequence[Any], fmt: str, report_dir: Path,
+             monkeypatch: pytest.MonkeyPatch) -> tuple[CliResult, dict[str, str]]:
+    """Run one command in one format (``console-colour``: console on a pretend terminal),
+    with every report file and the step summary; every text it wrote, by where it went."""
+    summary = report_dir / "step-summary.md"
+    summary.unlink(missing_ok=True)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    colour = fmt == "console-colour"
+    monkeypatch.setattr("tracecite.cli._is_color", lambda stream: colour)
+    files = {f: report_dir / f"report.{f}" for f in ("console", "json", "github", "sarif")}
+    for path in files.values():
+        path.unlink(missing_ok=True)
+    extra = [a for f, p in files.items() for a in ("--report-file", f"{f}:{p}")]
+    run = cli(*argv, "--format", fmt.removesuffix("-colour"), *extra)
+    texts = {"stdout": run.out, "stderr": run.err}
+    for f, path in files.items():
+        if path.exists():
+            texts[f"report-file {f}"] = path.read_text(encoding="utf-8")
+    if summary.exists():
+        texts["step summary"] = summary.read_text(encoding="utf-8")
+    return run, texts

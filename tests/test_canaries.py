@@ -10,14 +10,14 @@ is searched.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import Cli, CliResult
+from tests.conftest import ANNOTATION, ANSI_SGR, Cli
+from tests.conftest import all_outputs as _outputs
 from tracecite.reporters.escape import printable
 
 # Hostile text without "/" (it also goes into file names) and without line breaks (notes values
@@ -192,33 +192,6 @@ EXPECTED = {
 EXIT = {"check-format": 1, "check-evidence": 2, "bare-evidence": 2, "compare": 2,
         "compare-broken": 1, "usage": 1}
 FORMATS = ["console", "console-colour", "json", "github", "sarif"]
-
-ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
-ANNOTATION = re.compile(
-    r"^::error (?:file=[^:,\r\n]*,)?(?:line=\d+,)?(?:col=\d+,)?title=[^:,\r\n]*::[^\r\n]*$")
-
-
-def _outputs(cli: Cli, argv: list[Any], fmt: str, report_dir: Path,
-             monkeypatch: pytest.MonkeyPatch) -> tuple[CliResult, dict[str, str]]:
-    """Run one command in one format; every text it wrote, by where it went."""
-    summary = report_dir / "step-summary.md"
-    summary.unlink(missing_ok=True)
-    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    colour = fmt == "console-colour"
-    monkeypatch.setattr("tracecite.cli._is_color", lambda stream: colour)
-    files = {f: report_dir / f"report.{f}" for f in ("console", "json", "github", "sarif")}
-    for path in files.values():
-        path.unlink(missing_ok=True)
-    extra = [a for f, p in files.items() for a in ("--report-file", f"{f}:{p}")]
-    run = cli(*argv, "--format", fmt.removesuffix("-colour"), *extra)
-    texts = {"stdout": run.out, "stderr": run.err}
-    for f, path in files.items():
-        if path.exists():
-            texts[f"report-file {f}"] = path.read_text(encoding="utf-8")
-    if summary.exists():
-        texts["step summary"] = summary.read_text(encoding="utf-8")
-    return run, texts
-
 
 def _check_text(where: str, text: str, *, annotations_allowed: bool, colour: bool) -> None:
     for kind in SECRET_KINDS:

@@ -16,7 +16,6 @@ file names on disk and the names of the input files. Every format is run, with e
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,8 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.conftest import Cli, CliResult
+from tests.conftest import ANNOTATION, ANSI_SGR, Cli
+from tests.conftest import all_outputs as _outputs
 from tests.fetch.servers import RawConnection, head
 from tests.hardening.conftest import Resolver, Servers
 from tracecite.reporters.escape import printable
@@ -197,32 +197,6 @@ EXPECTED = {
     "verify-files": {"TC202", "TC211", "TC320"},
 }
 FORMATS = ["console", "console-colour", "json", "github", "sarif"]
-ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
-ANNOTATION = re.compile(
-    r"^::error (?:file=[^:,\r\n]*,)?(?:line=\d+,)?(?:col=\d+,)?title=[^:,\r\n]*::[^\r\n]*$")
-
-
-def _outputs(cli: Cli, argv: list[str | Path], fmt: str, out_dir: Path,
-             monkeypatch: pytest.MonkeyPatch) -> tuple[CliResult, dict[str, str]]:
-    summary = out_dir / "step-summary.md"
-    summary.unlink(missing_ok=True)
-    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    colour = fmt == "console-colour"
-    monkeypatch.setattr("tracecite.cli._is_color", lambda stream: colour)
-    files = {f: out_dir / f"report.{f}" for f in ("console", "json", "github", "sarif")}
-    for path in files.values():
-        path.unlink(missing_ok=True)
-    extra = [a for f, p in files.items() for a in ("--report-file", f"{f}:{p}")]
-    run = cli(*argv, "--format", fmt.removesuffix("-colour"), *extra)
-    texts = {"stdout": run.out, "stderr": run.err}
-    for f, path in files.items():
-        if path.exists():
-            texts[f"report-file {f}"] = path.read_text(encoding="utf-8")
-    if summary.exists():
-        texts["step summary"] = summary.read_text(encoding="utf-8")
-    return run, texts
-
-
 def _check_text(where: str, text: str, *, annotations_allowed: bool, colour: bool) -> None:
     folded = text.casefold()
     for kind in SECRETS:
