@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trustme
 
 from tracecite.cli import main
 
@@ -176,3 +177,19 @@ def all_outputs(cli: Cli, argv: Sequence[Any], fmt: str, report_dir: Path,
     if summary.exists():
         texts["step summary"] = summary.read_text(encoding="utf-8")
     return run, texts
+
+
+# ---- TLS: one test CA for the whole suite ------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def ca() -> trustme.CA:
+    """The test CA; servers' certificates come from it, fetchers get it as ``ca_cert``."""
+    return trustme.CA()
+
+
+@pytest.fixture(scope="session")
+def ca_path(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The test CA's certificate as a PEM file, for ``--ca-cert``."""
+    path = tmp_path_factory.mktemp("ca") / "ca.pem"
+    ca.cert_pem.write_to_path(str(path))
+    return str(path)

@@ -26,17 +26,6 @@ def no_dns(host: str, port: int) -> list[str]:
     raise AssertionError(f"unexpected name lookup for {host}:{port}")
 
 
-@pytest.fixture(scope="session")
-def ca() -> trustme.CA:
-    """The test CA; its certificate is passed to fetchers as ``ca_cert``."""
-    return trustme.CA()
-
-
-@pytest.fixture(scope="session")
-def ca_path(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = tmp_path_factory.mktemp("ca") / "ca.pem"
-    ca.cert_pem.write_to_path(str(path))
-    return str(path)
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-import trustme
 
 from tests.fetch.servers import HTTPTestServer, RawServer, Route, Script
 from tests.hardening.guards import NetworkLog, network_guard
@@ -78,16 +77,6 @@ def single_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("tracecite.checks.live.os.cpu_count", lambda: 1)
 
 
-@pytest.fixture(scope="session")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture(scope="session")
-def ca_path(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = tmp_path_factory.mktemp("hardening-ca") / "ca.pem"
-    ca.cert_pem.write_to_path(str(path))
-    return str(path)
 
 
 @dataclass

@@ -182,15 +182,6 @@ class _QuoteForecast:
         return (citation.source_id in self.tested
                 and citation.quote in self.wanted[citation.source_id])
 
-    def merge(self, tested: set[str], missed: set[tuple[str, str]],
-              uris: dict[str, str]) -> None:
-        """Take in a worker's verdicts (the first test of a source counts)."""
-        for source_id in tested - self.tested:
-            self.tested.add(source_id)
-            if source_id in uris:
-                self.uris[source_id] = uris[source_id]
-            self.missed.update(m for m in missed if m[0] == source_id)
-
 
 @dataclass(frozen=True)
 class EvidenceScan:

@@ -29,30 +29,25 @@ Event = tuple[int, int, Any]
 
 
 class _Lines:
-    """The lines of a byte range, counted and measured as jsonlines consumes them."""
+    """The lines of a trace, counted and measured as jsonlines consumes them."""
 
-    def __init__(self, handle: BinaryIO, start: int, end: int | None) -> None:
+    def __init__(self, handle: BinaryIO) -> None:
         self.handle = handle
         self.number = 0
-        self.offset = start  # of the line handed out last
-        self._next = start
-        self._end = end
-        handle.seek(start)
+        self.offset = 0  # of the line handed out last
 
     def __iter__(self) -> Iterator[bytes]:
+        following = 0
         for line in self.handle:
-            if self._end is not None and self._next >= self._end:
-                return
             self.number += 1
-            self.offset = self._next
-            self._next += len(line)
+            self.offset = following
+            following += len(line)
             yield line
 
 
-def read_events(handle: BinaryIO, start: int = 0, end: int | None = None) -> Iterator[Event]:
-    """The events of the lines in ``[start, end)`` of an open trace; line numbers count from 1
-    at ``start``. Blank lines are skipped."""
-    lines = _Lines(handle, start, end)
+def read_events(handle: BinaryIO) -> Iterator[Event]:
+    """The events of an open trace, from its start; blank lines are skipped."""
+    lines = _Lines(handle)
     reader = jsonlines.Reader(lines, loads=loads)
     while True:
         value: Any
