@@ -7,7 +7,6 @@ import errno
 import io
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -487,8 +486,11 @@ class _FailingFile(io.BytesIO):
     def read(self, size: int | None = -1) -> bytes:
         raise OSError(errno.EIO, "Input/output error")
 
-    def __iter__(self) -> Iterator[bytes]:
-        yield json.dumps(call()).encode() + b"\n"
+    def readline(self, size: int | None = -1) -> bytes:
+        if self.tell() == 0:
+            line = json.dumps(call()).encode() + b"\n"
+            self.seek(len(line))
+            return line
         raise OSError(errno.EIO, "Input/output error")
 
 

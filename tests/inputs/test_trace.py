@@ -54,7 +54,7 @@ def test_valid_trace(scan: Any) -> None:
     assert scanned.findings == ()
     assert scanned.answer_line == 3
     assert scanned.citations_per_claim == (1,)
-    assert scanned.citations == (Citation(scanned.path, 3, 1, 1, "s1", "quick brown fox"),)
+    assert list(scanned.citations) == [Citation(scanned.path, 3, 1, 1, "s1", "quick brown fox")]
     assert scanned.sources.ref("s1") == SourceRef("s1", "https://example.com/a", 2)
 
 

@@ -2,26 +2,24 @@
 
 Traces end with their answer, so :func:`scan_with_evidence` reads the last line first, learns
 which quotes to expect from which source, and tests each while its source streams by in the one
-validating pass: no content is kept, and the file is decoded once. When the answer is elsewhere,
-or cites what the forecast did not foresee, :func:`check_evidence` reads just the lines holding
-cited sources again, each once, in file order.
+validating pass: no content is kept, and the file is decoded once. When the answer is elsewhere
+(or the last line changed between the two reads), :func:`check_evidence` reads just the lines
+holding cited sources again, each once, in file order.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO
 
 from tracecite.codes import Code
 from tracecite.findings import Finding, Summary
-from tracecite.inputs.jsonl import visit_claims
+from tracecite.inputs.answer import AnswerDraft, read_final_answer
+from tracecite.inputs.files import open_input
 from tracecite.inputs.sources import TraceChangedError, read_sources_at
-from tracecite.inputs.trace import TraceScan, scan_trace
-from tracecite.matching import MatchText, normalise
+from tracecite.inputs.trace import TraceScan, scan_open_trace, unreadable_trace
+from tracecite.matching import MatchText
 from tracecite.model import Citation, SourceRef
 
 TRACE_CHANGED = "the trace changed or became unreadable while it was checked"
@@ -98,89 +96,34 @@ def not_found(citation: Citation, code: Code, message: str, uri: str | None) -> 
     )
 
 
-def _final_answer_quotes(path: str) -> dict[str, tuple[str, ...]] | None:
-    """The quotes of the answer on the trace's last line, by source id, if that is where it is.
-
-    Traces end with their answer, so reading the last line first lets the one validating pass
-    test each quote while its source streams by. Whatever this finds is only a forecast: the
-    validating pass decides what the answer is, and anything it did not foresee is checked the
-    slow way.
-    """
-    wanted: dict[str, list[str]] = defaultdict(list)
-
-    def collect(claim: Any) -> None:
-        citations = claim.get("citations") if isinstance(claim, dict) else None
-        for citation in citations if isinstance(citations, list) else ():
-            if isinstance(citation, dict):
-                source_id, quote = citation.get("source_id"), citation.get("quote")
-                if isinstance(source_id, str) and isinstance(quote, str):
-                    # Interned: the validator's citations then share these strings.
-                    wanted[sys.intern(source_id)].append(sys.intern(normalise(quote)))
-
-    try:
-        with open(path, "rb") as handle:
-            line = _last_line(handle)
-        event = visit_claims(line, collect)
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(event, dict) or event.get("type") != "answer":
-        return None
-    # Tuples: a few quotes per source, and a tuple costs a fifth of a set.
-    return {source_id: tuple(dict.fromkeys(quotes)) for source_id, quotes in wanted.items()}
-
-
-def _last_line(handle: BinaryIO, block: int = 1 << 16) -> bytes:
-    """The last non-blank line of a file, read backwards from its end in blocks."""
-    position = handle.seek(0, os.SEEK_END)
-    blocks: list[bytes] = []
-    seen_text = False
-    while position > 0:
-        step = min(block, position)
-        position -= step
-        handle.seek(position)
-        data = handle.read(step)
-        if not seen_text:
-            data = data.rstrip()
-            seen_text = bool(data)
-        cut = data.rfind(b"\n") if seen_text else -1
-        if cut != -1:
-            blocks.append(data[cut + 1:])
-            break
-        blocks.append(data)
-    blocks.reverse()
-    return b"".join(blocks).strip()
-
-
 class _QuoteForecast:
-    """A source sink that tests the forecast quotes of each source as it streams by.
+    """A source sink that tests the quotes of the answer read ahead as each source streams by.
 
-    It keeps what is needed afterwards and little else: which sources were tested, the quotes
-    not found, and URIs — of every tested source only when ``keep_uris`` (the live checks need
-    them), else of the sources with a quote missing (for the findings).
+    It keeps what is needed afterwards and little else: the quotes not found, and URIs — of
+    every tested source only when ``keep_uris`` (the live checks need them), else of the
+    sources with a quote missing (for the findings). A source's quotes are dropped once tested.
     """
 
-    def __init__(self, wanted: dict[str, tuple[str, ...]], *, keep_uris: bool = True) -> None:
-        self.wanted = wanted
+    def __init__(self, draft: AnswerDraft, *, keep_uris: bool = True) -> None:
+        wanted: dict[str, list[str]] = defaultdict(list)
+        for source_id, quote in zip(draft.source_ids, draft.quotes, strict=True):
+            if quote is not None:
+                wanted[source_id].append(quote)
+        # Tuples, without repeats: a few quotes per source, and a tuple costs a fifth of a set.
+        self.wanted = {source_id: tuple(dict.fromkeys(q)) for source_id, q in wanted.items()}
         self.keep_uris = keep_uris
-        self.tested: set[str] = set()
         self.missed: set[tuple[str, str]] = set()
         self.uris: dict[str, str] = {}
 
     def __call__(self, ref: SourceRef, content: str) -> None:
-        quotes = self.wanted.get(ref.id)
-        if not quotes or ref.id in self.tested:
+        quotes = self.wanted.pop(ref.id, None)  # the validator hands each id over once
+        if not quotes:
             return
         text = MatchText(content)
-        self.tested.add(ref.id)
         missed = [(ref.id, q) for q in quotes if not text.contains(q)]
         if missed or self.keep_uris:
             self.uris[ref.id] = ref.uri
         self.missed.update(missed)
-
-    def foresaw(self, citation: Citation) -> bool:
-        """Whether this citation's quote was tested against its source."""
-        return (citation.source_id in self.tested
-                and citation.quote in self.wanted[citation.source_id])
 
 
 @dataclass(frozen=True)
@@ -201,9 +144,13 @@ def scan_with_evidence(path: str, *, keep_uris: bool = True) -> EvidenceScan:
     ``keep_uris``: whether :attr:`EvidenceScan.uris` must name every cited source (the live
     checks need that) or only those with a quote not found.
     """
-    wanted = _final_answer_quotes(path)
-    forecast = _QuoteForecast(wanted, keep_uris=keep_uris) if wanted else None
-    scan = scan_trace(path, sink=forecast)
+    opened = open_input(path)
+    if isinstance(opened, Finding):
+        return EvidenceScan(unreadable_trace(path, opened), (), Summary(), {})
+    with opened:
+        answer = read_final_answer(path, opened)
+        forecast = _QuoteForecast(answer.draft, keep_uris=keep_uris) if answer else None
+        scan = scan_open_trace(path, opened, sink=forecast, answer=answer)
     try:
         return _evidence(scan, forecast)
     finally:
@@ -214,7 +161,7 @@ def _evidence(scan: TraceScan, forecast: _QuoteForecast | None) -> EvidenceScan:
     path = scan.path
     if not scan.valid:
         return EvidenceScan(scan, (), Summary(), {})
-    if forecast is None or not all(forecast.foresaw(c) for c in scan.citations):
+    if forecast is None or not scan.answer_read_ahead:
         findings, summary = check_evidence(scan)
         if any(f.code is Code.INPUT_UNREADABLE for f in findings):
             return EvidenceScan(scan, tuple(findings), summary, {})  # one TC101 says it all
@@ -224,6 +171,8 @@ def _evidence(scan: TraceScan, forecast: _QuoteForecast | None) -> EvidenceScan:
             return EvidenceScan(scan, (*findings, Finding(Code.INPUT_UNREADABLE, TRACE_CHANGED,
                                                             file=path)), summary, {})
         return EvidenceScan(scan, tuple(findings), summary, uris)
+    # The answer is the one read ahead, and the trace is valid, so every cited source was
+    # seen, and tested, as it streamed by.
     findings = _claim_findings(scan)
     missed = [c for c in scan.citations if (c.source_id, c.quote) in forecast.missed]
     findings.extend(not_found(c, Code.QUOTE_NOT_IN_CAPTURE, "quote is not in the captured content",

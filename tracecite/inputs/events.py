@@ -6,13 +6,14 @@ each line is (findings need its number, the source index its byte offset).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import jsonlines
 
 from tracecite.codes import Code
+from tracecite.inputs.answer import PreparedAnswer, tail_digest
 from tracecite.inputs.jsonl import loads
 
 
@@ -25,44 +26,74 @@ class LineError:
 
 
 Event = tuple[int, int, Any]
-"""``(line number, byte offset of the line, decoded JSON value or LineError)``."""
+"""``(line number, byte offset of the line, decoded JSON value, LineError or PreparedAnswer)``."""
 
 
 class _Lines:
-    """The lines of a trace, counted and measured as jsonlines consumes them."""
+    """The lines of a trace, counted and measured as jsonlines consumes them; with
+    ``stop_at``, the lines before that offset only (iterating again goes on from there)."""
 
-    def __init__(self, handle: BinaryIO) -> None:
+    def __init__(self, handle: BinaryIO, stop_at: int | None = None) -> None:
         self.handle = handle
         self.number = 0
         self.offset = 0  # of the line handed out last
+        self.following = 0  # of the next line
+        self.stop_at = stop_at
 
     def __iter__(self) -> Iterator[bytes]:
-        following = 0
-        for line in self.handle:
+        while self.following != self.stop_at:
+            line = self.handle.readline()
+            if not line:
+                return
             self.number += 1
-            self.offset = following
-            following += len(line)
+            self.offset = self.following
+            self.following += len(line)
             yield line
 
 
-def read_events(handle: BinaryIO) -> Iterator[Event]:
-    """The events of an open trace, from its start; blank lines are skipped."""
-    lines = _Lines(handle)
+def read_events(handle: BinaryIO, answer: PreparedAnswer | None = None) -> Iterator[Event]:
+    """The events of an open trace, from its start; blank lines are skipped.
+
+    With ``answer`` (read ahead from the last line), that line is not decoded again: if the
+    file from there on is still what was read, ``answer`` itself is handed out as its event.
+    """
+    lines = _Lines(handle, None if answer is None else answer.offset)
+    read_all = yield from _decode(lines)
+    if answer is None or not read_all or lines.following != answer.offset:
+        return
+    try:
+        unchanged = tail_digest(handle, answer.offset) == answer.digest
+    except OSError as exc:
+        yield lines.number + 1, answer.offset, _unreadable(exc)
+        return
+    if unchanged:
+        yield lines.number + 1, answer.offset, answer
+        return
+    handle.seek(answer.offset)  # it changed since: read what is there now
+    lines.stop_at = None
+    yield from _decode(lines)
+
+
+def _decode(lines: _Lines) -> Generator[Event, None, bool]:
+    """Decode the lines; False if reading failed (the failure is the last event)."""
     reader = jsonlines.Reader(lines, loads=loads)
     while True:
         value: Any
         try:
             value = reader.read(allow_none=True, skip_empty=True)
         except EOFError:
-            return
+            return True
         except jsonlines.InvalidLineError as exc:
             if isinstance(exc.__cause__, UnicodeDecodeError):
                 value = LineError(Code.INPUT_NOT_UTF8, "line is not valid UTF-8")
             else:
                 value = LineError(Code.TRACE_BAD_JSON, "line is not valid JSON")
         except OSError as exc:
-            reason = exc.strerror or type(exc).__name__
-            yield lines.number, lines.offset, LineError(Code.INPUT_UNREADABLE,
-                                                        f"input cannot be read ({reason})")
-            return
+            yield lines.number, lines.offset, _unreadable(exc)
+            return False
         yield lines.number, lines.offset, value
+
+
+def _unreadable(exc: OSError) -> LineError:
+    reason = exc.strerror or type(exc).__name__
+    return LineError(Code.INPUT_UNREADABLE, f"input cannot be read ({reason})")

@@ -57,13 +57,14 @@ class LazyArray(list[Any]):
 
 
 def _lazy_array(text: str, i: int,
-                visit: Callable[[Any], None] | None = None) -> tuple[LazyArray, int]:
+                visit: Callable[[Any], None] | None = None) -> tuple[list[Any], int]:
     """The array starting at ``text[i] == "["``, its elements syntax-checked and dropped — or,
-    with ``visit``, each handed to it as it is decoded (and the array returned empty)."""
+    with ``visit``, each handed to it as it is decoded (and an empty list returned, which does
+    not hold on to the text)."""
     starts: array[int] = array("q")
     i = _skip(text, i + 1).end()
     if text[i:i + 1] == "]":
-        return LazyArray(text, starts), i + 1
+        return (LazyArray(text, starts) if visit is None else []), i + 1
     while True:
         if visit is None:
             starts.append(i)
@@ -74,7 +75,7 @@ def _lazy_array(text: str, i: int,
         i = _skip(text, i).end()
         char, i = text[i:i + 1], i + 1
         if char == "]":
-            return LazyArray(text, starts), i
+            return (LazyArray(text, starts) if visit is None else []), i
         if char != ",":
             raise ValueError("expected , or ] in an array")
         i = _skip(text, i).end()
@@ -100,6 +101,9 @@ def _lazy_object(text: str, visit: Callable[[Any], None] | None = None) -> Any:
                 raise ValueError("expected :")
             i = _skip(text, i + 1).end()
             value: Any
+            if key == "claims" and visit is not None and key in obj:
+                # JSON keeps the last of two equal keys; the visited claims cannot be undone.
+                raise ValueError("claims given twice")
             if key == "claims" and text[i:i + 1] == "[":
                 value, i = _lazy_array(text, i, visit)
             else:

@@ -7,17 +7,17 @@ so the evidence check can read just the cited ones again.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, BinaryIO
 
 from tracecite.codes import Code
 from tracecite.findings import Finding
+from tracecite.inputs.answer import AnswerDraft, PreparedAnswer
+from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
 from tracecite.inputs.events import Event, LineError, read_events
 from tracecite.inputs.files import open_input
 from tracecite.inputs.sources import SourceIndex
-from tracecite.matching import normalise
 from tracecite.model import Citation, SourceRef
 
 SourceSink = Callable[[SourceRef, str], None]
@@ -30,10 +30,13 @@ class TraceScan:
 
     path: str
     findings: tuple[Finding, ...]
-    citations: tuple[Citation, ...]
+    citations: Sequence[Citation]
     citations_per_claim: tuple[int, ...]
     answer_line: int | None
     sources: SourceIndex
+    answer_read_ahead: bool = False
+    """Whether the answer is the one read ahead from the last line (so the citations are
+    exactly those of that :class:`~tracecite.inputs.answer.PreparedAnswer`)."""
 
     @property
     def valid(self) -> bool:
@@ -41,57 +44,25 @@ class TraceScan:
         return not self.findings
 
 
-_MISSING = object()
-
-
-class _Scanner:
+class _Scanner(FieldChecker):
     """Checks the events of one trace in order; state that later events depend on."""
 
     def __init__(self, path: str, store: SourceIndex, sink: SourceSink | None) -> None:
-        self.path = path
+        super().__init__(path)
         self.store = store
         self.sink = sink
-        self.findings: list[Finding] = []
         self.run_id: str | None = None
-        self.calls: set[str] = set()
-        self.results: set[str] = set()
-        self.citations: list[Citation] = []
+        # call_id → whether its tool_result came: one entry per call, not two sets.
+        self.calls: dict[str, bool] = {}
+        self.citations: Sequence[Citation] = ()
         self.per_claim: list[int] = []
         self.answer_line: int | None = None
+        self.answer_read_ahead = False
         self.last_line = 0
         self.offset = 0  # byte offset of the line in hand
 
-    def problem(self, code: Code, message: str, line: int, **where: Any) -> None:
-        self.findings.append(Finding(code, message, file=self.path, line=line, **where))
-
-    def field(
-        self, obj: dict[str, Any], name: str, kind: type | tuple[type, ...], line: int,
-        where: str, *, required: bool = True, non_empty: bool = False, **loc: Any,
-    ) -> Any:
-        """The value of a field of the right JSON type, or _MISSING after a finding."""
-        value: Any = obj.get(name, _MISSING)
-        # The common case, first and cheap: this runs for every field of every event.
-        if type(value) is kind and not (non_empty and not cast(str, value).strip()):
-            return value
-        label = f"{where}.{name}" if where else name
-        if value is _MISSING:
-            if required:
-                self.problem(Code.TRACE_MISSING_FIELD, f"field {label} is missing", line, **loc)
-            return _MISSING
-        # bool is a subclass of int in Python; JSON keeps them apart.
-        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
-            self.problem(
-                Code.TRACE_WRONG_TYPE,
-                f"field {label} must be {_json_type_name(kind)}, not {_json_type_of(value)}",
-                line, **loc,
-            )
-            return _MISSING
-        if non_empty and isinstance(value, str) and not value.strip():
-            self.problem(Code.TRACE_WRONG_TYPE, f"field {label} must not be empty", line, **loc)
-            return _MISSING
-        return value
-
-    def event(self, obj: dict[str, Any], line: int) -> None:
+    def event(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None = None) -> None:
+        """Check one event; ``draft``: its claims, already checked (an answer read ahead)."""
         kind = self.field(obj, "type", str, line, "")
         run_id = self.field(obj, "run_id", str, line, "", non_empty=True)
         if isinstance(run_id, str):
@@ -106,7 +77,7 @@ class _Scanner:
         elif kind == "tool_result":
             self.tool_result(obj, line)
         elif kind == "answer":
-            self.answer(obj, line)
+            self.answer(obj, line, draft)
 
     def tool_call(self, obj: dict[str, Any], line: int) -> None:
         call_id = self.field(obj, "call_id", str, line, "", non_empty=True)
@@ -115,18 +86,21 @@ class _Scanner:
             if call_id in self.calls:
                 self.problem(Code.TRACE_DUPLICATE_CALL_ID, "call_id used by an earlier tool_call",
                              line)
-            self.calls.add(call_id)
+            else:
+                self.calls[call_id] = False
 
     def tool_result(self, obj: dict[str, Any], line: int) -> None:
         call_id = self.field(obj, "call_id", str, line, "", non_empty=True)
         ok = self.field(obj, "ok", bool, line, "")
         if isinstance(call_id, str):
-            if call_id not in self.calls:
+            answered = self.calls.get(call_id)
+            if answered is None:
                 self.problem(Code.TRACE_UNKNOWN_CALL_ID, "call_id of no earlier tool_call", line)
-            elif call_id in self.results:
+            elif answered:
                 self.problem(Code.TRACE_DUPLICATE_RESULT,
                              "a second tool_result for the same call", line)
-            self.results.add(call_id)
+            else:
+                self.calls[call_id] = True
         if ok is False:
             sources = obj.get("sources")
             if sources is None or sources == []:
@@ -136,82 +110,78 @@ class _Scanner:
                              "a result with ok:false has sources", line)
             else:
                 self.problem(Code.TRACE_WRONG_TYPE,
-                             f"field sources must be a list or null, not {_json_type_of(sources)}",
+                             f"field sources must be a list or null, not {json_type_of(sources)}",
                              line)
             return
         if ok is not True:
             return
         sources = self.field(obj, "sources", list, line, "")
-        if sources is _MISSING:
+        if sources is MISSING:
             return
+        store, sink = self.store, self.sink
         for number, source in enumerate(sources, start=1):
+            # The usual case inline: this runs for every source of a trace of any size.
+            if type(source) is dict:
+                source_id, uri, content = source.get("id"), source.get("uri"), source.get("content")
+                if (type(source_id) is str and type(uri) is str and type(content) is str
+                        and source_id.strip() and uri.strip() and source_id not in store):
+                    store.add(source_id, line, self.offset)
+                    if sink is not None:
+                        sink(SourceRef(source_id, uri, line), content)
+                    continue
             self.source(source, line, f"sources[{number}]")
 
     def source(self, source: Any, line: int, where: str) -> None:
         if not isinstance(source, dict):
             self.problem(Code.TRACE_WRONG_TYPE,
-                         f"{where} must be an object, not {_json_type_of(source)}", line)
+                         f"{where} must be an object, not {json_type_of(source)}", line)
             return
         source_id = self.field(source, "id", str, line, where, non_empty=True)
         uri = self.field(source, "uri", str, line, where, non_empty=True)
         content = self.field(source, "content", str, line, where)
-        if source_id is _MISSING:
+        if source_id is MISSING:
             return
         if source_id in self.store:
             self.problem(Code.TRACE_DUPLICATE_SOURCE_ID, f"{where}.id is used by an earlier source",
                          line, source_id=source_id)
             return
-        if uri is _MISSING or content is _MISSING:
+        if uri is MISSING or content is MISSING:
             return
         self.store.add(source_id, line, self.offset)
         if self.sink is not None:
             self.sink(SourceRef(source_id, uri, line), content)
 
-    def answer(self, obj: dict[str, Any], line: int) -> None:
+    def answer(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None) -> None:
         if self.answer_line is not None:
             self.problem(Code.TRACE_ANSWER_COUNT,
                          f"a second answer (the first is on line {self.answer_line})", line)
             return
         self.answer_line = line
         claims = self.field(obj, "claims", list, line, "")
-        if claims is _MISSING:
+        if claims is MISSING:
             return
-        for c, claim in enumerate(claims, start=1):
-            where = f"claims[{c}]"
-            if not isinstance(claim, dict):
-                self.problem(Code.TRACE_WRONG_TYPE,
-                             f"{where} must be an object, not {_json_type_of(claim)}", line,
-                             claim=c)
-                self.per_claim.append(0)
-                continue
-            self.field(claim, "text", str, line, where, claim=c)
-            citations = self.field(claim, "citations", list, line, where, claim=c)
-            if citations is _MISSING:
-                self.per_claim.append(0)
-                continue
-            self.per_claim.append(len(citations))
-            for n, citation in enumerate(citations, start=1):
-                self.citation(citation, line, c, n)
-
-    def citation(self, citation: Any, line: int, c: int, n: int) -> None:
-        where = f"claims[{c}].citations[{n}]"
-        loc: dict[str, Any] = {"claim": c, "citation": n}
-        if not isinstance(citation, dict):
-            self.problem(Code.TRACE_WRONG_TYPE,
-                         f"{where} must be an object, not {_json_type_of(citation)}", line, **loc)
-            return
-        source_id = self.field(citation, "source_id", str, line, where, non_empty=True, **loc)
-        quote = self.field(citation, "quote", str, line, where, non_empty=True, **loc)
-        if source_id is _MISSING:
-            return
-        if source_id not in self.store:
-            self.problem(Code.TRACE_UNKNOWN_SOURCE_ID, f"{where}.source_id names no earlier source",
-                         line, source_id=source_id, **loc)
-            return
-        if quote is not _MISSING:
-            # Interned, so the evidence forecast and these citations share one copy of each.
-            self.citations.append(Citation(self.path, line, c, n, sys.intern(source_id),
-                                           sys.intern(normalise(quote))))
+        self.answer_read_ahead = draft is not None
+        if draft is None:
+            draft = AnswerDraft(self.path)
+            draft.add_claims(claims)
+        self.per_claim = draft.per_claim
+        # The claims' findings, placed on this line, then each cited source looked up.
+        found = [replace(f, line=line) for f in draft.findings]
+        store, keep = self.store, []
+        for k, source_id in enumerate(draft.source_ids):
+            if source_id not in store:
+                c, n = draft.claim_numbers[k], draft.citation_numbers[k]
+                found.append(Finding(
+                    Code.TRACE_UNKNOWN_SOURCE_ID,
+                    f"claims[{c}].citations[{n}].source_id names no earlier source",
+                    file=self.path, line=line, claim=c, citation=n, source_id=source_id,
+                ))
+            elif draft.quotes[k] is not None:
+                keep.append(k)
+        # In claim and citation order, as one pass over the decoded answer would find them.
+        found.sort(key=lambda f: (f.claim or 0, f.citation or 0))
+        self.findings.extend(found)
+        self.citations = draft.citations(self.path, line, keep)
 
     def finish(self) -> None:
         unreadable = any(f.code is Code.INPUT_UNREADABLE for f in self.findings)
@@ -223,24 +193,37 @@ class _Scanner:
 def scan_trace(path: str, *, sink: SourceSink | None = None) -> TraceScan:
     """Validate a trace file while streaming it; see :class:`TraceScan`.
 
-    ``sink`` sees each valid source and its content as it goes by (the evidence forecast tests
-    quotes with it, ``compare`` hashes contents).
+    ``sink`` sees each valid source and its content as it goes by (``compare`` hashes contents
+    with it).
     """
-    store = SourceIndex(path)
-    scanner = _Scanner(path, store, sink)
     opened = open_input(path)
     if isinstance(opened, Finding):
-        return TraceScan(path, (opened,), (), (), None, store)
+        return unreadable_trace(path, opened)
     with opened:
-        _consume(scanner, read_events(opened))
+        return scan_open_trace(path, opened, sink=sink)
+
+
+def unreadable_trace(path: str, why: Finding) -> TraceScan:
+    """The scan of a trace that could not be opened (``why``: its TC101 finding)."""
+    return TraceScan(path, (why,), (), (), None, SourceIndex(path))
+
+
+def scan_open_trace(path: str, handle: BinaryIO, *, sink: SourceSink | None = None,
+                    answer: PreparedAnswer | None = None) -> TraceScan:
+    """:func:`scan_trace` on a trace already open; ``answer``: its last line, read ahead
+    (:func:`~tracecite.inputs.answer.read_final_answer`), which is then not decoded again."""
+    store = SourceIndex(path)
+    scanner = _Scanner(path, store, sink)
+    _consume(scanner, read_events(handle, answer))
     scanner.finish()
     return TraceScan(
         path=path,
         findings=tuple(scanner.findings),
-        citations=tuple(scanner.citations),
+        citations=scanner.citations,
         citations_per_claim=tuple(scanner.per_claim),
         answer_line=scanner.answer_line,
         sources=store,
+        answer_read_ahead=scanner.answer_read_ahead,
     )
 
 
@@ -250,29 +233,10 @@ def _consume(scanner: _Scanner, events: Iterable[Event]) -> None:
         scanner.offset = offset
         if isinstance(value, dict):
             scanner.event(value, line)
+        elif isinstance(value, PreparedAnswer):
+            scanner.event(value.fields, line, value.draft)
         elif isinstance(value, LineError):
             scanner.problem(value.code, value.message, line)
         else:
             scanner.problem(Code.TRACE_NOT_OBJECT,
-                            f"line is JSON {_json_type_of(value)}, not an object", line)
-
-
-def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
-_JSON_NAMES: dict[type, str] = {
-    str: "a string", bool: "a boolean", list: "a list", dict: "an object",
-    int: "a number", float: "a number", type(None): "null",
-}
-
-
-def _json_type_name(kind: type | tuple[type, ...]) -> str:
-    return " or ".join(dict.fromkeys(_JSON_NAMES[k] for k in _as_tuple(kind)))
-
-
-def _json_type_of(value: Any) -> str:
-    for kind in (bool, str, list, dict, int, float, type(None)):
-        if isinstance(value, kind):
-            return _JSON_NAMES[kind]
-    return type(value).__name__
+                            f"line is JSON {json_type_of(value)}, not an object", line)

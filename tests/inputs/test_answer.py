@@ -1,0 +1,118 @@
+"""The answer read ahead from the last line, and the validator taking it instead of decoding
+the line again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli, answer, call, cite, claim, result, valid_events, write_trace
+from tracecite.inputs import events
+from tracecite.inputs.answer import PreparedAnswer, read_final_answer
+from tracecite.inputs.trace import scan_open_trace
+
+
+def _read_ahead(path: Path) -> PreparedAnswer | None:
+    with open(path, "rb") as handle:
+        prepared = read_final_answer(str(path), handle)
+        assert handle.tell() == 0
+    return prepared
+
+
+def test_the_last_line_is_read_ahead(tmp_path: Path) -> None:
+    path = write_trace(tmp_path / "t.jsonl", [*valid_events(), "", "  \t"])
+    prepared = _read_ahead(path)
+    assert prepared is not None
+    assert prepared.offset == path.read_bytes().index(b'{"type": "answer"')
+    assert prepared.fields["type"] == "answer"
+    assert prepared.draft.per_claim == [1]
+    assert prepared.draft.source_ids == ["s1"]
+    assert prepared.draft.quotes == ["quick brown fox"]
+    assert prepared.draft.findings == []
+
+
+@pytest.mark.parametrize("last", [
+    json.dumps(call()),
+    '{"type": "answer", "claims": [',
+    "[1, 2]",
+    b'{"type": "answer", "claims": [], "x": "\xff"}',
+    # JSON keeps the last of two equal keys, so both lists would have to be undone.
+    '{"type": "answer", "run_id": "r1", "claims": [], "claims": []}',
+], ids=["not-an-answer", "broken", "not-an-object", "not-utf8", "claims-twice"])
+def test_nothing_is_read_ahead_when_the_last_line_is_not_a_plain_answer(
+        tmp_path: Path, last: str | bytes) -> None:
+    path = tmp_path / "t.jsonl"
+    head = b"".join(json.dumps(e).encode() + b"\n" for e in valid_events()[:2])
+    path.write_bytes(head + (last if isinstance(last, bytes) else last.encode()) + b"\n")
+    assert _read_ahead(path) is None
+
+
+def test_an_empty_file_has_nothing_to_read_ahead(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\n \n")
+    assert _read_ahead(path) is None
+
+
+def test_a_record_separator_before_the_answer_is_skipped_like_jsonlines_does(
+        tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    lines = [json.dumps(e) for e in valid_events()]
+    path.write_text("\n".join([*lines[:2], "\x1e" + lines[2]]) + "\n")
+    prepared = _read_ahead(path)
+    assert prepared is not None and prepared.draft.quotes == ["quick brown fox"]
+
+
+def test_the_answer_read_ahead_is_not_decoded_again(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_trace(tmp_path / "t.jsonl", valid_events())
+    decoded: list[str | bytes] = []
+    original = events.loads
+    monkeypatch.setattr(events, "loads", lambda line: decoded.append(line) or original(line))
+    prepared = _read_ahead(path)
+    with open(path, "rb") as handle:
+        scanned = scan_open_trace(str(path), handle, answer=prepared)
+    assert scanned.valid and scanned.answer_read_ahead
+    assert [json.loads(line)["type"] for line in decoded] == ["tool_call", "tool_result"]
+    assert [(c.line, c.claim, c.citation, c.quote) for c in scanned.citations] == [
+        (3, 1, 1, "quick brown fox")]
+
+
+def test_an_answer_changed_after_it_was_read_ahead_is_decoded_from_the_file(
+        tmp_path: Path) -> None:
+    """What the file says when the validator reaches it decides, not what was read ahead."""
+    path = write_trace(tmp_path / "t.jsonl", valid_events())
+    prepared = _read_ahead(path)
+    write_trace(path, [call(), result(), answer([claim(citations=[cite(quote="lazy dog")])])])
+    with open(path, "rb") as handle:
+        scanned = scan_open_trace(str(path), handle, answer=prepared)
+    assert scanned.valid and not scanned.answer_read_ahead
+    assert [c.quote for c in scanned.citations] == ["lazy dog"]
+
+
+def test_findings_in_an_answer_read_ahead_are_placed_on_its_line(tmp_path: Path) -> None:
+    bad = answer([claim(citations=[cite(source_id="nope"), "x", cite(quote=" ")]), 7])
+    path = write_trace(tmp_path / "t.jsonl", [call(), result(), "", bad])
+    prepared = _read_ahead(path)
+    with open(path, "rb") as handle:
+        ahead = scan_open_trace(str(path), handle, answer=prepared)
+    with open(path, "rb") as handle:
+        plain = scan_open_trace(str(path), handle)
+    assert ahead.answer_read_ahead and not plain.answer_read_ahead
+    assert ahead.findings == plain.findings
+    assert [(f.code.code, f.line, f.claim, f.citation) for f in ahead.findings] == [
+        ("TC131", 4, 1, 1), ("TC123", 4, 1, 2), ("TC123", 4, 1, 3), ("TC123", 4, 2, None)]
+
+
+def test_the_last_of_two_claims_keys_counts(cli: Cli, tmp_path: Path) -> None:
+    """Read ahead or not, the answer is what JSON says: the last ``claims`` wins."""
+    path = tmp_path / "t.jsonl"
+    good = json.dumps([claim()])
+    bad = json.dumps([claim(citations=[cite(quote="not in the source")])])
+    lines = [json.dumps(e) for e in valid_events()[:2]]
+    lines.append('{"type": "answer", "run_id": "r1", "claims": ' + bad + ', "claims": ' + good
+                 + "}")
+    path.write_text("\n".join(lines) + "\n")
+    run = cli("check", path, "--evidence", "--json")
+    assert (run.exit, run.codes()) == (0, [])

@@ -1,0 +1,193 @@
+"""A trace's answer: its claims checked for structure, and read first when it is on the last line.
+
+Traces end with their answer. Reading that line before the rest tells the evidence check which
+quotes to test while the sources stream by, so no source's content is kept. The answer is then
+decoded only this once: the validator, reaching the last line, makes sure it is still the same
+bytes (a digest of the file's tail) and takes the checked answer instead of decoding it again.
+Only where a claim cites a source does the answer's check need the rest of the trace; that part
+waits for the validator (:meth:`AnswerDraft` keeps the source ids).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from array import array
+from dataclasses import dataclass
+from typing import Any, BinaryIO, cast
+
+from tracecite.codes import Code
+from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
+from tracecite.inputs.jsonl import visit_claims
+from tracecite.matching import normalise
+from tracecite.model import Citations
+
+_CHUNK = 1 << 20
+# jsonlines drops one of these before a line (RFC 7464's record separator, or a BOM).
+_SKIPPABLE = ("\x1e", "\ufeff")
+
+
+class AnswerDraft(FieldChecker):
+    """An answer's claims, checked for structure before the answer's line is known.
+
+    Its findings have ``line=None``; each citation keeps its claim and citation numbers, source
+    id and normalised quote (``None`` if the quote field is bad) in columns, a few dozen bytes a
+    citation, until the validator resolves the source ids against the sources it has seen.
+    """
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.per_claim: list[int] = []
+        self.claim_numbers = array("I")
+        self.citation_numbers = array("I")
+        self.source_ids: list[str] = []
+        self.quotes: list[str | None] = []
+
+    def __len__(self) -> int:
+        return len(self.source_ids)
+
+    def add_claims(self, claims: list[Any]) -> None:
+        """Check each element of an answer's ``claims`` list."""
+        for claim in claims:
+            self.add_claim(claim)
+
+    def add_claim(self, claim: Any) -> None:
+        """Check the next element of the ``claims`` list."""
+        c = len(self.per_claim) + 1
+        where = f"claims[{c}]"
+        if not isinstance(claim, dict):
+            self.problem(Code.TRACE_WRONG_TYPE,
+                         f"{where} must be an object, not {json_type_of(claim)}", None, claim=c)
+            self.per_claim.append(0)
+            return
+        self.field(claim, "text", str, None, where, claim=c)
+        citations = self.field(claim, "citations", list, None, where, claim=c)
+        if citations is MISSING:
+            self.per_claim.append(0)
+            return
+        self.per_claim.append(len(citations))
+        for n, citation in enumerate(citations, start=1):
+            self._add_citation(citation, c, n)
+
+    def _add_citation(self, citation: Any, c: int, n: int) -> None:
+        if type(citation) is dict:
+            # The usual case, without building a location for findings that will not happen.
+            source_id, quote = citation.get("source_id"), citation.get("quote")
+            if type(source_id) is str and type(quote) is str and source_id.strip() and quote:
+                quote = normalise(quote)
+                if quote:
+                    # Interned: one string per id, shared with the source index.
+                    self._keep(c, n, sys.intern(source_id), quote)
+                    return
+        where = f"claims[{c}].citations[{n}]"
+        if not isinstance(citation, dict):
+            self.problem(Code.TRACE_WRONG_TYPE,
+                         f"{where} must be an object, not {json_type_of(citation)}", None,
+                         claim=c, citation=n)
+            return
+        source_id = self.field(citation, "source_id", str, None, where, non_empty=True,
+                               claim=c, citation=n)
+        quote = self.field(citation, "quote", str, None, where, non_empty=True,
+                           claim=c, citation=n)
+        if source_id is not MISSING:
+            self._keep(c, n, sys.intern(source_id),
+                       None if quote is MISSING else normalise(quote))
+
+    def citations(self, file: str, line: int, keep: list[int]) -> Citations:
+        """The citations at positions ``keep`` (those with a quote and a known source), placed
+        on the answer's line. The columns are shared, not copied, when every one is kept."""
+        if len(keep) == len(self.source_ids):
+            quotes = cast(list[str], self.quotes)  # every quote is there
+            return Citations(file, line, self.claim_numbers, self.citation_numbers,
+                             self.source_ids, quotes)
+        return Citations(
+            file, line, array("I", (self.claim_numbers[k] for k in keep)),
+            array("I", (self.citation_numbers[k] for k in keep)),
+            [self.source_ids[k] for k in keep], [cast(str, self.quotes[k]) for k in keep],
+        )
+
+    def _keep(self, c: int, n: int, source_id: str, quote: str | None) -> None:
+        self.claim_numbers.append(c)
+        self.citation_numbers.append(n)
+        self.source_ids.append(source_id)
+        self.quotes.append(quote)
+
+
+@dataclass(frozen=True)
+class PreparedAnswer:
+    """The answer on a trace's last line, decoded and checked ahead of the rest of the file."""
+
+    offset: int
+    """Where the line starts."""
+    digest: bytes
+    """Of the file from ``offset`` to its end, when it was read."""
+    fields: dict[str, Any]
+    """The answer event without its claims."""
+    draft: AnswerDraft
+
+
+def tail_digest(handle: BinaryIO, offset: int) -> bytes:
+    """A digest of an open file from ``offset`` to its end, read in chunks."""
+    digest = hashlib.blake2b(digest_size=16)
+    handle.seek(offset)
+    while chunk := handle.read(_CHUNK):
+        digest.update(chunk)
+    return digest.digest()
+
+
+def read_final_answer(path: str, handle: BinaryIO) -> PreparedAnswer | None:
+    """The answer on the last non-blank line of an open trace, or ``None`` if that line is not
+    an answer event in plain JSON (the validator then reads the whole file the usual way).
+
+    The line is decoded claim by claim, never built whole; the handle is left at offset 0.
+    """
+    try:
+        return _read_final_answer(path, handle)
+    finally:
+        handle.seek(0)
+
+
+def _read_final_answer(path: str, handle: BinaryIO) -> PreparedAnswer | None:
+    try:
+        offset = _last_line_start(handle)
+        handle.seek(offset)
+        tail = handle.read()
+        line_end = tail.find(b"\n")
+        with memoryview(tail) as view:
+            text = str(view[: None if line_end == -1 else line_end], "utf-8")
+        digest = hashlib.blake2b(tail, digest_size=16).digest()
+    except (OSError, UnicodeDecodeError):
+        return None
+    del tail  # the text is all that is needed now
+    if text.startswith(_SKIPPABLE):
+        text = text[1:]
+    draft = AnswerDraft(path)
+    try:
+        event = visit_claims(text, draft.add_claim)
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or event.get("type") != "answer":
+        return None
+    return PreparedAnswer(offset, digest, event, draft)
+
+
+def _last_line_start(handle: BinaryIO, block: int = 1 << 16) -> int:
+    """The offset of the last non-blank line of a file, found reading back from its end."""
+    end = handle.seek(0, os.SEEK_END)
+    position = end
+    seen_text = False
+    while position > 0:
+        step = min(block, position)
+        position -= step
+        handle.seek(position)
+        data = handle.read(step)
+        if not seen_text:
+            # Blank as jsonlines sees it: only ASCII whitespace (what bytes.rstrip strips).
+            data = data.rstrip()
+            seen_text = bool(data)
+        if seen_text:
+            cut = data.rfind(b"\n")
+            if cut != -1:
+                return position + cut + 1
+    return 0

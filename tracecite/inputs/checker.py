@@ -1,0 +1,76 @@
+"""Typed field reading for trace events: each wrong or missing field becomes one finding.
+
+Shared by the trace validator and by the answer reader, which checks an answer's claims before
+it knows the answer's line (its findings are made with ``line=None`` and placed later).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from tracecite.codes import Code
+from tracecite.findings import Finding
+
+MISSING: Any = object()
+"""What :meth:`FieldChecker.field` returns for a field that is absent or wrong."""
+
+
+class FieldChecker:
+    """Collects the findings of one trace file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.findings: list[Finding] = []
+
+    def problem(self, code: Code, message: str, line: int | None, **where: Any) -> None:
+        """Record a finding at ``line`` of the trace."""
+        self.findings.append(Finding(code, message, file=self.path, line=line, **where))
+
+    def field(
+        self, obj: dict[str, Any], name: str, kind: type | tuple[type, ...], line: int | None,
+        where: str, *, required: bool = True, non_empty: bool = False, **loc: Any,
+    ) -> Any:
+        """The value of a field of the right JSON type, or :data:`MISSING` after a finding."""
+        value: Any = obj.get(name, MISSING)
+        # The common case, first and cheap: this runs for every field of every event.
+        if type(value) is kind and not (non_empty and not cast(str, value).strip()):
+            return value
+        label = f"{where}.{name}" if where else name
+        if value is MISSING:
+            if required:
+                self.problem(Code.TRACE_MISSING_FIELD, f"field {label} is missing", line, **loc)
+            return MISSING
+        # bool is a subclass of int in Python; JSON keeps them apart.
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+            self.problem(
+                Code.TRACE_WRONG_TYPE,
+                f"field {label} must be {_json_type_name(kind)}, not {json_type_of(value)}",
+                line, **loc,
+            )
+            return MISSING
+        if non_empty and isinstance(value, str) and not value.strip():
+            self.problem(Code.TRACE_WRONG_TYPE, f"field {label} must not be empty", line, **loc)
+            return MISSING
+        return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+_JSON_NAMES: dict[type, str] = {
+    str: "a string", bool: "a boolean", list: "a list", dict: "an object",
+    int: "a number", float: "a number", type(None): "null",
+}
+
+
+def _json_type_name(kind: type | tuple[type, ...]) -> str:
+    return " or ".join(dict.fromkeys(_JSON_NAMES[k] for k in _as_tuple(kind)))
+
+
+def json_type_of(value: Any) -> str:
+    """What a decoded JSON value is, in words ("a string", "null", …)."""
+    for kind in (bool, str, list, dict, int, float, type(None)):
+        if isinstance(value, kind):
+            return _JSON_NAMES[kind]
+    return type(value).__name__
