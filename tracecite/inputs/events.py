@@ -48,7 +48,10 @@ class _Lines:
             self.number += 1
             self.offset = self.following
             self.following += len(line)
-            yield line
+            # Blank lines are skipped here, where no copy is made (jsonlines' skip_empty
+            # copies every line to find out); isspace knows the same whitespace as rstrip.
+            if not line.isspace():
+                yield line
 
 
 def read_events(handle: BinaryIO, answer: PreparedAnswer | None = None) -> Iterator[Event]:
@@ -80,7 +83,7 @@ def _decode(lines: _Lines) -> Generator[Event, None, bool]:
     while True:
         value: Any
         try:
-            value = reader.read(allow_none=True, skip_empty=True)
+            value = reader.read(allow_none=True)  # blank lines never reach it
         except EOFError:
             return True
         except jsonlines.InvalidLineError as exc:

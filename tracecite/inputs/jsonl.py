@@ -143,6 +143,8 @@ def loads(line: str | bytes) -> Any:
             except ValueError:
                 pass  # the strict decoder below gives the verdict
         try:
+            if isinstance(line, str):  # what the reader hands over: skip json.loads' set-up
+                return _DECODER.decode(line)
             return json.loads(line, parse_constant=_reject_constant)
         except ValueError:
             # Python refuses integers of more than 4300 digits; a second, slower pass (only
