@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import io
 
-from rich.console import Console
-from rich.text import Text
-
 from tracecite.findings import Finding, Report
 from tracecite.reporters import OutputStyle
 from tracecite.reporters.escape import position, printable, subject
@@ -26,27 +23,41 @@ def _details(finding: Finding) -> str:
     return f" [{printable('; '.join(parts))}]" if parts else ""
 
 
+Line = list[tuple[str, str]]
+"""One line of output: its pieces, each with a rich style ("" for none)."""
+
+
 def format_console(report: Report, style: OutputStyle) -> str:
     """Findings by file, then one summary line (left out with ``quiet`` when all passed)."""
-    buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=style.color, no_color=not style.color,
-                      color_system="standard" if style.color else None, width=10_000,
-                      highlight=False, emoji=False, markup=False, soft_wrap=True)
+    lines: list[Line] = []
     findings = report.sorted_findings()
     # One group per file, in the order the files first appear (input errors come first).
     groups: dict[str, list[Finding]] = {}
     for finding in findings:
         groups.setdefault(finding.file or "(no file)", []).append(finding)
     for file, group in groups.items():
-        console.print(Text(printable(file), style="bold"))
+        lines.append([(printable(file), "bold")])
         for finding in group:
             colour = "red" if finding.exit != 2 else "yellow"
-            console.print(Text.assemble(
-                "  ", (f"{finding.code.code} {finding.code.label}", colour),
-                f"  {_where(finding)}: ", printable(finding.message), _details(finding),
-            ))
+            lines.append([
+                ("  ", ""), (f"{finding.code.code} {finding.code.label}", colour),
+                (f"  {_where(finding)}: {printable(finding.message)}{_details(finding)}", ""),
+            ])
     if not (style.quiet and not findings):
         verdict = ("passed", "green") if report.exit_code == 0 else ("failed", "red")
-        console.print(Text.assemble((verdict[0], f"bold {verdict[1]}"), " ",
-                                    summary_line(report)))
+        lines.append([(verdict[0], f"bold {verdict[1]}"), (f" {summary_line(report)}", "")])
+    if not style.color:  # plain text needs no rich (whose import is a third of start-up)
+        return "".join("".join(text for text, _ in line) + "\n" for line in lines)
+    return _in_colour(lines)
+
+
+def _in_colour(lines: list[Line]) -> str:
+    from rich.console import Console
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, color_system="standard", width=10_000,
+                      highlight=False, emoji=False, markup=False, soft_wrap=True)
+    for line in lines:
+        console.print(Text.assemble(*line))
     return buffer.getvalue()
