@@ -1,14 +1,17 @@
 """The commands, as plain functions from inputs and options to a :class:`Report`.
 
 Each one first reads every input; if any has a format error, it stops there (SPEC §3: nothing
-is fetched or read when an input is bad) and the report carries those errors.
+is fetched or read when an input is bad) and the report carries those errors. Reading
+(:func:`read_inputs`) and the live checks of what was read (:func:`check_notes_live`,
+:func:`check_traces_live`) are separate steps, so ``hook`` can read each input once, however
+many checks it runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from tracecite.checks.compare import compare_traces
 from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
@@ -17,8 +20,9 @@ from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.errors import UsageError
 from tracecite.findings import EXIT_INPUT, Finding, Report, Summary
-from tracecite.inputs.notes import read_notes
+from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.inputs.trace import scan_trace
+from tracecite.model import Citation
 
 if TYPE_CHECKING:  # the fetcher imports urllib3, which offline commands never need
     from tracecite.fetch.fetcher import FetchOptions, PinnedFetcher
@@ -51,35 +55,62 @@ def _fetcher(options: FetchOptions) -> PinnedFetcher:
         raise UsageError(str(exc)) from None
 
 
-def _has_input_errors(findings: Sequence[Finding]) -> bool:
+def has_input_errors(findings: Sequence[Finding]) -> bool:
+    """Whether any finding is an input error (exit 1): then nothing is fetched or read."""
     return any(f.exit == EXIT_INPUT for f in findings)
 
 
+@dataclass(frozen=True)
+class Inputs:
+    """Every input, read once: notes parsed, traces validated and (if asked) their evidence
+    checked. The checks that follow work on this, never on the files again."""
+
+    notes: tuple[NotesFile, ...] = ()
+    traces: tuple[EvidenceScan, ...] = ()
+
+    def format_findings(self) -> list[Finding]:
+        """Notes format and trace structure findings."""
+        return [*(f for n in self.notes for f in n.findings),
+                *(f for t in self.traces for f in t.scan.findings)]
+
+    def evidence_findings(self) -> list[Finding]:
+        """Quotes not found in their captured content (none if evidence was not checked)."""
+        return [f for t in self.traces for f in t.findings]
+
+    def counts(self) -> Summary:
+        """What was read: inputs, notes records and trace citations."""
+        return Summary(inputs=len(self.notes) + len(self.traces),
+                       records=sum(n.record_count for n in self.notes),
+                       citations=sum(len(t.scan.citations) for t in self.traces))
+
+    def evidence_counts(self) -> Summary:
+        """The evidence verdicts' counts."""
+        return sum((t.summary for t in self.traces), Summary())
+
+
 def _read_traces(paths: Sequence[str], *, evidence: bool,
-                 keep_uris: bool = True) -> list[EvidenceScan]:
+                 keep_uris: bool) -> tuple[EvidenceScan, ...]:
     """Validate each trace and, with ``evidence``, check its quotes against its captures."""
-    out = []
-    for path in paths:
-        if evidence:
-            out.append(scan_with_evidence(path, keep_uris=keep_uris))
-        else:
-            out.append(EvidenceScan(scan_trace(path), (), Summary(), {}))
-    return out
+    if evidence:
+        return tuple(scan_with_evidence(p, keep_uris=keep_uris) for p in paths)
+    return tuple(EvidenceScan(scan_trace(p), (), Summary(), {}) for p in paths)
+
+
+def read_inputs(paths: Sequence[str], *, evidence: bool, keep_uris: bool) -> Inputs:
+    """Read each input once: traces (``.jsonl``) validated and, with ``evidence``, their quotes
+    checked against their captures; anything else parsed as notes. ``keep_uris``: keep every
+    cited source's URI, which the live checks of traces need."""
+    return Inputs(tuple(read_notes(p) for p in paths if not is_trace(p)),
+                  _read_traces([p for p in paths if is_trace(p)], evidence=evidence,
+                               keep_uris=keep_uris))
 
 
 def run_check(paths: Sequence[str], *, evidence: bool) -> Report:
     """Offline: notes format, trace structure and, with ``evidence``, every quote in its
     captured content."""
-    findings: list[Finding] = []
-    summary = Summary(inputs=len(paths))
-    for notes in (read_notes(p) for p in paths if not is_trace(p)):
-        findings.extend(notes.findings)
-        summary += Summary(records=notes.record_count)
-    traces = [p for p in paths if is_trace(p)]
-    for result in _read_traces(traces, evidence=evidence, keep_uris=False):
-        findings.extend((*result.scan.findings, *result.findings))
-        summary += Summary(citations=len(result.scan.citations)) + result.summary
-    return Report("check", tuple(findings), summary)
+    inputs = read_inputs(paths, evidence=evidence, keep_uris=False)
+    return Report("check", (*inputs.format_findings(), *inputs.evidence_findings()),
+                  inputs.counts() + inputs.evidence_counts())
 
 
 def run_compare(old: str, new: str) -> Report:
@@ -90,22 +121,26 @@ def run_compare(old: str, new: str) -> Report:
 
 def run_verify_notes(paths: Sequence[str], options: LiveOptions) -> Report:
     """Fetch each notes URL once; every quote must be in its page's visible text (TC210)."""
-    from tracecite.checks.web import WebLoader, url_key
+    inputs = Inputs(notes=tuple(read_notes(p) for p in paths))
+    findings = inputs.format_findings()
+    if has_input_errors(findings):
+        return Report("verify-notes", tuple(findings), inputs.counts())
+    found, live = check_notes_live(inputs.notes, options)
+    return Report("verify-notes", (*findings, *found), inputs.counts() + live)
 
-    notes = [read_notes(p) for p in paths]
-    findings = [f for n in notes for f in n.findings]
-    summary = Summary(inputs=len(paths), records=sum(n.record_count for n in notes))
-    if _has_input_errors(findings):
-        return Report("verify-notes", tuple(findings), summary)
-    checks = [QuoteCheck.from_note(r) for n in notes for r in n.records]
-    with _fetcher(options.fetch) as fetcher:
-        found, counts = run_live_checks(
-            checks, WebLoader(fetcher), key=url_key, concurrency=options.concurrency,
-            not_found=(Code.QUOTE_NOT_ON_PAGE, "the page's visible text"),
-            progress=options.progress,
-        )
-    return Report("verify-notes", tuple(findings + found), summary + counts)
 
+def check_notes_live(notes: Sequence[NotesFile], options: LiveOptions
+                     ) -> tuple[list[Finding], Summary]:
+    """Fetch each URL of notes already read once; the quotes not on their page (TC210) or
+    whose page could not be fetched, and the live verdicts' counts."""
+    return _check_pages([QuoteCheck.from_note(r) for n in notes for r in n.records], options)
+
+
+SourceKind = Literal["web", "file"]
+"""What a live check of traces re-reads: http(s) pages, or ``file:`` sources on disk."""
+
+LIVE_COMMAND: dict[SourceKind, str] = {"web": "verify-urls", "file": "verify-files"}
+"""The command that checks each kind of cited source as it is now."""
 
 # What a browser strips around a URL (WHATWG: C0 controls and space). A cited URI that is
 # http(s) once stripped is checked (and refused, TC300, for the junk), never skipped: an agent
@@ -117,58 +152,80 @@ def _is_web(uri: str) -> bool:
     return uri.strip(_URL_JUNK).split(":", 1)[0].lower() in ("http", "https")
 
 
-def _run_traces_live(command: str, paths: Sequence[str], options: LiveOptions) -> Report:
-    """Evidence first, then each cited source of the command's kind checked as it is now."""
-    from tracecite.checks.files import FileLoader, is_file_uri
+def _is_kind(kind: SourceKind) -> Callable[[str], bool]:
+    if kind == "web":
+        return _is_web
+    from tracecite.checks.files import is_file_uri
 
-    findings: list[Finding] = []
-    summary = Summary(inputs=len(paths))
-    web = command == "verify-urls"
-    wanted = _is_web if web else is_file_uri
-    results = _read_traces(paths, evidence=True)
-    for result in results:
-        findings.extend(result.scan.findings)
-        summary += Summary(citations=len(result.scan.citations))
-    if _has_input_errors(findings):
-        return Report(command, tuple(findings), summary)
-    checks: list[QuoteCheck] = []
-    for result in results:
-        findings.extend(result.findings)
-        if _has_input_errors(result.findings):
+    return is_file_uri
+
+
+def _cited(traces: Sequence[EvidenceScan]) -> Iterator[tuple[Citation, str]]:
+    """Each citation with its source's URI, in the traces whose URIs can be trusted."""
+    for trace in traces:
+        if has_input_errors(trace.findings):
             continue  # the trace changed under us: its URIs cannot be trusted
-        for citation in result.scan.citations:
-            uri = result.uris[citation.source_id]
-            if wanted(uri):
-                checks.append(QuoteCheck.from_citation(citation, uri))
-            else:
-                summary += Summary(skipped=1)
-    if web:
-        from tracecite.checks.web import WebLoader, url_key
+        for citation in trace.scan.citations:
+            yield citation, trace.uris[citation.source_id]
 
-        with _fetcher(options.fetch) as fetcher:
-            found, counts = run_live_checks(
-                checks, WebLoader(fetcher), key=url_key, concurrency=options.concurrency,
-                not_found=(Code.QUOTE_NOT_ON_PAGE, "the page's visible text"),
-                progress=options.progress,
-            )
-    else:
-        loader = FileLoader(options.root, options.fetch.max_bytes)
-        found, counts = run_live_checks(
-            checks, loader, concurrency=options.concurrency,
-            not_found=(Code.QUOTE_NOT_IN_FILE, "the file"), progress=options.progress,
+
+def check_traces_live(traces: Sequence[EvidenceScan], kind: SourceKind, options: LiveOptions
+                      ) -> tuple[list[Finding], Summary]:
+    """Check each cited source of ``kind`` as it is now, in traces already read (well formed,
+    evidence checked, URIs kept: see :func:`read_inputs`). The captured content plays no part.
+    Returns the live findings and the live verdicts' counts; the citations of other kinds are
+    left for :func:`count_skipped`."""
+    wanted = _is_kind(kind)
+    checks = [QuoteCheck.from_citation(c, uri) for c, uri in _cited(traces) if wanted(uri)]
+    if kind == "web":
+        return _check_pages(checks, options)
+    from tracecite.checks.files import FileLoader
+
+    return run_live_checks(
+        checks, FileLoader(options.root, options.fetch.max_bytes),
+        concurrency=options.concurrency, not_found=(Code.QUOTE_NOT_IN_FILE, "the file"),
+        progress=options.progress,
+    )
+
+
+def count_skipped(traces: Sequence[EvidenceScan], kinds: Collection[SourceKind]) -> int:
+    """How many citations no live check of ``kinds`` takes (SPEC §3: counted, not failures)."""
+    tests = [_is_kind(kind) for kind in kinds]
+    return sum(1 for _, uri in _cited(traces) if not any(test(uri) for test in tests))
+
+
+def _check_pages(checks: Sequence[QuoteCheck], options: LiveOptions
+                 ) -> tuple[list[Finding], Summary]:
+    """Fetch each distinct page once; each quote must be in its visible text (TC210)."""
+    from tracecite.checks.web import WebLoader, url_key
+
+    with _fetcher(options.fetch) as fetcher:
+        return run_live_checks(
+            checks, WebLoader(fetcher), key=url_key, concurrency=options.concurrency,
+            not_found=(Code.QUOTE_NOT_ON_PAGE, "the page's visible text"),
+            progress=options.progress,
         )
+
+
+def _run_traces_live(kind: SourceKind, paths: Sequence[str], options: LiveOptions) -> Report:
+    """Evidence first, then each cited source of ``kind`` checked as it is now."""
+    command = LIVE_COMMAND[kind]
+    inputs = Inputs(traces=_read_traces(paths, evidence=True, keep_uris=True))
+    findings = inputs.format_findings()
+    if has_input_errors(findings):
+        return Report(command, tuple(findings), inputs.counts())
+    findings += inputs.evidence_findings()
+    found, live = check_traces_live(inputs.traces, kind, options)
     # The live pass checks quotes a second time; the summary counts the live verdicts.
-    live = Summary(checked=counts.checked, matched=counts.matched, mismatched=counts.mismatched,
-                   unavailable=counts.unavailable, fetched=counts.fetched)
-    base = Summary(inputs=summary.inputs, citations=summary.citations, skipped=summary.skipped)
-    return Report(command, tuple(findings + found), base + live)
+    skipped = Summary(skipped=count_skipped(inputs.traces, (kind,)))
+    return Report(command, (*findings, *found), inputs.counts() + skipped + live)
 
 
 def run_verify_urls(paths: Sequence[str], options: LiveOptions) -> Report:
     """Evidence check, then every cited http(s) source re-fetched and matched (TC210)."""
-    return _run_traces_live("verify-urls", paths, options)
+    return _run_traces_live("web", paths, options)
 
 
 def run_verify_files(paths: Sequence[str], options: LiveOptions) -> Report:
     """Evidence check, then every cited ``file:`` source re-read under the root (TC211)."""
-    return _run_traces_live("verify-files", paths, options)
+    return _run_traces_live("file", paths, options)
