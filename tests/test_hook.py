@@ -9,17 +9,19 @@ import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tracecite import hook
+from tracecite.checks.evidence import EvidenceScan
 from tracecite.cli import build_parser, main
 from tracecite.codes import Code
 from tracecite.config import Config
-from tracecite.findings import Finding, Report, Summary
+from tracecite.findings import Finding, Summary
+from tracecite.inputs.notes import NotesFile
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -359,87 +361,95 @@ def test_merge_group_base(branched: Path, tmp_path: Path, monkeypatch: pytest.Mo
 # ---- stages: which commands run, and the merged report --------------------------------------
 
 class Recorder:
-    """Stands in for the live commands, recording what they were asked to do."""
+    """Stands in for the live checks, recording what each was given: which check, the inputs
+    (already read) by path, and the options the live factory built for it."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         from tracecite import commands
 
         self.calls: list[tuple[str, list[str], object]] = []
-        for name in ("run_verify_notes", "run_verify_urls", "run_verify_files"):
-            monkeypatch.setattr(commands, name, self._fake(name))
+        monkeypatch.setattr(commands, "check_notes_live", self._notes)
+        monkeypatch.setattr(commands, "check_traces_live", self._traces)
 
-    def _fake(self, name: str) -> object:
-        def run(paths: list[str], options: object) -> Report:
-            self.calls.append((name, list(paths), options))
-            if name == "run_verify_notes":
-                return Report("verify-notes", (), Summary(inputs=len(paths), checked=2,
-                                                          matched=2, fetched=1))
-            evidence = Finding(Code.QUOTE_NOT_IN_CAPTURE, "quote is not in the captured content",
-                               file=paths[0], line=3, claim=1, citation=1)
-            if name == "run_verify_urls":
-                return Report("verify-urls", (evidence,),
-                              Summary(inputs=len(paths), citations=5, checked=3, matched=3,
-                                      skipped=2, fetched=2))
-            return Report("verify-files", (evidence,),
-                          Summary(inputs=len(paths), citations=5, checked=1, matched=1,
-                                  skipped=4))
-        return run
+    def _notes(self, notes: Sequence[NotesFile], options: object
+               ) -> tuple[list[Finding], Summary]:
+        self.calls.append(("notes", [n.path for n in notes], options))
+        return [], Summary(checked=2, matched=2, fetched=1)
+
+    def _traces(self, traces: Sequence[EvidenceScan], kind: str, options: object
+                ) -> tuple[list[Finding], Summary]:
+        self.calls.append((kind, [t.scan.path for t in traces], options))
+        code = Code.QUOTE_NOT_ON_PAGE if kind == "web" else Code.QUOTE_NOT_IN_FILE
+        live = Finding(code, "quote is not in the source now", file=traces[0].scan.path,
+                       line=7, claim=1, citation=1)
+        if kind == "web":
+            return [live], Summary(checked=3, matched=2, mismatched=1, fetched=2)
+        return [live], Summary(checked=1, mismatched=1)
 
 
 def _parse(args: list[str]) -> argparse.Namespace:
     return build_parser().parse_args(["hook", *args])
 
 
-def test_online_runs_verify_notes_and_verify_urls(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_online_checks_the_notes_and_the_traces_web_sources(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     recorder = Recorder(monkeypatch)
     write(tmp_path, "a.notes", GOOD_NOTES)
     shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "run.trace.jsonl")
-    labels: list[str] = []
 
-    def live(label: str) -> str:
-        labels.append(label)
-        return label
-
-    report = hook.run_hook(_parse(["--stage", "online", "a.notes", "run.trace.jsonl"]), live)
-    assert [c[0] for c in recorder.calls] == ["run_verify_notes", "run_verify_urls"]
-    assert recorder.calls[0][1] == ["a.notes"]
-    assert recorder.calls[1][1] == ["run.trace.jsonl"]
-    assert labels == ["verify-notes", "verify-urls"]
+    report = hook.run_hook(_parse(["--stage", "online", "a.notes", "run.trace.jsonl"]),
+                           lambda label: label)
+    assert recorder.calls == [("notes", ["a.notes"], "verify-notes"),
+                              ("web", ["run.trace.jsonl"], "verify-urls")]
     assert report.command == "hook"
-    assert len(report.findings) == 1
+    assert [f.code for f in report.findings] == [Code.QUOTE_NOT_ON_PAGE]
     s = report.summary
-    assert (s.inputs, s.records, s.checked, s.matched, s.skipped, s.fetched) == (2, 1, 5, 5, 2, 3)
+    # The live verdicts only (2 notes, 3 web); the trace's file: citation is skipped.
+    assert (s.inputs, s.records, s.citations, s.checked, s.matched, s.mismatched, s.skipped,
+            s.fetched) == (2, 1, 4, 5, 4, 1, 1, 3)
 
 
-def test_all_reports_each_evidence_finding_once_and_verify_files_when_configured(
+def test_all_reports_evidence_once_and_verify_files_when_configured(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     recorder = Recorder(monkeypatch)
     shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "run.trace.jsonl")
+    shutil.copy(EXAMPLES / "failing-evidence.jsonl", tmp_path / "bad.trace.jsonl")
     write(tmp_path, ".tracecite.toml", "verify_files = true\nfiles_root = 'site'\n")
     (tmp_path / "site").mkdir()
-    args = _parse(["--stage", "all", "run.trace.jsonl"])
+    args = _parse(["--stage", "all", "run.trace.jsonl", "bad.trace.jsonl"])
     report = hook.run_hook(args, lambda label: label)
-    assert [c[0] for c in recorder.calls] == ["run_verify_urls", "run_verify_files"]
+    traces = ["run.trace.jsonl", "bad.trace.jsonl"]
+    assert recorder.calls == [("web", traces, "verify-urls"), ("file", traces, "verify-files")]
     assert args.root == "site"
-    assert len(report.findings) == 1  # the recorder's evidence finding, reported once
-    # Offline evidence (4 quotes) plus the live checks (3 web, 1 file); one source neither.
-    assert (report.summary.checked, report.summary.skipped) == (8, 1)
+    assert sorted(f.code.code for f in report.findings) == ["TC201", "TC202", "TC210", "TC211"]
+    s = report.summary
+    # Evidence (4 + 2 quotes) plus the live checks (3 web, 1 file); every source is one of
+    # the two kinds, so none is skipped.
+    assert (s.citations, s.checked, s.matched, s.mismatched, s.skipped) == (6, 10, 7, 3, 0)
 
 
+@pytest.mark.parametrize("stage", ["online", "all"])
+@pytest.mark.parametrize(("bad", "code"), [("bad.notes", "TC113"),
+                                           ("bad.trace.jsonl", "TC123")])
 def test_input_errors_stop_the_run_before_anything_is_fetched(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        stage: str, bad: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     recorder = Recorder(monkeypatch)
     write(tmp_path, "good.notes", GOOD_NOTES)
     write(tmp_path, "bad.notes", BROKEN_NOTES)
-    for stage in ("online", "all"):
-        report = hook.run_hook(_parse(["--stage", stage, "good.notes", "bad.notes"]),
-                               lambda label: label)
-        assert report.exit_code == 1
+    shutil.copy(EXAMPLES / "failing-format.jsonl", tmp_path / "bad.trace.jsonl")
+    shutil.copy(EXAMPLES / "failing-evidence.jsonl", tmp_path / "evidence.trace.jsonl")
+    report = hook.run_hook(_parse(["--stage", stage, "good.notes", bad,
+                                   "evidence.trace.jsonl"]), lambda label: label)
+    assert report.exit_code == 1
     assert recorder.calls == []
+    codes = {f.code.code for f in report.findings}
+    assert code in codes
+    # Online reports evidence as verify-urls does, only once every input is well formed.
+    assert ("TC202" in codes) is (stage == "all")
 
 
 def test_flags_win_over_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -530,3 +540,60 @@ def test_online_end_to_end_against_a_local_server(
                              f"docs.test:80:127.0.0.1:{local_site}", "site.notes"], capsys)
     assert code == 2
     assert {f["code"] for f in report["findings"]} == {"TC306"}
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str,
+                 seen: list[str]) -> None:
+    """Wrap ``owner.name`` (a function of a path) so that each call appends its path."""
+    real = getattr(owner, name)
+
+    def counting(path: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("stage", ["online", "all"])
+def test_each_input_is_read_once_however_many_checks_use_it(
+        stage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_site: int,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A trace can be hundreds of MB: evidence, the web check and the file check share one
+    scan of it, and the notes are parsed once for their format and their live check."""
+    pytest.importorskip("tracecite.fetch.fetcher",
+                        reason="the fetcher (tracecite/fetch/fetcher.py) has not landed")
+    from tracecite import commands
+
+    monkeypatch.chdir(tmp_path)
+    url = "http://docs.test/page"
+    write(tmp_path, "site.notes", f"claim: ok\nquote: appear word for word in\nurl: {url}\n")
+    write(tmp_path, "site/guide.txt", "Quotes must appear word for word.\n")
+    trace = [
+        {"type": "tool_call", "run_id": "r", "call_id": "c", "tool": "fetch"},
+        {"type": "tool_result", "run_id": "r", "call_id": "c", "ok": True, "sources": [
+            {"id": "web", "uri": url, "content": "must appear word for word"},
+            {"id": "file", "uri": "file:guide.txt", "content": "must appear word for word"},
+            {"id": "other", "uri": "urn:isbn:0451450523", "content": "appear word for word"}]},
+        {"type": "answer", "run_id": "r", "claims": [{"text": "t", "citations": [
+            {"source_id": s, "quote": "appear word for word"}
+            for s in ("web", "file", "other")]}]},
+    ]
+    write(tmp_path, "run.trace.jsonl", "\n".join(json.dumps(e) for e in trace) + "\n")
+    scans: list[str] = []
+    notes_read: list[str] = []
+    for name in ("scan_with_evidence", "scan_trace"):  # with evidence, and without
+        _count_calls(monkeypatch, commands, name, scans)
+    _count_calls(monkeypatch, commands, "read_notes", notes_read)
+    net = ["--connect-to", f"docs.test:80:127.0.0.1:{local_site}", "--allow-net", "127.0.0.0/8"]
+    code, report = run_json(["hook", "--stage", stage, "--verify-files", "--root", "site", *net,
+                             "site.notes", "run.trace.jsonl"], capsys)
+    assert (code, report["findings"]) == (0, [])
+    assert scans == ["run.trace.jsonl"]
+    assert notes_read == ["site.notes"]
+    summary = report["summary"]
+    # Live: the notes' quote, the web and the file citation; "all" adds 3 evidence checks.
+    live = 3
+    assert summary["checked"] == summary["matched"] == (live if stage == "online" else live + 3)
+    assert (summary["inputs"], summary["records"], summary["citations"]) == (2, 1, 3)
+    assert (summary["skipped"], summary["fetched"]) == (1, 3)  # urn: is neither web nor file

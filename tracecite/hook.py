@@ -9,7 +9,8 @@ with one exit code.
   when the configuration asks for it).
 - ``all``: both, with each finding reported once.
 
-Every input is read before anything is fetched: one malformed file stops the run with exit 1
+Every input is read once, before anything is fetched, and every check of the stage works on
+what was read (a trace can be hundreds of MB): one malformed file stops the run with exit 1
 before any network access, whatever the stage.
 """
 
@@ -22,16 +23,13 @@ import re
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
+from tracecite import commands
 from tracecite.codes import Code
-from tracecite.commands import is_trace, run_check
 from tracecite.config import Config, ConfigError, find_config, load_config
 from tracecite.errors import UsageError
-from tracecite.findings import EXIT_INPUT, Finding, Report, Summary
-
-if TYPE_CHECKING:
-    from tracecite.commands import LiveOptions
+from tracecite.findings import Finding, Report, Summary
 
 COMMAND = "hook"
 STAGES = ("offline", "online", "all")
@@ -216,11 +214,6 @@ def _segment_regex(segment: str) -> str:
     return "".join(out)
 
 
-def split(paths: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Notes and traces: a ``.jsonl`` file is a trace, anything else notes (as ``check``)."""
-    return [p for p in paths if not is_trace(p)], [p for p in paths if is_trace(p)]
-
-
 # ---- git ------------------------------------------------------------------------------------
 
 def _git(args: Sequence[str], cwd: str) -> bytes:
@@ -346,49 +339,40 @@ def _dig(value: object, *keys: str) -> str | None:
 
 # ---- running the stage ----------------------------------------------------------------------
 
-def _options(live: LiveFactory, label: str) -> LiveOptions:
-    return cast("LiveOptions", live(label))
-
-
-def _live_counts(summary: Summary) -> Summary:
-    """The live part of a live command's summary: what was checked now, not what was read."""
-    return Summary(checked=summary.checked, matched=summary.matched,
-                   mismatched=summary.mismatched, unavailable=summary.unavailable,
-                   fetched=summary.fetched)
+def _options(live: LiveFactory, label: str) -> commands.LiveOptions:
+    return cast("commands.LiveOptions", live(label))
 
 
 def run_stage(stage: str, paths: Sequence[str], *, live: LiveFactory,
               verify_files: bool = False) -> Report:
-    """Run ``stage`` on the selected ``paths`` and merge everything into one report."""
-    from tracecite import commands
-
+    """Run ``stage`` on the selected ``paths``: each input is read once (format, structure and
+    evidence), then the online checks run on what was read; one report for all of it."""
     if stage not in STAGES:
         raise UsageError(f"unknown stage {stage!r}")
     if not paths:
         return Report(COMMAND)
-    notes, traces = split(paths)
-    # Read every input first (with evidence unless online only): one malformed file stops the
-    # run before anything is fetched, and the offline stage is exactly this pass.
-    offline = run_check(paths, evidence=stage != "online")
-    if stage == "offline" or offline.exit_code == EXIT_INPUT:
-        return Report(COMMAND, offline.findings, offline.summary)
-    findings = list(offline.findings)
-    summary = offline.summary
-    if notes:
-        report = commands.run_verify_notes(notes, _options(live, "verify-notes"))
-        findings += report.findings
-        summary += _live_counts(report.summary)
-    if traces:
-        urls = commands.run_verify_urls(traces, _options(live, "verify-urls"))
-        findings += urls.findings
-        summary += _live_counts(urls.summary)
-        skipped = urls.summary.skipped
-        if verify_files:
-            files = commands.run_verify_files(traces, _options(live, "verify-files"))
-            findings += files.findings
-            summary += _live_counts(files.summary)
-            # verify-urls skipped the file: sources that verify-files has just checked.
-            skipped = max(0, skipped - files.summary.checked)
-        summary += Summary(skipped=skipped)
-    # Evidence findings come from the offline pass and from each live trace command: once each.
-    return Report(COMMAND, tuple(dict.fromkeys(findings)), summary)
+    inputs = commands.read_inputs(paths, evidence=True, keep_uris=stage != "offline")
+    findings = inputs.format_findings()
+    summary = inputs.counts()
+    # Online alone reports as verify-urls does: evidence once every input is well formed, and
+    # in the summary the live verdicts only. Offline and all report as check --evidence.
+    if stage != "online" or not commands.has_input_errors(findings):
+        findings += inputs.evidence_findings()
+    if stage != "online":
+        summary += inputs.evidence_counts()
+    # One malformed file stops the run before anything is fetched or read (SPEC §3).
+    if stage == "offline" or commands.has_input_errors(findings):
+        return Report(COMMAND, tuple(findings), summary)
+    if inputs.notes:
+        found, counts = commands.check_notes_live(inputs.notes, _options(live, "verify-notes"))
+        findings += found
+        summary += counts
+    if inputs.traces:
+        kinds: tuple[commands.SourceKind, ...] = ("web", "file") if verify_files else ("web",)
+        for kind in kinds:
+            found, counts = commands.check_traces_live(
+                inputs.traces, kind, _options(live, commands.LIVE_COMMAND[kind]))
+            findings += found
+            summary += counts
+        summary += Summary(skipped=commands.count_skipped(inputs.traces, kinds))
+    return Report(COMMAND, tuple(findings), summary)
