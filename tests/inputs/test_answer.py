@@ -116,3 +116,19 @@ def test_the_last_of_two_claims_keys_counts(cli: Cli, tmp_path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
     run = cli("check", path, "--evidence", "--json")
     assert (run.exit, run.codes()) == (0, [])
+
+
+def test_blank_lines_after_the_answer_are_never_held_whole(tmp_path: Path) -> None:
+    import tracemalloc
+
+    path = write_trace(tmp_path / "t.jsonl", valid_events())
+    with open(path, "ab") as handle:
+        handle.write(b" \n" * (10 << 20))  # 20 MiB of blank lines
+    tracemalloc.start()
+    try:
+        prepared = _read_ahead(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert prepared is not None and prepared.draft.quotes == ["quick brown fox"]
+    assert peak < 4 << 20, f"peak {peak / 2**20:.1f} MiB"

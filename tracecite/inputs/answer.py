@@ -150,16 +150,13 @@ def read_final_answer(path: str, handle: BinaryIO) -> PreparedAnswer | None:
 
 def _read_final_answer(path: str, handle: BinaryIO) -> PreparedAnswer | None:
     try:
-        offset = _last_line_start(handle)
-        handle.seek(offset)
-        tail = handle.read()
-        line_end = tail.find(b"\n")
-        with memoryview(tail) as view:
-            text = str(view[: None if line_end == -1 else line_end], "utf-8")
-        digest = hashlib.blake2b(tail, digest_size=16).digest()
+        start, end = _last_line_span(handle)
+        handle.seek(start)
+        text = handle.read(end - start).decode("utf-8")
+        # Of all that follows the line's start (blank lines too, but never kept whole).
+        digest = tail_digest(handle, start)
     except (OSError, UnicodeDecodeError):
         return None
-    del tail  # the text is all that is needed now
     if text.startswith(_SKIPPABLE):
         text = text[1:]
     draft = AnswerDraft(path)
@@ -169,25 +166,26 @@ def _read_final_answer(path: str, handle: BinaryIO) -> PreparedAnswer | None:
         return None
     if not isinstance(event, dict) or event.get("type") != "answer":
         return None
-    return PreparedAnswer(offset, digest, event, draft)
+    return PreparedAnswer(start, digest, event, draft)
 
 
-def _last_line_start(handle: BinaryIO, block: int = 1 << 16) -> int:
-    """The offset of the last non-blank line of a file, found reading back from its end."""
-    end = handle.seek(0, os.SEEK_END)
-    position = end
-    seen_text = False
+def _last_line_span(handle: BinaryIO, block: int = 1 << 16) -> tuple[int, int]:
+    """Where the last non-blank line of a file starts, and where its last non-blank byte
+    ends, found reading back from the file's end; ``(0, 0)`` for a blank file."""
+    position = handle.seek(0, os.SEEK_END)
+    end: int | None = None
     while position > 0:
         step = min(block, position)
         position -= step
         handle.seek(position)
         data = handle.read(step)
-        if not seen_text:
+        if end is None:
             # Blank as jsonlines sees it: only ASCII whitespace (what bytes.rstrip strips).
             data = data.rstrip()
-            seen_text = bool(data)
-        if seen_text:
-            cut = data.rfind(b"\n")
-            if cut != -1:
-                return position + cut + 1
-    return 0
+            if not data:
+                continue
+            end = position + len(data)
+        cut = data.rfind(b"\n")
+        if cut != -1:
+            return position + cut + 1, end
+    return 0, end or 0
