@@ -84,6 +84,12 @@ CASES = [
          "TC100", 1, files={"a.jsonl": TRACE_OK}),
     Case("usage-timeout-too-long", ("verify-urls", "a.jsonl", "--timeout", "21", "--json"),
          "TC100", 1, files={"a.jsonl": TRACE_OK}),
+    Case("usage-per-host-zero", ("verify-urls", "a.jsonl", "--per-host", "0", "--json"),
+         "TC100", 1, files={"a.jsonl": TRACE_OK}),
+    Case("usage-per-host-too-many", ("verify-notes", "n.md", "--per-host", "65", "--json"),
+         "TC100", 1, files={"n.md": NOTES_OK}),
+    Case("usage-per-host-for-files", ("verify-files", "a.jsonl", "--per-host", "2", "--json"),
+         "TC100", 1, files={"a.jsonl": TRACE_OK}),
     # ---- TC101/TC102: reading inputs ----
     Case("unreadable-missing-notes", ("check", "missing.md", "--json"), "TC101", 1,
          file="missing.md"),

@@ -12,6 +12,9 @@ import os
 import re
 import socket
 import stat
+import threading
+import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +33,7 @@ from tests.conftest import (
     write_notes,
     write_trace,
 )
-from tests.fetch.servers import RawServer, head, trickle
+from tests.fetch.servers import RawServer, Reply, Request, head, trickle
 from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtures
     HOST,
     JSON,
@@ -48,7 +51,7 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
     text,
     unblock_fifo,
 )
-from tracecite.fetch.limits import MAX_BYTES
+from tracecite.fetch.limits import DEFAULT_PER_HOST, MAX_BYTES
 
 pytestmark = pytest.mark.network
 
@@ -151,6 +154,101 @@ def test_concurrency_one_is_sequential(cli: Cli, site: Site, tmp_path: Path) -> 
     path = notes(tmp_path, *[(QUOTE, site.route(f"/p{i}", slow)) for i in range(3)])
     assert cli("verify-notes", path, "--json", "--concurrency", "1", *site.flags).exit == 0
     assert slow.peak == 1
+
+
+class HostsInFlight:
+    """A route that holds each request for ``delay`` seconds and records the most requests in
+    flight at once per ``Host`` header (``peak``) and overall (``total_peak``)."""
+
+    def __init__(self, reply: Reply, delay: float) -> None:
+        self.reply = reply
+        self.delay = delay
+        self.lock = threading.Lock()
+        self.now: Counter[str] = Counter()
+        self.peak: Counter[str] = Counter()
+        self.total_peak = 0
+
+    def __call__(self, request: Request) -> Reply:
+        host = request.headers["host"]
+        with self.lock:
+            self.now[host] += 1
+            self.peak[host] = max(self.peak[host], self.now[host])
+            self.total_peak = max(self.total_peak, sum(self.now.values()))
+        try:
+            time.sleep(self.delay)
+        finally:
+            with self.lock:
+                self.now[host] -= 1
+        return self.reply
+
+
+def hosts_site(site: Site, hosts: list[str], pages: int, delay: float = 0.15,
+               ) -> tuple[HostsInFlight, list[str], list[str]]:
+    """``pages`` slow plain-http pages on each of ``hosts`` (every name mapped to the site's
+    one http server): the route, the URLs (host by host) and the extra flags."""
+    slow = HostsInFlight(text(PAGE), delay)
+    for i in range(pages):
+        site.route(f"/p{i}", slow)
+    urls = [f"http://{host}/p{i}" for host in hosts for i in range(pages)]
+    flags = [arg for host in hosts if host != HOST
+             for arg in ("--connect-to", f"{host}:80:127.0.0.1:{site.http.port}")]
+    return slow, urls, flags
+
+
+def test_per_host_limit_counts_each_host_name(cli: Cli, site: Site, tmp_path: Path) -> None:
+    slow, urls, flags = hosts_site(site, [HOST, "other.test"], 6)
+    path = notes(tmp_path, *[(QUOTE, u) for u in urls])
+    res = cli("verify-notes", path, "--json", "--per-host", "2", *flags, *site.flags)
+    assert res.exit == 0, res.out
+    assert res.json()["summary"]["fetched"] == 12
+    assert slow.peak == {HOST: 2, "other.test": 2}
+    # The sources are listed host by host: the second host's start while the first is busy.
+    assert slow.total_peak == 4
+
+
+def test_overall_limit_holds_across_hosts(cli: Cli, site: Site, tmp_path: Path) -> None:
+    slow, urls, flags = hosts_site(site, [HOST, "b.test", "c.test"], 4)
+    path = notes(tmp_path, *[(QUOTE, u) for u in urls])
+    res = cli("verify-notes", path, "--json", "--concurrency", "3", "--per-host", "2", *flags,
+              *site.flags)
+    assert res.exit == 0, res.out
+    assert slow.total_peak == 3
+    assert max(slow.peak.values()) == 2
+
+
+def test_per_host_default(cli: Cli, site: Site, tmp_path: Path) -> None:
+    # Held long enough that a connection the test server's short listen backlog made retry
+    # (after 1 s) still overlaps the others.
+    slow, urls, _ = hosts_site(site, [HOST], DEFAULT_PER_HOST + 1, delay=1.2)
+    res = cli("verify-notes", notes(tmp_path, *[(QUOTE, u) for u in urls]), "--json",
+              *site.flags)
+    assert res.exit == 0, res.out
+    assert slow.peak == {HOST: DEFAULT_PER_HOST}
+
+
+def test_per_host_for_verify_urls(cli: Cli, site: Site, tmp_path: Path) -> None:
+    slow, urls, flags = hosts_site(site, [HOST, "other.test"], 3)
+    sources = [source(f"s{i}", url, PAGE) for i, url in enumerate(urls)]
+    path = trace(tmp_path, sources, [cite(f"s{i}", QUOTE) for i in range(len(urls))])
+    res = cli("verify-urls", path, "--json", "--per-host", "1", *flags, *site.flags)
+    assert res.exit == 0, res.out
+    assert slow.peak == {HOST: 1, "other.test": 1}
+
+
+@pytest.mark.parametrize(("setting", "flag", "peak"), [(1, [], 1), (1, ["--per-host", "2"], 2)])
+def test_per_host_from_the_configuration_and_the_flag_wins(
+    cli: Cli, site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    setting: int, flag: list[str], peak: int,
+) -> None:
+    slow, urls, _ = hosts_site(site, [HOST], 4)
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / ".tracecite.toml"
+    config.write_text(f"per_host = {setting}\n", encoding="utf-8")
+    path = notes(tmp_path, *[(QUOTE, u) for u in urls], name="refs.notes.md")
+    res = cli("hook", "--stage", "online", "--config", config, "--json", path, *flag,
+              *site.flags)
+    assert res.exit == 0, res.out
+    assert slow.peak == {HOST: peak}
 
 
 def test_html_is_matched_on_visible_text(cli: Cli, site: Site, tmp_path: Path) -> None:
@@ -778,6 +876,29 @@ def test_verify_files_bad_root_is_usage(cli: Cli, tmp_path: Path, root: Path) ->
 
 
 @pytest.mark.parametrize("option", [
+    ["--per-host", "0"], ["--per-host", "65"], ["--per-host", "two"], ["--per-host", "-1"],
+])
+@pytest.mark.parametrize("command", ["verify-notes", "verify-urls", "hook"])
+def test_bad_per_host_is_tc100(
+    cli: Cli, no_dns: Lookups, tmp_path: Path, option: list[str], command: str,
+) -> None:
+    url = f"https://{HOST}/a"
+    path = (trace(tmp_path, [source("s1", url, PAGE)], [cite("s1", QUOTE)])
+            if command == "verify-urls" else notes(tmp_path, (QUOTE, url), name="n.notes"))
+    extra = ["--stage", "online"] if command == "hook" else []
+    res = cli(command, path, "--json", *extra, *option)
+    assert (res.exit, res.codes()) == (1, ["TC100"])
+    assert "--per-host" in res.json()["findings"][0]["message"]
+    assert no_dns == []
+
+
+def test_verify_files_has_no_per_host(cli: Cli, tmp_path: Path) -> None:
+    res = cli("verify-files", files_trace(tmp_path, "file:doc.txt"), "--json", "--per-host", "2")
+    assert (res.exit, res.codes()) == (1, ["TC100"])
+    assert "unrecognized arguments: --per-host" in res.json()["findings"][0]["message"]
+
+
+@pytest.mark.parametrize("option", [
     ["--timeout", "20.5"], ["--timeout", "0"], ["--timeout", "nan"], ["--timeout", "soon"],
     ["--max-bytes", str(MAX_BYTES + 1)], ["--max-bytes", "0"],
     ["--concurrency", "0"], ["--concurrency", "65"],
@@ -818,7 +939,8 @@ def test_ca_cert_that_is_not_pem_is_tc100(
 def test_limits_at_their_maximum_are_fine(cli: Cli, site: Site, tmp_path: Path) -> None:
     path = notes(tmp_path, (QUOTE, site.route("/a", text(PAGE))))
     res = cli("verify-notes", path, "--json", "--timeout", "20", "--max-bytes", str(MAX_BYTES),
-              "--concurrency", "64", "--user-agent", "probe/1.0 (+https://x.test)", *site.flags)
+              "--concurrency", "64", "--per-host", "64", "--user-agent",
+              "probe/1.0 (+https://x.test)", *site.flags)
     assert res.exit == 0
     assert site.https.requests[0].headers["user-agent"] == "probe/1.0 (+https://x.test)"
 

@@ -36,9 +36,9 @@ def test_defaults_without_a_file() -> None:
     assert config == Config()
     assert config.notes == DEFAULT_NOTES
     assert config.traces == DEFAULT_TRACES
-    assert (config.exclude, config.timeout, config.concurrency, config.user_agent,
-            config.verify_files, config.files_root, config.max_bytes) == (
-        (), None, None, None, False, None, None)
+    assert (config.exclude, config.timeout, config.concurrency, config.per_host,
+            config.user_agent, config.verify_files, config.files_root, config.max_bytes) == (
+        (), None, None, None, None, False, None, None)
 
 
 def test_project_file_top_level_keys(tmp_path: Path) -> None:
@@ -48,6 +48,7 @@ traces = ["runs/*.jsonl"]
 exclude = "docs/drafts"
 timeout = 5
 concurrency = 4
+per-host = 2
 max-bytes = 1000
 user_agent = "docs-bot/1.0 (+https://example.org)"
 verify_files = true
@@ -57,7 +58,8 @@ files_root = "site"
     assert config.notes == ("docs/**/*.md",)
     assert config.traces == ("runs/*.jsonl",)
     assert config.exclude == ("docs/drafts",)
-    assert (config.timeout, config.concurrency, config.max_bytes) == (5.0, 4, 1000)
+    assert (config.timeout, config.concurrency, config.per_host, config.max_bytes) == (
+        5.0, 4, 2, 1000)
     assert config.user_agent == "docs-bot/1.0 (+https://example.org)"
     assert config.verify_files is True
     assert config.files_root == "site"
@@ -116,6 +118,10 @@ def test_syntax_error_has_line_and_column(tmp_path: Path) -> None:
     ("timeout = nan\n", 1, "more than 0"),
     ("concurrency = true\n", 1, "whole number"),
     ("concurrency = 65\n", 1, "from 1 to 64"),
+    ("per_host = 0\n", 1, "from 1 to 64"),
+    ("per_host = 65\n", 1, "from 1 to 64"),
+    ("per_host = 2.5\n", 1, "whole number"),
+    ("per_host = 2\nper-host = 3\n", 2, "same key"),
     ("max_bytes = 3000000\n", 1, "from 1 to"),
     ("\n\nnotes = [1]\n", 3, "list of non-empty glob strings"),
     ("notes = ['']\n", 1, "list of non-empty glob strings"),

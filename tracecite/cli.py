@@ -19,7 +19,7 @@ from typing import NoReturn, TextIO
 from tracecite import __version__
 from tracecite.codes import Code
 from tracecite.errors import UsageError
-from tracecite.fetch.limits import MAX_CONCURRENCY
+from tracecite.fetch.limits import DEFAULT_CONCURRENCY, DEFAULT_PER_HOST, MAX_CONCURRENCY
 from tracecite.findings import EXIT_INPUT, EXIT_INTERNAL, Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import printable
@@ -84,7 +84,8 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
                        help="show a traceback for internal errors")
 
 
-def _add_fetch_options(parser: argparse.ArgumentParser) -> None:
+def _add_fetch_options(parser: argparse.ArgumentParser, *, web: bool = True) -> None:
+    """The options of commands that load sources; ``web``: also those only web fetches use."""
     from tracecite.fetch.limits import MAX_BYTES, MAX_TIMEOUT
 
     group = parser.add_argument_group("fetching")
@@ -94,8 +95,14 @@ def _add_fetch_options(parser: argparse.ArgumentParser) -> None:
                        help=f"deadline per source, at most {MAX_TIMEOUT:g} (default)")
     group.add_argument("--max-bytes", type=_positive_int, default=MAX_BYTES, metavar="N",
                        help=f"body cap after decoding, at most {MAX_BYTES} (default)")
-    group.add_argument("--concurrency", type=_positive_int, default=8, metavar="N",
-                       help=f"sources fetched at once (default 8, at most {MAX_CONCURRENCY})")
+    group.add_argument("--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY,
+                       metavar="N", help=f"sources fetched at once (default "
+                                         f"{DEFAULT_CONCURRENCY}, at most {MAX_CONCURRENCY})")
+    if web:
+        group.add_argument("--per-host", type=_positive_int, default=DEFAULT_PER_HOST,
+                           metavar="N", help=f"requests in flight to one host at once, "
+                                             f"redirects included (default {DEFAULT_PER_HOST}, "
+                                             f"at most {MAX_CONCURRENCY})")
     group.add_argument("--user-agent", default=None, metavar="STR",
                        help="User-Agent header (default: tracecite/VERSION)")
     group.add_argument("--connect-to", action="append", default=[],
@@ -120,6 +127,9 @@ def fetch_options(args: argparse.Namespace) -> object:
         raise UsageError(f"--max-bytes must be at most {MAX_BYTES}")
     if args.concurrency > MAX_CONCURRENCY:
         raise UsageError(f"--concurrency must be at most {MAX_CONCURRENCY}")
+    per_host = getattr(args, "per_host", DEFAULT_PER_HOST)  # verify-files fetches nothing
+    if per_host > MAX_CONCURRENCY:
+        raise UsageError(f"--per-host must be at most {MAX_CONCURRENCY}")
     try:
         connect_to = tuple(parse_connect_to(spec) for spec in args.connect_to)
         allow_net = tuple(parse_allow_net(spec) for spec in args.allow_net)
@@ -134,8 +144,8 @@ def fetch_options(args: argparse.Namespace) -> object:
         extra["user_agent"] = args.user_agent
     try:
         return FetchOptions(timeout=args.timeout, max_bytes=args.max_bytes,
-                            connect_to=connect_to, allow_net=allow_net, ca_cert=args.ca_cert,
-                            **extra)
+                            per_host=per_host, connect_to=connect_to, allow_net=allow_net,
+                            ca_cert=args.ca_cert, **extra)
     except ValueError as exc:  # FetchOptions checks its own bounds (e.g. user agent length)
         raise UsageError(str(exc)) from None
 
@@ -195,7 +205,7 @@ def _configure_verify_files(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", default=".", metavar="DIR",
                         help="directory that file: paths resolve against and must stay in "
                              "(default: the current directory)")
-    _add_fetch_options(parser)
+    _add_fetch_options(parser, web=False)
 
 
 def _run_verify_files(args: argparse.Namespace) -> Report:
@@ -223,7 +233,7 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
     add_arguments(parser)
     _add_fetch_options(parser)
     # Unset means "not on the command line": the configuration file fills these in (flags win).
-    parser.set_defaults(timeout=None, max_bytes=None, concurrency=None)
+    parser.set_defaults(timeout=None, max_bytes=None, concurrency=None, per_host=None)
 
 
 def _run_hook(args: argparse.Namespace) -> Report:

@@ -59,6 +59,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     timeout: float | None = None
     concurrency: int | None = None
+    per_host: int | None = None
     max_bytes: int | None = None
     user_agent: str | None = None
     verify_files: bool = False
@@ -251,6 +252,7 @@ _CHECKS: dict[str, Any] = {
     "exclude": _exclude,
     "timeout": _timeout,
     "concurrency": _bounded_int(1, MAX_CONCURRENCY),
+    "per_host": _bounded_int(1, MAX_CONCURRENCY),
     "max_bytes": _bounded_int(1, MAX_BYTES),
     "user_agent": _user_agent,
     "verify_files": _boolean,

@@ -33,7 +33,6 @@ from tracecite.findings import Finding, Report, Summary
 
 COMMAND = "hook"
 STAGES = ("offline", "online", "all")
-DEFAULT_CONCURRENCY = 8
 FETCH_DEPTH_HINT = ("check the repository out with its history (actions/checkout with "
                     "'fetch-depth: 0')")
 
@@ -106,7 +105,12 @@ def _load(explicit: str | None) -> Config:
 
 def _apply_config(args: argparse.Namespace, config: Config) -> None:
     """Flags win; the configuration fills in the rest; then the built-in defaults."""
-    from tracecite.fetch.limits import MAX_BYTES, MAX_TIMEOUT
+    from tracecite.fetch.limits import (
+        DEFAULT_CONCURRENCY,
+        DEFAULT_PER_HOST,
+        MAX_BYTES,
+        MAX_TIMEOUT,
+    )
 
     if args.timeout is None:
         args.timeout = config.timeout if config.timeout is not None else MAX_TIMEOUT
@@ -115,6 +119,8 @@ def _apply_config(args: argparse.Namespace, config: Config) -> None:
     if args.concurrency is None:
         args.concurrency = (config.concurrency if config.concurrency is not None
                             else DEFAULT_CONCURRENCY)
+    if args.per_host is None:
+        args.per_host = config.per_host if config.per_host is not None else DEFAULT_PER_HOST
     if args.user_agent is None:
         args.user_agent = config.user_agent
     if args.verify_files is None:

@@ -3,6 +3,9 @@ and the loader that fetches a page through the pinned fetcher from a local site.
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -18,13 +21,17 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
     site_fixture,
     text,
 )
-from tracecite.checks.live import HTML, TEXT
+from tracecite.checks.live import HTML, TEXT, run_live_checks
 from tracecite.checks.live import JSON as JSON_KIND
+from tracecite.checks.quotes import QuoteCheck
 from tracecite.checks.web import WebLoader, kind_of, url_key
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import parse_allow_net
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.fetcher import ConnectTo, FetchOptions, PinnedFetcher
+from tracecite.fetch.limits import DEFAULT_PER_HOST
+
+NOT_FOUND = (Code.QUOTE_NOT_ON_PAGE, "the page")
 
 
 @pytest.mark.parametrize(("media_type", "kind"), [
@@ -85,3 +92,75 @@ def test_web_loader_raises_fetch_errors(site: Site, fetcher: PinnedFetcher) -> N
     with pytest.raises(FetchError) as caught:
         load("https://user@example.test/")
     assert caught.value.code == Code.URL_USERINFO
+
+
+def test_web_loader_tells_the_runner_its_hosts(fetcher: PinnedFetcher) -> None:
+    load = WebLoader(fetcher)
+    assert load.per_host == fetcher.per_host == DEFAULT_PER_HOST
+    assert load.host_of("HTTPS://Example.TEST:443/a") == "example.test"
+    assert load.host_of("http://93.184.216.34/") == "93.184.216.34"
+    for refused in ("not a url", "https://user@example.test/", "ftp://example.test/"):
+        assert load.host_of(refused) is None
+
+
+# ---- how the runner uses a loader's host limits -------------------------------------------
+
+class HostLoads:
+    """A loader with a limit per host (a target's first letter; none for targets starting with
+    "-") that records the loads in flight. With ``wait_for``, each load of another host waits
+    (up to 5 s) until the ``wait_for`` load has started, and records whether it did."""
+
+    def __init__(self, per_host: int, wait_for: str = "") -> None:
+        self.per_host = per_host
+        self.wait_for = wait_for
+        self.started = threading.Event()
+        self.lock = threading.Lock()
+        self.now: Counter[str | None] = Counter()
+        self.peak: Counter[str | None] = Counter()
+        self.total_peak = 0
+        self.overlapped: list[bool] = []
+
+    @staticmethod
+    def host_of(target: str) -> str | None:
+        return None if target.startswith("-") else target[0]
+
+    def __call__(self, target: str) -> tuple[str, str]:
+        host = self.host_of(target)
+        with self.lock:
+            self.now[host] += 1
+            self.peak[host] = max(self.peak[host], self.now[host])
+            self.total_peak = max(self.total_peak, sum(self.now.values()))
+        try:
+            if target == self.wait_for:
+                self.started.set()
+            elif self.wait_for:
+                self.overlapped.append(self.started.wait(5))
+            else:
+                time.sleep(0.02)
+            return TEXT, "page"
+        finally:
+            with self.lock:
+                self.now[host] -= 1
+
+
+def quotes_for(*targets: str) -> list[QuoteCheck]:
+    return [QuoteCheck("page", target, "n.md", 3, record=i) for i, target in enumerate(targets)]
+
+
+def test_the_runner_goes_on_to_other_hosts_while_one_is_busy() -> None:
+    # a1 waits for b1 to start: with one slot per host, the second thread must skip a2 and a3.
+    load = HostLoads(per_host=1, wait_for="b1")
+    _, summary = run_live_checks(quotes_for("a1", "a2", "a3", "b1"), load, concurrency=2,
+                                 not_found=NOT_FOUND)
+    assert summary.matched == 4
+    assert load.overlapped[0] is True
+    assert load.peak == {"a": 1, "b": 1}
+
+
+def test_sources_without_a_host_are_not_limited_per_host() -> None:
+    load = HostLoads(per_host=1)
+    run_live_checks(quotes_for("-1", "-2", "-3", "a1", "a2"), load, concurrency=3,
+                    not_found=NOT_FOUND)
+    assert load.peak[None] >= 2
+    assert load.peak["a"] == 1
+    assert load.total_peak <= 3

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
@@ -128,6 +128,11 @@ Loader = Callable[[str], tuple[str, str]]
 
 A loader whose sources are mostly HTML (web pages) may set ``expects_html = True``: the parse
 workers then start while its first sources are still loading, instead of after.
+
+A loader that keeps to a limit per host sets ``per_host`` (an int) and ``host_of(target)`` (the
+host a target is loaded from, or None): the runner then starts at most ``per_host`` loads of one
+host at once and meanwhile goes on with other hosts' sources, instead of leaving its threads
+waiting on a busy host.
 """
 
 
@@ -290,56 +295,133 @@ def _load_and_match(
     settle: Callable[[list[QuoteCheck], list[bool] | FetchError], None],
     progress: Progress,
 ) -> None:
-    """Load every group's source on ``concurrency`` threads and settle it once matched."""
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    """Load every group's source on at most ``concurrency`` threads and settle it once matched.
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency),
-                            thread_name_prefix="tracecite") as pool:
-        # A page handed to the parser holds a slot until it is parsed; when the workers
-        # fall behind, loaders wait here instead of piling up pages in memory.
-        parse_slots = threading.BoundedSemaphore(max(1, concurrency))
+    The loader threads hand each page to the parser and go on to their next source; what they
+    finish (a parse to wait for, or an error) comes back to this thread on one queue.
+    """
+    import queue
 
-        def job(group: list[QuoteCheck]) -> Future[list[bool]]:
-            kind, text = load(group[0].target)
+    per_host: int | None = getattr(load, "per_host", None)
+    host_of: Callable[[str], str | None] = getattr(load, "host_of", lambda target: None)
+    sources = _Sources([(k, host_of(group[0].target)) for k, group in groups.items()],
+                       per_host)
+    done: queue.SimpleQueue[tuple[str, Future[list[bool]] | BaseException]] = (
+        queue.SimpleQueue())
+    # A page handed to the parser holds a slot until it is parsed; when the workers fall
+    # behind, loaders wait for one instead of piling up pages: at most ``concurrency`` pages
+    # wait for a parse and at most ``concurrency`` more are held by loaders.
+    parse_slots = threading.BoundedSemaphore(max(1, concurrency))
+
+    def load_one(k: str) -> None:
+        group = groups[k]
+        try:
+            try:
+                kind, text = load(group[0].target)
+            finally:
+                sources.finished(k)
             parse_slots.acquire()
             try:
                 parsed = parser.submit(kind, text, [c.quote for c in group])
             except BaseException:
                 parse_slots.release()
                 raise
-            parsed.add_done_callback(lambda _: parse_slots.release())
-            return parsed
+        except BaseException as error:  # settled (FetchError) or raised (a bug) by the runner
+            done.put((k, error))
+            return
 
-        # A source is pending while it loads, then while it is parsed. Submit lazily, at
-        # most 2 × concurrency pending, so a huge run does not hold a future for every
-        # source at once.
-        loading: dict[Future[Future[list[bool]]], str] = {}
-        parsing: dict[Future[list[bool]], str] = {}
-        limit = 2 * max(1, concurrency)
+        def parse_done(future: Future[list[bool]]) -> None:
+            parse_slots.release()
+            done.put((k, future))
 
-        def drain(until: int) -> None:
-            while len(loading) + len(parsing) > until:
-                waiting: list[Future[Any]] = [*loading, *parsing]
-                done, _ = wait(waiting, return_when=FIRST_COMPLETED)
-                for future in done:
-                    if future in loading:
-                        k = loading.pop(future)
-                        try:
-                            parsing[future.result()] = k
-                            continue
-                        except FetchError as error:
-                            settle(groups[k], error)
-                    else:
-                        k = parsing.pop(future)
-                        settle(groups[k], future.result())
-                    progress.advance()
+        parsed.add_done_callback(parse_done)
 
-        try:
-            for k, group in groups.items():
-                loading[pool.submit(job, group)] = k
-                drain(limit - 1)
-            drain(0)
-        except BaseException:
-            for future in loading:  # queued loads need not run once the run has failed
-                future.cancel()
-            raise
+    def loader() -> None:
+        # Each load runs in its own call, so no page outlives it here while the next loads.
+        while (k := sources.take()) is not None:
+            load_one(k)
+
+    threads = [threading.Thread(target=loader, name=f"tracecite-load-{n}", daemon=True)
+               for n in range(min(max(1, concurrency), sources.useful_threads()))]
+    # Every thread is started before any loads: a thread started while others are busy waits
+    # for the GIL to come round (up to 5 ms each), which stretched the ramp-up to 64 loads
+    # over about 0.2 s.
+    for thread in threads:
+        thread.start()
+    sources.open()
+    try:
+        for _ in range(len(groups)):
+            k, outcome = done.get()
+            if isinstance(outcome, FetchError):
+                settle(groups[k], outcome)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+            else:
+                settle(groups[k], outcome.result())
+            progress.advance()
+    finally:
+        sources.close()  # loads not yet started need not run once the run has failed
+        for thread in threads:
+            thread.join()
+
+
+class _Sources:
+    """Hands sources to loader threads in order, keeping at most ``per_host`` loads of one host
+    at once: a thread whose next source's host is busy takes the first one whose host is not.
+    Sources without a host (or every source, when ``per_host`` is None) are not limited."""
+
+    def __init__(self, sources: Sequence[tuple[str, str | None]], per_host: int | None) -> None:
+        self._limit = per_host or 0  # only ever compared for hosts that are not None
+        # Hosts in the order first cited (None: not limited), each with its sources in order.
+        self._waiting: dict[str | None, deque[str]] = {}
+        for k, host in sources:
+            self._waiting.setdefault(host if per_host else None, deque()).append(k)
+        self._busy: Counter[str] = Counter()
+        self._host: dict[str, str] = {}
+        self._changed = threading.Condition()
+        self._opened = self._closed = False
+
+    def useful_threads(self) -> int:
+        """How many loads can ever run at once: beyond that, a thread would only wait."""
+        return sum(len(keys) if host is None else min(len(keys), self._limit)
+                   for host, keys in self._waiting.items())
+
+    def open(self) -> None:
+        """Start handing sources out."""
+        with self._changed:
+            self._opened = True
+            self._changed.notify_all()
+
+    def close(self) -> None:
+        """Hand nothing more out; every ``take`` returns None."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    def take(self) -> str | None:
+        """The next source to load (waiting while every host left is busy), or None."""
+        with self._changed:
+            while not self._closed:
+                if self._opened:
+                    if not self._waiting:
+                        return None
+                    for host, keys in self._waiting.items():
+                        if host is None or self._busy[host] < self._limit:
+                            k = keys.popleft()
+                            if not keys:
+                                del self._waiting[host]
+                            if host is not None:
+                                self._busy[host] += 1
+                                self._host[k] = host
+                            return k
+                self._changed.wait()
+            return None
+
+    def finished(self, k: str) -> None:
+        """Source ``k`` is loaded (or failed): its host has room for one more."""
+        with self._changed:
+            host = self._host.pop(k, None)
+            if host is not None:
+                self._busy[host] -= 1
+                # One slot freed: one waiting thread can use it.
+                self._changed.notify()

@@ -42,6 +42,9 @@ Decisions the specification leaves open:
   reused; longer or unframed ones close the connection.
 - A kept-alive connection that the server closed just as it was reused is retried once on a new
   connection to the same validated address; nothing else is ever retried.
+- At most ``per_host`` requests are in flight to one host name at once, each redirect hop counted
+  on the host it goes to; a hop waits for a free slot within the source's deadline (TC313 if none
+  frees up). Host names are counted apart even when they share an address, as browsers do.
 - Failure details are TraceCite's own words (OS error names, OpenSSL reasons, header tokens that
   pass a strict pattern): nothing the server sent is echoed.
 """
@@ -86,7 +89,13 @@ from tracecite import __version__
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy, Resolver, system_resolver
 from tracecite.fetch.errors import FetchError
-from tracecite.fetch.limits import MAX_BYTES, MAX_CONCURRENCY, MAX_REDIRECTS, MAX_TIMEOUT
+from tracecite.fetch.limits import (
+    DEFAULT_PER_HOST,
+    MAX_BYTES,
+    MAX_CONCURRENCY,
+    MAX_REDIRECTS,
+    MAX_TIMEOUT,
+)
 from tracecite.fetch.url_policy import Target, follow_redirect, parse_target
 
 if TYPE_CHECKING:
@@ -106,8 +115,6 @@ __all__ = [
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _READ_CHUNK = 64 * 1024
 _MAX_POOLS = 64  # least recently used pools beyond this are closed
-# Idle keep-alive connections kept per pool: as many as can be in use at once on one host.
-_POOL_SIZE = MAX_CONCURRENCY
 _LOOKUP_THREADS = 16
 _MAX_CODINGS = 4
 _UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
@@ -181,6 +188,7 @@ class FetchOptions:
 
     timeout: float = MAX_TIMEOUT
     max_bytes: int = MAX_BYTES
+    per_host: int = DEFAULT_PER_HOST
     user_agent: str = f"tracecite/{__version__}"
     connect_to: tuple[ConnectTo, ...] = ()
     allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
@@ -192,6 +200,8 @@ class FetchOptions:
             raise ValueError(f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
         if not 0 < self.max_bytes <= MAX_BYTES:
             raise ValueError(f"max_bytes must be more than 0 and at most {MAX_BYTES}")
+        if not 1 <= self.per_host <= MAX_CONCURRENCY:
+            raise ValueError(f"per_host must be from 1 to {MAX_CONCURRENCY}")
         if not _USER_AGENT.fullmatch(self.user_agent):
             raise ValueError("user agent must be 1-1000 printable ASCII characters")
 
@@ -649,6 +659,43 @@ def _read_text(
 _PoolKey = tuple[str, str, int, str]  # scheme, IP address, port, host name (SNI and Host)
 
 
+class _HostSlots:
+    """At most ``limit`` requests in flight per host name, across every thread of a fetcher.
+
+    Counts live only while a host has requests in flight, so a run over many hosts keeps no
+    state for the hosts it is done with.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._busy: dict[str, int] = {}
+        self._freed = threading.Condition()
+
+    @contextmanager
+    def hold(self, host: str, clock: _Clock) -> Iterator[None]:
+        """A slot for one request to ``host``, waited for within the fetch's deadline."""
+        with self._freed:
+            while self._busy.get(host, 0) >= self._limit:
+                left = clock.deadline - time.monotonic()
+                if left <= 0:
+                    # The host may come from a Location header: not echoed (see above).
+                    raise FetchError(Code.TIMEOUT, f"no request slot for the host came free "
+                                     f"within {clock.timeout:g} s (at most {self._limit} at "
+                                     f"once)")
+                self._freed.wait(left)
+            self._busy[host] = self._busy.get(host, 0) + 1
+        try:
+            yield
+        finally:
+            with self._freed:
+                left = self._busy[host] - 1
+                if left:
+                    self._busy[host] = left
+                else:
+                    del self._busy[host]
+                self._freed.notify_all()
+
+
 @dataclass
 class _Pools:
     """Connection pools keyed by ``_PoolKey``, least recently used first."""
@@ -683,6 +730,7 @@ class PinnedFetcher:
             "Accept-Encoding": "gzip, deflate",
         }
         self._pools = _Pools()
+        self._hosts = _HostSlots(options.per_host)
         # getaddrinfo has no timeout of its own: lookups run here so the deadline still holds.
         self._lookups = concurrent.futures.ThreadPoolExecutor(
             max_workers=_LOOKUP_THREADS, thread_name_prefix="tracecite-lookup",
@@ -709,6 +757,11 @@ class PinnedFetcher:
             pool.close()
         self._lookups.shutdown(wait=False, cancel_futures=True)
 
+    @property
+    def per_host(self) -> int:
+        """Requests in flight to one host at most (``FetchOptions.per_host``)."""
+        return self._options.per_host
+
     def fetch(self, url: str) -> Page:
         """GET ``url`` and return its text; raises ``FetchError`` with the registry code."""
         clock = _Clock(time.monotonic() + self._options.timeout, self._options.timeout)
@@ -716,18 +769,20 @@ class PinnedFetcher:
         try:
             target = parse_target(url)
             for redirects in range(MAX_REDIRECTS + 1):
-                response = self._request(target, clock)
-                try:
-                    if response.status not in _REDIRECT_STATUSES:
-                        return self._page(target, response, clock)
-                    if redirects == MAX_REDIRECTS:
-                        break
-                    target = follow_redirect(target, _location(response))
-                    _skip_short_body(response, clock)
-                finally:
-                    # Returns a fully read connection to its pool; closes any other.
-                    response.close()
-                    response.release_conn()
+                # Each hop holds a slot on its own host until its body is read or dropped.
+                with self._hosts.hold(target.host, clock):
+                    response = self._request(target, clock)
+                    try:
+                        if response.status not in _REDIRECT_STATUSES:
+                            return self._page(target, response, clock)
+                        if redirects == MAX_REDIRECTS:
+                            break
+                        target = follow_redirect(target, _location(response))
+                        _skip_short_body(response, clock)
+                    finally:
+                        # Returns a fully read connection to its pool; closes any other.
+                        response.close()
+                        response.release_conn()
             raise FetchError(Code.REDIRECT_LIMIT, f"more than {MAX_REDIRECTS} redirects")
         finally:
             _CLOCK.reset(token)
@@ -804,11 +859,12 @@ class PinnedFetcher:
                 if self._tls is None:
                     self._tls = _tls_context(self._options.ca_cert)
                 pool = _PinnedHTTPSPool(
-                    str(address), port, maxsize=_POOL_SIZE, retries=False,
+                    str(address), port, maxsize=self._options.per_host, retries=False,
                     ssl_context=self._tls, server_hostname=target.host,
                 )
             else:
-                pool = _PinnedHTTPPool(str(address), port, maxsize=_POOL_SIZE, retries=False)
+                pool = _PinnedHTTPPool(str(address), port, maxsize=self._options.per_host,
+                                       retries=False)
             self._pools.by_key[key] = pool
             if len(self._pools.by_key) > _MAX_POOLS:
                 _, evicted = self._pools.by_key.popitem(last=False)

@@ -1,4 +1,5 @@
-"""The per-source limits of SPEC §4, in a module light enough for the CLI to import."""
+"""The per-source limits of SPEC §4 and the run's concurrency, in a module light enough for the
+CLI to import."""
 
 MAX_TIMEOUT = 20.0
 """Seconds per source: connect, TLS, every redirect and the whole body."""
@@ -10,4 +11,17 @@ MAX_REDIRECTS = 5
 """Redirects followed per source; one more is TC308."""
 
 MAX_CONCURRENCY = 64
-"""Sources fetched at once, at most (``--concurrency``, the configuration's ``concurrency``)."""
+"""Sources fetched at once, at most (``--concurrency``, the configuration's ``concurrency``).
+
+A loader thread each; pages waiting for a parse are bounded by the same number, so a run holds
+at most ``2 × 64 × MAX_BYTES`` (256 MiB) of page text, however many sources it has."""
+
+DEFAULT_CONCURRENCY = 64
+"""Sources fetched at once by default: enough to hide network latency (a run of many sources
+is latency-bound, and a thread each costs little while it waits), and within what two cores
+can parse as fast as 50 ms pages arrive."""
+
+DEFAULT_PER_HOST = 8
+"""Requests in flight to one host by default (``--per-host``, the configuration's
+``per_host``): a polite crawler's figure (Scrapy's per-domain default; browsers open 6
+connections per host, lychee 10), and what TraceCite used for a whole run before."""
