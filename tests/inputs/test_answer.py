@@ -4,9 +4,13 @@ the line again."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import Cli, answer, call, cite, claim, result, valid_events, write_trace
 from tracecite.inputs import events
@@ -132,3 +136,39 @@ def test_blank_lines_after_the_answer_are_never_held_whole(tmp_path: Path) -> No
         tracemalloc.stop()
     assert prepared is not None and prepared.draft.quotes == ["quick brown fox"]
     assert peak < 4 << 20, f"peak {peak / 2**20:.1f} MiB"
+
+
+_VALUES = st.sampled_from([None, 3, 2.5, True, "", " ", [], {}])
+_CITATIONS = st.one_of(
+    st.fixed_dictionaries({}, optional={
+        "source_id": st.sampled_from(["s1", "nope"]) | _VALUES,
+        "quote": st.sampled_from(["quick brown", "  quick\n brown ", "zebra"]) | _VALUES,
+    }),
+    _VALUES,
+)
+_CLAIMS = st.one_of(
+    st.fixed_dictionaries({}, optional={
+        "text": st.just("A claim.") | _VALUES,
+        "citations": st.lists(_CITATIONS, max_size=4) | _VALUES,
+    }),
+    _VALUES,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(fields=st.fixed_dictionaries({"type": st.just("answer")}, optional={
+    "run_id": st.just("r1") | _VALUES, "claims": st.lists(_CLAIMS, max_size=4) | _VALUES}))
+def test_read_ahead_or_not_the_scan_is_the_same(fields: dict[str, Any]) -> None:
+    """Checking an answer's structure first and its sources later finds what one pass finds."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_trace(Path(folder) / "t.jsonl", [call(), result(), fields])
+        prepared = _read_ahead(path)
+        assert prepared is not None
+        with open(path, "rb") as handle:
+            ahead = scan_open_trace(str(path), handle, answer=prepared)
+        with open(path, "rb") as handle:
+            plain = scan_open_trace(str(path), handle)
+    assert ahead.answer_read_ahead and not plain.answer_read_ahead
+    assert ahead.findings == plain.findings
+    assert list(ahead.citations) == list(plain.citations)
+    assert ahead.citations_per_claim == plain.citations_per_claim

@@ -157,10 +157,10 @@ class _Scanner(FieldChecker):
                          f"a second answer (the first is on line {self.answer_line})", line)
             return
         self.answer_line = line
+        self.answer_read_ahead = draft is not None
         claims = self.field(obj, "claims", list, line, "")
         if claims is MISSING:
             return
-        self.answer_read_ahead = draft is not None
         if draft is None:
             draft = AnswerDraft(self.path)
             draft.add_claims(claims)
