@@ -308,10 +308,11 @@ def _load_and_match(
                        per_host)
     done: queue.SimpleQueue[tuple[str, Future[list[bool]] | BaseException]] = (
         queue.SimpleQueue())
+    loaders = min(max(1, concurrency), sources.useful_threads())
     # A page handed to the parser holds a slot until it is parsed; when the workers fall
-    # behind, loaders wait for one instead of piling up pages: at most ``concurrency`` pages
-    # wait for a parse and at most ``concurrency`` more are held by loaders.
-    parse_slots = threading.BoundedSemaphore(max(1, concurrency))
+    # behind, loaders wait for one instead of piling up pages: at most one page per loader
+    # waits for a parse and each loader holds at most one more, 2 × concurrency in all.
+    parse_slots = threading.BoundedSemaphore(max(1, loaders))
 
     def load_one(k: str) -> None:
         group = groups[k]
@@ -342,7 +343,7 @@ def _load_and_match(
             load_one(k)
 
     threads = [threading.Thread(target=loader, name=f"tracecite-load-{n}", daemon=True)
-               for n in range(min(max(1, concurrency), sources.useful_threads()))]
+               for n in range(loaders)]
     # Every thread is started before any loads: a thread started while others are busy waits
     # for the GIL to come round (up to 5 ms each), which stretched the ramp-up to 64 loads
     # over about 0.2 s.
