@@ -1,14 +1,16 @@
 """Profiling helpers for the two live paths (not part of ``run.py``'s figures).
 
     .venv/bin/python benchmarks/bench_profile.py parse [--pages N]   # where parsing spends time
-    .venv/bin/python benchmarks/bench_profile.py live [--concurrency N] [--latency-ms MS]
+    .venv/bin/python benchmarks/bench_profile.py live [--concurrency N] [--per-host N]
+                                                      [--hosts H] [--latency-ms MS]
 
 ``parse`` runs ``visible_text`` over the corpus pages in this process under pyinstrument
 (``.venv/bin/pip install pyinstrument``), or cProfile when pyinstrument is missing.
 
 ``live`` runs ``verify-notes`` in this process against the latency server (started in a child
 process, so it does not share this one's GIL) and prints a timeline: when loads start and end,
-how long pages wait for a parse worker, and how long the parse pool takes to start and stop.
+how long pages wait for a parse worker, how long the parse pool takes to start and stop, and
+how many loads were in flight every 25 ms.
 Samplers such as pyinstrument follow one thread; the loaders are many, so a timeline says more.
 """
 
@@ -57,21 +59,22 @@ def profile_parse(pages: int | None) -> None:
     print(profiler.output_text(unicode=True, color=False, show_all=False))
 
 
-def _serve(conn: Connection, latency: float) -> None:
+def _serve(conn: Connection, latency: float, hosts: int) -> None:
     site, _ = bench_web.latency_site(200, 1000)
-    with BenchServer(site, latency=latency) as server:
+    with BenchServer(site, latency=latency, addresses=hosts) as server:
         conn.send(server.port)
         conn.recv()  # until the profile is done
 
 
-def profile_live(concurrency: int, latency: float) -> None:
+def profile_live(plan: bench_web.Plan, latency: float) -> None:
     """Timeline of one latency-bound ``verify-notes`` run."""
     import tracecite.checks.live as live
     import tracecite.checks.web as web
     from tracecite.cli import main
 
     here, there = multiprocessing.Pipe()
-    server = multiprocessing.get_context("spawn").Process(target=_serve, args=(there, latency))
+    server = multiprocessing.get_context("spawn").Process(target=_serve,
+                                                          args=(there, latency, plan.hosts))
     server.start()
     events: list[tuple[str, float, float]] = []
     origin = time.perf_counter()
@@ -93,23 +96,27 @@ def profile_live(concurrency: int, latency: float) -> None:
 
     try:
         port = here.recv()
-        _, notes_text = bench_web.latency_site(200, 1000)
+        _, notes_text = bench_web.latency_site(200, 1000, hosts=plan.hosts)
         for owner, name in ((web.WebLoader, "__call__"), (live.ParsePool, "submit"),
                             (live.ParsePool, "start"), (live.ParsePool, "close")):
             timed(owner, name)
+        names = ([bench_web.HOST] if plan.hosts == 1
+                 else [bench_web.many_host(n) for n in range(1, plan.hosts + 1)])
+        flags = [f"--connect-to={name}:80:127.0.0.{n}:{port}"
+                 for n, name in enumerate(names, start=1)]
         with tempfile.TemporaryDirectory() as tmp:
             notes = Path(tmp) / "notes.txt"
             notes.write_text(notes_text, encoding="utf-8")
             origin = time.perf_counter()
-            code = main(["verify-notes", str(notes), "--quiet", "--no-progress",
-                         "--connect-to", f"{bench_web.HOST}:80:127.0.0.1:{port}",
-                         "--allow-net", "127.0.0.0/8", "--concurrency", str(concurrency)])
+            code = main(["verify-notes", str(notes), "--quiet", "--no-progress", *flags,
+                         "--allow-net", "127.0.0.0/8", *plan.options()])
             total = time.perf_counter() - origin
     finally:
         here.send("done")
         server.join(10)
-    floor = 200 * latency / concurrency
-    print(f"verify-notes exit {code}: {total:.3f} s in this process; floor {floor:.3f} s")
+    floor = 200 * latency / plan.effective(200)
+    print(f"{plan.label()} on {plan.hosts} host(s): verify-notes exit {code}, {total:.3f} s in "
+          f"this process; floor {floor:.3f} s ({plan.effective(200)} in flight allowed)")
     for kind in ("start", "__call__", "parse", "close"):
         spans = [(s, e) for k, s, e in events if k == kind]
         if spans:
@@ -118,6 +125,12 @@ def profile_live(concurrency: int, latency: float) -> None:
                   f"{min(s for s, _ in spans):.3f}  last end {max(e for _, e in spans):.3f}  "
                   f"median {durations[len(durations) // 2] * 1000:.1f} ms  "
                   f"max {durations[-1] * 1000:.1f} ms")
+    loads = [(s, e) for k, s, e in events if k == "__call__"]
+    if loads:
+        # Loads in flight at each 25 ms: a ramp-up, a plateau at the limit, a tail.
+        steps = int(max(e for _, e in loads) / 0.025) + 1
+        counts = [sum(1 for s, e in loads if s <= t * 0.025 < e) for t in range(steps)]
+        print("  loads in flight every 25 ms: " + " ".join(str(c) for c in counts))
 
 
 def main() -> None:
@@ -128,13 +141,19 @@ def main() -> None:
     parse = sub.add_parser("parse")
     parse.add_argument("--pages", type=int, default=None)
     live = sub.add_parser("live")
-    live.add_argument("--concurrency", type=int, default=8)
+    live.add_argument("--concurrency", type=int, default=None,
+                      help="tracecite's --concurrency (default: its default)")
+    live.add_argument("--per-host", type=int, default=None,
+                      help="tracecite's --per-host (default: its default)")
+    live.add_argument("--hosts", type=int, default=1,
+                      help=f"1, or {bench_web.HOSTS}: the pages under that many host names")
     live.add_argument("--latency-ms", type=float, default=50.0)
     args = parser.parse_args()
     if args.mode == "parse":
         profile_parse(args.pages)
     else:
-        profile_live(args.concurrency, args.latency_ms / 1000)
+        plan = bench_web.Plan("tracecite", args.hosts, args.concurrency, args.per_host)
+        profile_live(plan, args.latency_ms / 1000)
 
 
 if __name__ == "__main__":

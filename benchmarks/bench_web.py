@@ -1,10 +1,13 @@
 """Figures 2 and 3: ``tracecite verify-notes`` against a local server.
 
 Figure 2, latency-bound: 200 small distinct pages, each response held back 50 ms; a notes file
-of 1,000 records over those 200 URLs. TraceCite is compared with the floor (URLs × latency ÷
-concurrency) and with linkinator checking the same 200 URLs on the same server, at the same
-concurrency and each at its default. The server counts the requests, so each URL fetched once
-and the most requests in flight (overall and per ``Host``) are shown, not assumed.
+of 1,000 records over those 200 URLs. The pages are served under one host name, and again under
+25 (8 pages each). TraceCite runs at its defaults (at most 64 requests in flight, 8 per host)
+and at the settings ``run.py`` asks for on the one host; linkinator checks the same 200 URLs on
+the same server at its defaults. Each TraceCite row is compared with its floor, URLs × latency
+÷ the concurrency its limits allow on that layout, and with linkinator on the same layout. The
+server counts the requests, so each URL fetched once and the most requests in flight (overall
+and per ``Host``) are shown, not assumed.
 
 Figure 3, parse-bound: the real pages of the visible-text corpus served with no latency, one
 note per page, compared with the sum of single-process parse times divided by the cores. Peak
@@ -12,7 +15,9 @@ memory of the whole process tree is shown for the pages once and three times (un
 to show that it follows the concurrency, not the number of pages.
 
 TraceCite reaches the server only through ``--connect-to`` and ``--allow-net`` (SPEC §3), with
-URLs ``http://bench.test/…``; linkinator is pointed at an index page that links to the 200 URLs.
+URLs ``http://bench.test/…`` (and ``http://hN.bench.test/…`` for the 25 hosts, host N at
+127.0.0.N); linkinator is pointed at an index page that links to the 200 URLs (at
+``http://127.0.0.N:PORT/…`` for the 25 hosts).
 """
 
 from __future__ import annotations
@@ -44,7 +49,10 @@ from bench_util import (
 from gen_trace import paragraph
 from web_server import BenchServer, ServerStats
 
+from tracecite.fetch.limits import DEFAULT_CONCURRENCY, DEFAULT_PER_HOST
+
 HOST = "bench.test"
+HOSTS = 25  # figure 2's many-host layout: the 200 pages under 25 host names, 8 pages each
 LINKINATOR_VERSION = "7.6.1"  # the newest release that runs on Node 20 (8.x needs Node 22)
 LINKINATOR = BENCH_DIR / "node_modules" / ".bin" / "linkinator"
 
@@ -57,30 +65,41 @@ class WebRun:
     """One command run against the server, with what the server saw meanwhile."""
 
     tool: str
-    concurrency: int
     run: Measured
     stats: ServerStats
     problem: str  # "" when every check passed
 
 
-def run_tracecite(server: BenchServer, notes: Path, concurrency: int,
-                  expected: int, *, tree: bool = False) -> WebRun:
-    """``verify-notes`` on ``notes``; ``expected`` quotes must all match."""
+def connect_flags(server: BenchServer, hosts: int = 1) -> list[str]:
+    """How TraceCite reaches the server: ``bench.test``, or ``hN.bench.test`` at 127.0.0.N."""
+    names = [HOST] if hosts == 1 else [many_host(n) for n in range(1, hosts + 1)]
+    flags = [f"--connect-to={name}:80:{address}:{server.port}"
+             for name, address in zip(names, server.hosts[:hosts], strict=True)]
+    return [*flags, "--allow-net", "127.0.0.0/8"]
+
+
+def many_host(n: int) -> str:
+    """The name of host ``n`` (from 1) in the many-host layout."""
+    return f"h{n}.{HOST}"
+
+
+def run_tracecite(server: BenchServer, notes: Path, options: Sequence[str],
+                  expected: int, *, hosts: int = 1, tree: bool = False) -> WebRun:
+    """``verify-notes`` on ``notes`` with ``options``; ``expected`` quotes must all match."""
     server.reset()
     cmd = [*tracecite_command(), "verify-notes", str(notes), "--json", "--no-progress",
-           "--connect-to", f"{HOST}:80:127.0.0.1:{server.port}", "--allow-net", "127.0.0.0/8",
-           "--concurrency", str(concurrency)]
+           *connect_flags(server, hosts), *options]
     run = measure(cmd, tree=tree, timeout=300)
     stats = server.reset()
     try:
         summary = json.loads(run.stdout)["summary"]
         matched = summary["matched"]
     except (ValueError, KeyError):
-        return WebRun("tracecite", concurrency, run, stats,
+        return WebRun("tracecite", run, stats,
                       f"FAILED (exit {run.returncode}): {run.stderr.strip()[-120:]}")
     problem = "" if run.returncode == 0 and matched == expected else (
         f"WRONG: exit {run.returncode}, {matched}/{expected} matched")
-    return WebRun("tracecite", concurrency, run, stats, problem)
+    return WebRun("tracecite", run, stats, problem)
 
 
 def linkinator_problem() -> str:
@@ -103,12 +122,10 @@ def linkinator_problem() -> str:
     return ""
 
 
-def run_linkinator(server: BenchServer, concurrency: int | None, expected: int) -> WebRun:
-    """linkinator on the index page (it checks every link found there)."""
+def run_linkinator(server: BenchServer, index: str, expected: int) -> WebRun:
+    """linkinator at its defaults on the index page ``index`` (it checks every link there)."""
     server.reset()
-    cmd = [str(LINKINATOR), f"http://127.0.0.1:{server.port}/index.html", "--format", "json"]
-    if concurrency is not None:
-        cmd += ["--concurrency", str(concurrency)]
+    cmd = [str(LINKINATOR), f"http://127.0.0.1:{server.port}{index}", "--format", "json"]
     run = measure(cmd, timeout=300)
     stats = server.reset()
     problem = ""
@@ -119,15 +136,17 @@ def run_linkinator(server: BenchServer, concurrency: int | None, expected: int) 
             problem = f"WRONG: exit {run.returncode}, {ok}/{expected} links OK"
     except (ValueError, KeyError):
         problem = f"FAILED (exit {run.returncode}): {run.stderr.strip()[-120:]}"
-    return WebRun("linkinator", concurrency or 100, run, stats, problem)
+    return WebRun("linkinator", run, stats, problem)
 
 
 # -- figure 2: latency-bound ----------------------------------------------------------------
 
 
-def latency_site(pages: int, records: int, seed: int = 5) -> tuple[dict[str, bytes], str]:
+def latency_site(pages: int, records: int, seed: int = 5, hosts: int = 1,
+                 ) -> tuple[dict[str, bytes], str]:
     """``pages`` distinct small HTML pages, an index linking to them, and notes text with
-    ``records`` records spread over the pages (each quote a sentence of its page)."""
+    ``records`` records spread over the pages (each quote a sentence of its page). With
+    ``hosts`` > 1, page i is cited on host ``i % hosts + 1`` of the many-host layout."""
     rng = random.Random(seed)
     site: dict[str, bytes] = {}
     sentences: list[list[str]] = []
@@ -141,14 +160,20 @@ def latency_site(pages: int, records: int, seed: int = 5) -> tuple[dict[str, byt
             f"<a href=/about>About</a></nav>\n<main><h1>Page <b>{i}</b></h1>\n{body}</main>\n"
             f"<footer>Bench site, page {i}</footer></body></html>\n"
         ).encode()
-    links = "".join(f'<li><a href="/page/{i}">page {i}</a></li>\n' for i in range(pages))
-    site["/index.html"] = (f"<!doctype html><title>Index</title><ul>\n{links}</ul>\n").encode()
+    site["/index.html"] = index_page([f"/page/{i}" for i in range(pages)])
     notes = []
     for k in range(records):
         i = k % pages
         quote = sentences[i][(k // pages) % len(sentences[i])]
-        notes.append(f"claim: Claim {k}.\nquote: {quote}\nurl: http://{HOST}/page/{i}\n")
+        host = HOST if hosts == 1 else many_host(i % hosts + 1)
+        notes.append(f"claim: Claim {k}.\nquote: {quote}\nurl: http://{host}/page/{i}\n")
     return site, "\n".join(notes)
+
+
+def index_page(links: Sequence[str]) -> bytes:
+    """An HTML page linking to each of ``links`` (for linkinator)."""
+    items = "".join(f'<li><a href="{link}">{link}</a></li>\n' for link in links)
+    return f"<!doctype html><title>Index</title><ul>\n{items}</ul>\n".encode()
 
 
 def _sentences(text: str) -> list[str]:
@@ -160,78 +185,124 @@ def _sentences(text: str) -> list[str]:
     return [s for s in out if len(s.split()) >= 6]
 
 
+@dataclass(frozen=True)
+class Plan:
+    """One configuration of figure 2: a tool, its settings (None: its default) and the layout."""
+
+    tool: str
+    hosts: int = 1
+    concurrency: int | None = None
+    per_host: int | None = None
+
+    def options(self) -> list[str]:
+        """TraceCite's command-line options for the settings that are not its defaults."""
+        out = []
+        if self.concurrency is not None:
+            out += ["--concurrency", str(self.concurrency)]
+        if self.per_host is not None:
+            out += ["--per-host", str(self.per_host)]
+        return out
+
+    def limits(self) -> tuple[int, int]:
+        """TraceCite's limits in force: (overall, per host)."""
+        return (self.concurrency or DEFAULT_CONCURRENCY, self.per_host or DEFAULT_PER_HOST)
+
+    def effective(self, pages: int) -> int:
+        """The most requests TraceCite's limits allow in flight at once on this layout."""
+        overall, per_host = self.limits()
+        return min(overall, self.hosts * min(per_host, -(-pages // self.hosts)))
+
+    def label(self) -> str:
+        """The tool and its settings, as the table shows them."""
+        if self.tool != "tracecite":
+            return f"{self.tool} (default)"
+        if self.concurrency is None and self.per_host is None:
+            overall, per_host = self.limits()
+            return f"tracecite (defaults: {overall}, {per_host} per host)"
+        return f"tracecite {' '.join(self.options())}"
+
+
 def latency_figure(*, pages: int = 200, records: int = 1000, latency: float = 0.05,
                    concurrencies: Sequence[int] = (8, 64), repeats: int = 3,
                    log: Log = print) -> Table:
-    """Figure 2."""
+    """Figure 2: TraceCite at its defaults on one host and on ``HOSTS`` hosts, and on one host
+    with ``--concurrency N --per-host N`` for each N of ``concurrencies``; linkinator at its
+    defaults on both layouts."""
     table = Table(
         f"Latency-bound: verify-notes vs linkinator ({pages} URLs, {latency * 1000:g} ms each, "
         f"{records} notes)",
-        ["tool", "concurrency", "wall", "floor", "÷ floor", "÷ linkinator", "requests",
-         "max in flight", "goal"],
+        ["tool", "hosts", "wall", "in flight allowed", "floor", "÷ floor", "÷ linkinator",
+         "requests", "max in flight (per host)", "goal"],
     )
-    site, notes_text = latency_site(pages, records)
     missing = linkinator_problem()
     if missing:
         table.note(f"linkinator not measured: {missing}; only the floor is shown")
-    with tempfile.TemporaryDirectory() as tmp, BenchServer(site, latency=latency) as server:
-        notes = Path(tmp) / "notes.txt"
-        notes.write_text(notes_text, encoding="utf-8")
-        plans: list[tuple[str, int | None]] = []
-        for c in concurrencies:
-            plans.append(("tracecite", c))
-            if not missing:
-                plans.append(("linkinator", c))
-        if not missing:
-            plans.append(("linkinator", None))  # its default, 100
-        results: dict[tuple[str, int], list[WebRun]] = {}
+    plans = [Plan("tracecite"), Plan("tracecite", hosts=HOSTS),
+             *(Plan("tracecite", concurrency=c, per_host=c) for c in concurrencies)]
+    if not missing:
+        plans += [Plan("linkinator"), Plan("linkinator", hosts=HOSTS)]
+    results: dict[Plan, list[WebRun]] = {plan: [] for plan in plans}
+    with tempfile.TemporaryDirectory() as tmp, BenchServer(
+            latency_site(pages, records)[0], latency=latency, addresses=HOSTS) as server:
+        notes: dict[int, Path] = {}
+        for hosts in (1, HOSTS):
+            notes[hosts] = Path(tmp) / f"notes-{hosts}.txt"
+            notes[hosts].write_text(latency_site(pages, records, hosts=hosts)[1],
+                                    encoding="utf-8")
+        server.add_page("/many.html", index_page([
+            f"http://{server.hosts[i % HOSTS]}:{server.port}/page/{i}" for i in range(pages)]))
         log(f"  {len(plans)} configurations × {repeats} interleaved runs …")
         for _ in range(repeats):
-            for tool, setting in plans:
-                if tool == "tracecite":
-                    result = run_tracecite(server, notes, setting or 8, records)
+            for plan in plans:
+                if plan.tool == "tracecite":
+                    result = run_tracecite(server, notes[plan.hosts], plan.options(), records,
+                                           hosts=plan.hosts)
                 else:
-                    result = run_linkinator(server, setting, pages)
-                results.setdefault((tool, result.concurrency), []).append(result)
-    walls = {key: median([r.run.wall for r in rs]) for key, rs in results.items()}
-    defaults = {("tracecite", 8), ("linkinator", 100)}
-    for (tool, c), runs in results.items():
-        wall = walls[(tool, c)]
-        floor = pages * latency / c
-        peer = walls.get(("linkinator", c))
+                    result = run_linkinator(
+                        server, "/index.html" if plan.hosts == 1 else "/many.html", pages)
+                results[plan].append(result)
+    walls = {plan: median([r.run.wall for r in runs]) for plan, runs in results.items()}
+    peers = {plan.hosts: wall for plan, wall in walls.items() if plan.tool == "linkinator"}
+    for plan, runs in results.items():
+        wall = walls[plan]
+        peer = peers.get(plan.hosts)
         problems = [r.problem for r in runs if r.problem]
         in_flight = max(r.stats.max_in_flight for r in runs)
         per_host = max(max(r.stats.host_max_in_flight.values(), default=0) for r in runs)
         counts = ", ".join(f"{n} {m}" for m, n in sorted(_methods(runs[-1].stats).items()))
-        goal = ""
-        if tool == "tracecite":
+        allowed = floor_cell = over_floor = goal = "–"
+        if plan.tool == "tracecite":
+            effective = plan.effective(pages)
+            overall, host_limit = plan.limits()
+            floor = pages * latency / effective
+            allowed, floor_cell, over_floor = str(effective), seconds(floor), ratio(wall / floor)
             goals = [f"≤ 3× floor {verdict(wall <= 3 * floor)}"]
             if peer is not None:
                 goals.append(f"≤ linkinator {verdict(wall <= peer)}")
             if not _each_once(runs, "GET", pages):
                 goals.append("a URL NOT fetched exactly once")
-            if in_flight > c:
+            if in_flight > overall or per_host > host_limit:
                 goals.append("concurrency NOT bounded")
             goal = ", ".join(goals)
-        elif in_flight > c:
-            goal = f"ignores --concurrency {c}"
-        table.add(f"{tool}{' (default)' if (tool, c) in defaults else ''}", c, seconds(wall),
-                  seconds(floor), ratio(wall / floor), ratio(wall / peer) if peer else "–",
-                  counts, f"{in_flight} (per host {per_host})",
+        table.add(plan.label(), plan.hosts, seconds(wall), allowed, floor_cell, over_floor,
+                  ratio(wall / peer) if peer else "–", counts, f"{in_flight} ({per_host})",
                   problems[0] if problems else goal)
-    ours, theirs = walls.get(("tracecite", 8)), walls.get(("linkinator", 100))
-    if ours is not None and theirs is not None:
-        table.note(f"each at its default: tracecite (8) {seconds(ours)}, linkinator (100) "
-                   f"{seconds(theirs)}: {ratio(ours / theirs)}")
-    once = all(_each_once(rs, "GET", pages) for (t, _), rs in results.items() if t == "tracecite")
-    table.note("floor = URLs × latency ÷ concurrency; wall: median of "
-               f"{repeats} interleaved runs, from process start to exit")
+    table.note("floor = URLs × latency ÷ in flight allowed, the most requests TraceCite's "
+               "limits let run at once on that layout: min(--concurrency, hosts × "
+               f"--per-host). On one host at the defaults that is {DEFAULT_PER_HOST}, so the "
+               f"floor is {seconds(pages * latency / DEFAULT_PER_HOST)}: linkinator, which "
+               f"puts every request on the one host at once, is out of reach there by design "
+               "(a per-host limit is what keeps a link checker from hammering one site)")
+    table.note(f"wall: median of {repeats} interleaved runs, from process start to exit; "
+               "÷ linkinator: against linkinator on the same layout")
+    once = all(_each_once(rs, "GET", pages) for p, rs in results.items() if p.tool == "tracecite")
     table.note(f"tracecite: {records} notes → {pages} GETs, each URL exactly once in every run: "
-               f"{'yes' if once else 'NO'}; max in flight is counted by the server (all URLs "
-               "are on one host, so per host = overall)")
+               f"{'yes' if once else 'NO'}; max in flight, overall and (in brackets) on the "
+               "busiest host, is counted by the server")
     if not missing:
         table.note(f"linkinator {LINKINATOR_VERSION} (npm): GETs the index page, then a HEAD "
-                   "per link (no body, no parsing); tracecite GETs each page and parses it")
+                   "per link (no body, no parsing), with no limit per host (its --concurrency "
+                   "does not bound its requests either); tracecite GETs each page and parses it")
     return table
 
 
@@ -328,8 +399,7 @@ def _pick_quote(oracle: str, visible: object, normalise: object) -> str | None:
     return None
 
 
-def parse_figure(*, limit: int | None = None, concurrency: int = 8, repeats: int = 3,
-                 log: Log = print) -> Table:
+def parse_figure(*, limit: int | None = None, repeats: int = 3, log: Log = print) -> Table:
     """Figure 3."""
     cores = os.cpu_count() or 1
     table = Table(
@@ -355,7 +425,7 @@ def parse_figure(*, limit: int | None = None, concurrency: int = 8, repeats: int
         tiny = Path(tmp) / "tiny.txt"
         tiny.write_text(f"claim: c\nquote: Just one small page.\nurl: http://{HOST}/tiny/0\n")
         runs.append(("1 tiny page (baseline)", 0,
-                     [run_tracecite(server, tiny, concurrency, 1, tree=True)]))
+                     [run_tracecite(server, tiny, [], 1, tree=True)]))
         log(f"  verify-notes on {len(pages)} pages ({megabytes(size)}) {repeats} times, and on "
             "three times as many once, each followed by the single-process parse again …")
         for copies, times in ((1, repeats), (3, 1)):
@@ -365,7 +435,7 @@ def parse_figure(*, limit: int | None = None, concurrency: int = 8, repeats: int
                 for copy in "abc"[:copies] for p in pages), encoding="utf-8")
             results = []
             for _ in range(times):
-                results.append(run_tracecite(server, notes, concurrency, len(pages) * copies,
+                results.append(run_tracecite(server, notes, [], len(pages) * copies,
                                              tree=True))
                 sums.append(_parse_seconds(pages))  # interleaved: a busy moment hits both
             runs.append((f"{len(pages)} × {copies} = {len(pages) * copies}", copies, results))
@@ -386,8 +456,9 @@ def parse_figure(*, limit: int | None = None, concurrency: int = 8, repeats: int
                   megabytes(max(r.run.peak_rss for r in results)),
                   problems[0] if problems else goal)
     table.note(f"{len(pages)} corpus pages with a quote the extraction finds ({skipped} without: "
-               f"empty oracle or no usable line), {megabytes(size)} of HTML; concurrency "
-               f"{concurrency}; parse sum: visible_text on each page in one process, one after "
+               f"empty oracle or no usable line), {megabytes(size)} of HTML; tracecite at its "
+               f"defaults (every page on one host: {DEFAULT_PER_HOST} in flight); parse sum: "
+               f"visible_text on each page in one process, one after "
                f"another (median of {len(sums)} passes: {', '.join(seconds(x) for x in sums)}); "
                f"the pages once: median of {repeats} runs")
     table.note("goal: wall ≤ 1.3 × (parse sum ÷ cores); CPU: user + system of the command and "

@@ -1,10 +1,12 @@
 """A local HTTP/1.1 server for the benchmarks: fixed pages, a fixed latency, request counts.
 
-It binds 127.0.0.1 only, on a free port, and runs an asyncio loop on a background thread, so
-hundreds of requests can wait out their latency at once without a thread each. Every response
-waits ``latency`` seconds before it is written (HEAD included); connections are kept alive.
-The server counts what it served, so a benchmark can show that each URL was fetched once and
-how many requests were in flight at most, overall and per ``Host`` header.
+It binds loopback only: 127.0.0.1 on a free port (and, when asked for several addresses,
+127.0.0.2, 127.0.0.3, … on the same port, so that a tool without ``--connect-to`` can be given
+several hosts). It runs an asyncio loop on a background thread, so hundreds of requests can wait
+out their latency at once without a thread each. Every response waits ``latency`` seconds
+before it is written (HEAD included); connections are kept alive. The server counts what it
+served, so a benchmark can show that each URL was fetched once and how many requests were in
+flight at most, overall and per ``Host`` header.
 
 Everything stops by itself: idle connections close after ``idle_timeout`` and the whole
 server after ``max_seconds``, even if the benchmark that started it never calls ``stop()``.
@@ -46,14 +48,18 @@ class ServerStats:
 
 
 class BenchServer:
-    """Serves ``pages`` (path → body) on 127.0.0.1 with ``latency`` seconds per response.
+    """Serves ``pages`` (path → body) on 127.0.0.1 with ``latency`` seconds per response; with
+    ``addresses`` > 1 also on 127.0.0.2 … on the same port (``hosts`` lists them all).
 
     Use as a context manager; ``port`` is known once it is entered. Unknown paths are 404.
     """
 
     def __init__(self, pages: Mapping[str, bytes], *, latency: float = 0.0,
                  content_type: str = HTML_TYPE, idle_timeout: float = 30.0,
-                 max_seconds: float = 900.0) -> None:
+                 max_seconds: float = 900.0, addresses: int = 1) -> None:
+        if not 1 <= addresses <= 254:
+            raise ValueError("addresses must be from 1 to 254")
+        self.hosts = [f"127.0.0.{n}" for n in range(1, addresses + 1)]
         self._pages = dict(pages)
         self._latency = latency
         self._content_type = content_type
@@ -66,7 +72,13 @@ class BenchServer:
         self._thread: threading.Thread | None = None
         self._stopped: asyncio.Event | None = None
         self._ready = threading.Event()
+        self._error: OSError | None = None
         self._lock = threading.Lock()  # stats are read from the benchmark's thread
+
+    def add_page(self, path: str, body: bytes) -> None:
+        """Serve ``body`` at ``path`` too (e.g. an index that needs the port)."""
+        self._heads[path] = self._head(200, "OK", len(body))
+        self._pages[path] = body
 
     def _head(self, status: int, reason: str, length: int) -> bytes:
         return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: {self._content_type}\r\n"
@@ -88,6 +100,9 @@ class BenchServer:
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError("the benchmark server did not start")
+        if self._error is not None:
+            raise RuntimeError(f"the benchmark server cannot listen on {', '.join(self.hosts)}"
+                               f": {self._error}")
         return self.port
 
     def stop(self) -> None:
@@ -110,17 +125,28 @@ class BenchServer:
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
-        server = await asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=1024)
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        async with server:
-            # Past max_seconds the benchmark forgot us: stop anyway.
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._stopped.wait(), self._max_seconds)
+        try:
+            first = await asyncio.start_server(self._connection, self.hosts[0], 0,
+                                               backlog=1024)
+            self.port = first.sockets[0].getsockname()[1]
+            servers = [first] + [
+                await asyncio.start_server(self._connection, host, self.port, backlog=1024)
+                for host in self.hosts[1:]]
+        except OSError as error:  # e.g. only 127.0.0.1 exists (macOS): start() says so
+            self._error = error
+            return
+        finally:
+            self._ready.set()
+        # Past max_seconds the benchmark forgot us: stop anyway.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._stopped.wait(), self._max_seconds)
+        for server in servers:
             server.close()
             # Python 3.12+ also closes kept-alive connections here.
             if hasattr(server, "close_clients"):
                 server.close_clients()
+        for server in servers:
+            await server.wait_closed()
 
     # -- one connection ----------------------------------------------------------------------
 
@@ -141,6 +167,10 @@ class BenchServer:
                 keep_alive = await self._respond(head, writer)
                 if not keep_alive:
                     return
+        except asyncio.CancelledError:
+            # The server is stopping with this connection open. Ending quietly keeps Python
+            # 3.11 from logging the cancelled task as an "Exception in callback".
+            return
         finally:
             writer.close()
 
