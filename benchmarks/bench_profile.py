@@ -109,7 +109,7 @@ def profile_live(plan: bench_web.Plan, latency: float) -> None:
             notes.write_text(notes_text, encoding="utf-8")
             origin = time.perf_counter()
             code = main(["verify-notes", str(notes), "--quiet", "--no-progress", *flags,
-                         "--allow-net", "127.0.0.0/8", *plan.options()])
+                         "--allow-net", "127.0.0.0/8", "--debug", *plan.options()])
             total = time.perf_counter() - origin
     finally:
         here.send("done")

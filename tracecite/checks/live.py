@@ -344,12 +344,8 @@ def _load_and_match(
 
     threads = [threading.Thread(target=loader, name=f"tracecite-load-{n}", daemon=True)
                for n in range(loaders)]
-    # Every thread is started before any loads: a thread started while others are busy waits
-    # for the GIL to come round (up to 5 ms each), which stretched the ramp-up to 64 loads
-    # over about 0.2 s.
     for thread in threads:
-        thread.start()
-    sources.open()
+        thread.start()  # each goes to work at once: the first requests are out meanwhile
     try:
         for _ in range(len(groups)):
             k, outcome = done.get()
@@ -380,18 +376,12 @@ class _Sources:
         self._busy: Counter[str] = Counter()
         self._host: dict[str, str] = {}
         self._changed = threading.Condition()
-        self._opened = self._closed = False
+        self._closed = False
 
     def useful_threads(self) -> int:
         """How many loads can ever run at once: beyond that, a thread would only wait."""
         return sum(len(keys) if host is None else min(len(keys), self._limit)
                    for host, keys in self._waiting.items())
-
-    def open(self) -> None:
-        """Start handing sources out."""
-        with self._changed:
-            self._opened = True
-            self._changed.notify_all()
 
     def close(self) -> None:
         """Hand nothing more out; every ``take`` returns None."""
@@ -402,19 +392,16 @@ class _Sources:
     def take(self) -> str | None:
         """The next source to load (waiting while every host left is busy), or None."""
         with self._changed:
-            while not self._closed:
-                if self._opened:
-                    if not self._waiting:
-                        return None
-                    for host, keys in self._waiting.items():
-                        if host is None or self._busy[host] < self._limit:
-                            k = keys.popleft()
-                            if not keys:
-                                del self._waiting[host]
-                            if host is not None:
-                                self._busy[host] += 1
-                                self._host[k] = host
-                            return k
+            while not self._closed and self._waiting:
+                for host, keys in self._waiting.items():
+                    if host is None or self._busy[host] < self._limit:
+                        k = keys.popleft()
+                        if not keys:
+                            del self._waiting[host]
+                        if host is not None:
+                            self._busy[host] += 1
+                            self._host[k] = host
+                        return k
                 self._changed.wait()
             return None
 
