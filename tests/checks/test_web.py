@@ -1,12 +1,15 @@
 """Live web checks: how a response is matched (kind_of), which URLs share a fetch (url_key),
-and the loader that fetches a page through the pinned fetcher from a local site."""
+the loader that fetches a page through the pinned fetcher from a local site, and how the
+runner's loader threads use its limit per host and keep the pages waiting for a parse bounded."""
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import Future
 
 import pytest
 
@@ -21,7 +24,7 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
     site_fixture,
     text,
 )
-from tracecite.checks.live import HTML, TEXT, run_live_checks
+from tracecite.checks.live import HTML, TEXT, ParsePool, run_live_checks
 from tracecite.checks.live import JSON as JSON_KIND
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.checks.web import WebLoader, kind_of, url_key
@@ -103,7 +106,7 @@ def test_web_loader_tells_the_runner_its_hosts(fetcher: PinnedFetcher) -> None:
         assert load.host_of(refused) is None
 
 
-# ---- how the runner uses a loader's host limits -------------------------------------------
+# ---- the runner's loader threads: hosts and pages waiting for a parse ----------------------
 
 class HostLoads:
     """A loader with a limit per host (a target's first letter; none for targets starting with
@@ -164,3 +167,42 @@ def test_sources_without_a_host_are_not_limited_per_host() -> None:
     assert load.peak[None] >= 2
     assert load.peak["a"] == 1
     assert load.total_peak <= 3
+
+
+def test_pages_waiting_for_a_slow_parse_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Loads are instant and parses slow: loaders fill every parse slot (one per loader), then
+    # each holds one more page, and there they wait: 2 × concurrency pages at most.
+    concurrency, sources = 2, 12
+    lock = threading.Lock()
+    unparsed: list[int] = [0]  # pages loaded and not yet parsed
+    peak: list[int] = [0]
+    pending: queue.SimpleQueue[Future[list[bool]]] = queue.SimpleQueue()
+
+    def load(target: str) -> tuple[str, str]:
+        with lock:
+            unparsed[0] += 1
+            peak[0] = max(peak[0], unparsed[0])
+        return HTML, "<p>page</p>"
+
+    def slow_submit(self: ParsePool, kind: str, text: str, quotes: list[str],
+                    ) -> Future[list[bool]]:
+        future: Future[list[bool]] = Future()
+        pending.put(future)
+        return future
+
+    def parser() -> None:
+        for _ in range(sources):
+            future = pending.get(timeout=10)
+            time.sleep(0.01)
+            with lock:
+                unparsed[0] -= 1
+            future.set_result([True])
+
+    monkeypatch.setattr(ParsePool, "submit", slow_submit)
+    worker = threading.Thread(target=parser, daemon=True)
+    worker.start()
+    _, summary = run_live_checks(quotes_for(*(f"-{i}" for i in range(sources))), load,
+                                 concurrency=concurrency, not_found=NOT_FOUND, parse_workers=1)
+    worker.join(10)
+    assert summary.matched == sources
+    assert peak[0] == 2 * concurrency
