@@ -185,7 +185,7 @@ def test_pages_waiting_for_a_slow_parse_stay_bounded(monkeypatch: pytest.MonkeyP
         return HTML, "<p>page</p>"
 
     def slow_submit(self: ParsePool, kind: str, text: str, quotes: list[str],
-                    ) -> Future[list[bool]]:
+                    **options: object) -> Future[list[bool]]:
         future: Future[list[bool]] = Future()
         pending.put(future)
         return future

@@ -42,8 +42,7 @@ class WebLoader:
 
     def __init__(self, fetcher: PinnedFetcher) -> None:
         self._fetcher = fetcher
-        self.per_host = fetcher.per_host
-        """Requests in flight to one host at most: the runner schedules its loads by it."""
+        self.per_host = fetcher.per_host  # the runner starts no more loads of one host at once
 
     def __call__(self, url: str) -> tuple[str, str]:
         """``(kind, text)`` of the page at ``url``."""

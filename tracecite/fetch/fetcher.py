@@ -688,9 +688,9 @@ class _HostSlots:
             yield
         finally:
             with self._freed:
-                left = self._busy[host] - 1
-                if left:
-                    self._busy[host] = left
+                busy = self._busy[host] - 1
+                if busy:
+                    self._busy[host] = busy
                 else:
                     del self._busy[host]
                 self._freed.notify_all()
