@@ -223,7 +223,7 @@ class Plan:
 
 
 def latency_figure(*, pages: int = 200, records: int = 1000, latency: float = 0.05,
-                   concurrencies: Sequence[int] = (8, 64), repeats: int = 3,
+                   concurrencies: Sequence[int] = (8, 32, 64), repeats: int = 3,
                    log: Log = print) -> Table:
     """Figure 2: TraceCite at its defaults on one host and on ``HOSTS`` hosts, and on one host
     with ``--concurrency N --per-host N`` for each N of ``concurrencies``; linkinator at its

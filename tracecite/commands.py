@@ -19,6 +19,7 @@ from tracecite.checks.live import Progress, run_live_checks
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.errors import UsageError
+from tracecite.fetch.limits import DEFAULT_CONCURRENCY
 from tracecite.findings import EXIT_INPUT, Finding, Report, Summary
 from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.inputs.trace import scan_trace
@@ -40,7 +41,7 @@ class LiveOptions:
     """What the live commands need besides their inputs."""
 
     fetch: FetchOptions
-    concurrency: int = 8
+    concurrency: int = DEFAULT_CONCURRENCY
     root: str = "."
     progress: Progress | None = None
 
