@@ -368,17 +368,28 @@ class Recorder:
         from tracecite import commands
 
         self.calls: list[tuple[str, list[str], object]] = []
-        monkeypatch.setattr(commands, "check_notes_live", self._notes)
+        monkeypatch.setattr(commands, "check_pages_live", self._pages)
         monkeypatch.setattr(commands, "check_traces_live", self._traces)
 
-    def _notes(self, notes: Sequence[NotesFile], options: object
-               ) -> tuple[list[Finding], Summary]:
-        self.calls.append(("notes", [n.path for n in notes], options))
-        return [], Summary(checked=2, matched=2, fetched=1)
+    def _pages(self, notes: Sequence[NotesFile], traces: Sequence[EvidenceScan],
+               options: object) -> tuple[list[Finding], Summary]:
+        paths = [n.path for n in notes] + [t.scan.path for t in traces]
+        self.calls.append(("pages", paths, options))
+        findings, summary = [], Summary()
+        if notes:
+            summary += Summary(checked=2, matched=2, fetched=1)
+        if traces:
+            findings, web = self._live(traces, "web")
+            summary += web
+        return findings, summary
 
     def _traces(self, traces: Sequence[EvidenceScan], kind: str, options: object
                 ) -> tuple[list[Finding], Summary]:
         self.calls.append((kind, [t.scan.path for t in traces], options))
+        return self._live(traces, kind)
+
+    @staticmethod
+    def _live(traces: Sequence[EvidenceScan], kind: str) -> tuple[list[Finding], Summary]:
         code = Code.QUOTE_NOT_ON_PAGE if kind == "web" else Code.QUOTE_NOT_IN_FILE
         live = Finding(code, "quote is not in the source now", file=traces[0].scan.path,
                        line=7, claim=1, citation=1)
@@ -400,8 +411,8 @@ def test_online_checks_the_notes_and_the_traces_web_sources(
 
     report = hook.run_hook(_parse(["--stage", "online", "a.notes", "run.trace.jsonl"]),
                            lambda label: label)
-    assert recorder.calls == [("notes", ["a.notes"], "verify-notes"),
-                              ("web", ["run.trace.jsonl"], "verify-urls")]
+    # One fetch of pages for notes and traces together: a page both cite is fetched once.
+    assert recorder.calls == [("pages", ["a.notes", "run.trace.jsonl"], "fetching pages")]
     assert report.command == "hook"
     assert [f.code for f in report.findings] == [Code.QUOTE_NOT_ON_PAGE]
     s = report.summary
@@ -421,7 +432,8 @@ def test_all_reports_evidence_once_and_verify_files_when_configured(
     args = _parse(["--stage", "all", "run.trace.jsonl", "bad.trace.jsonl"])
     report = hook.run_hook(args, lambda label: label)
     traces = ["run.trace.jsonl", "bad.trace.jsonl"]
-    assert recorder.calls == [("web", traces, "verify-urls"), ("file", traces, "verify-files")]
+    assert recorder.calls == [("pages", traces, "fetching pages"),
+                              ("file", traces, "verify-files")]
     assert args.root == "site"
     assert sorted(f.code.code for f in report.findings) == ["TC201", "TC202", "TC210", "TC211"]
     s = report.summary
@@ -534,7 +546,7 @@ def test_online_end_to_end_against_a_local_server(
     assert [(f["code"], f["file"], f.get("record")) for f in findings] == [
         ("TC210", "site.notes", 2)]
     summary = report["summary"]
-    assert summary["fetched"] == 2  # once per command
+    assert summary["fetched"] == 1  # cited by the notes and the trace, fetched once
     # Without --allow-net the loopback address is refused, never connected to.
     code, report = run_json(["hook", "--stage", "online", "--connect-to",
                              f"docs.test:80:127.0.0.1:{local_site}", "site.notes"], capsys)
@@ -596,4 +608,6 @@ def test_each_input_is_read_once_however_many_checks_use_it(
     live = 3
     assert summary["checked"] == summary["matched"] == (live if stage == "online" else live + 3)
     assert (summary["inputs"], summary["records"], summary["citations"]) == (2, 1, 3)
-    assert (summary["skipped"], summary["fetched"]) == (1, 3)  # urn: is neither web nor file
+    # urn: is neither web nor file; the page the notes and the trace both cite is fetched
+    # once, then the file is read.
+    assert (summary["skipped"], summary["fetched"]) == (1, 2)

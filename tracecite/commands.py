@@ -2,7 +2,7 @@
 
 Each one first reads every input; if any has a format error, it stops there (SPEC §3: nothing
 is fetched or read when an input is bad) and the report carries those errors. Reading
-(:func:`read_inputs`) and the live checks of what was read (:func:`check_notes_live`,
+(:func:`read_inputs`) and the live checks of what was read (:func:`check_pages_live`,
 :func:`check_traces_live`) are separate steps, so ``hook`` can read each input once, however
 many checks it runs.
 """
@@ -126,15 +126,18 @@ def run_verify_notes(paths: Sequence[str], options: LiveOptions) -> Report:
     findings = inputs.format_findings()
     if has_input_errors(findings):
         return Report("verify-notes", tuple(findings), inputs.counts())
-    found, live = check_notes_live(inputs.notes, options)
+    found, live = check_pages_live(inputs.notes, (), options)
     return Report("verify-notes", (*findings, *found), inputs.counts() + live)
 
 
-def check_notes_live(notes: Sequence[NotesFile], options: LiveOptions
-                     ) -> tuple[list[Finding], Summary]:
-    """Fetch each URL of notes already read once; the quotes not on their page (TC210) or
-    whose page could not be fetched, and the live verdicts' counts."""
-    return _check_pages([QuoteCheck.from_note(r) for n in notes for r in n.records], options)
+def check_pages_live(notes: Sequence[NotesFile], traces: Sequence[EvidenceScan],
+                     options: LiveOptions) -> tuple[list[Finding], Summary]:
+    """Fetch each page that notes records or the traces' http(s) sources cite, once however
+    many of them cite it; each quote must be in its visible text (TC210). The live verdicts'
+    counts come with the findings."""
+    checks = [QuoteCheck.from_note(r) for n in notes for r in n.records]
+    checks += _trace_checks(traces, "web")
+    return _check_pages(checks, options)
 
 
 SourceKind = Literal["web", "file"]
@@ -176,17 +179,20 @@ def check_traces_live(traces: Sequence[EvidenceScan], kind: SourceKind, options:
     evidence checked, URIs kept: see :func:`read_inputs`). The captured content plays no part.
     Returns the live findings and the live verdicts' counts; the citations of other kinds are
     left for :func:`count_skipped`."""
-    wanted = _is_kind(kind)
-    checks = [QuoteCheck.from_citation(c, uri) for c, uri in _cited(traces) if wanted(uri)]
     if kind == "web":
-        return _check_pages(checks, options)
+        return check_pages_live((), traces, options)
     from tracecite.checks.files import FileLoader
 
     return run_live_checks(
-        checks, FileLoader(options.root, options.fetch.max_bytes),
+        _trace_checks(traces, kind), FileLoader(options.root, options.fetch.max_bytes),
         concurrency=options.concurrency, not_found=(Code.QUOTE_NOT_IN_FILE, "the file"),
         progress=options.progress,
     )
+
+
+def _trace_checks(traces: Sequence[EvidenceScan], kind: SourceKind) -> list[QuoteCheck]:
+    wanted = _is_kind(kind)
+    return [QuoteCheck.from_citation(c, uri) for c, uri in _cited(traces) if wanted(uri)]
 
 
 def count_skipped(traces: Sequence[EvidenceScan], kinds: Collection[SourceKind]) -> int:

@@ -369,15 +369,16 @@ def run_stage(stage: str, paths: Sequence[str], *, live: LiveFactory,
     # One malformed file stops the run before anything is fetched or read (SPEC §3).
     if stage == "offline" or commands.has_input_errors(findings):
         return Report(COMMAND, tuple(findings), summary)
-    if inputs.notes:
-        found, counts = commands.check_notes_live(inputs.notes, _options(live, "verify-notes"))
-        findings += found
-        summary += counts
+    # Notes and traces together: a page that both cite is fetched once.
+    found, counts = commands.check_pages_live(inputs.notes, inputs.traces,
+                                              _options(live, "fetching pages"))
+    findings += found
+    summary += counts
     if inputs.traces:
         kinds: tuple[commands.SourceKind, ...] = ("web", "file") if verify_files else ("web",)
-        for kind in kinds:
+        if verify_files:
             found, counts = commands.check_traces_live(
-                inputs.traces, kind, _options(live, commands.LIVE_COMMAND[kind]))
+                inputs.traces, "file", _options(live, commands.LIVE_COMMAND["file"]))
             findings += found
             summary += counts
         summary += Summary(skipped=commands.count_skipped(inputs.traces, kinds))
