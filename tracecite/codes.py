@@ -89,6 +89,10 @@ class Code(enum.Enum):
         "TC316", "content-type-unsupported", 2, "type outside §4",
     )
     NOT_UTF8 = ("TC317", "not-utf8", 2, "body not UTF-8 or other charset declared")
+    PARSE_LIMIT = (
+        "TC318", "parse-limit", 2,
+        "HTML over a parse limit: 20 s of parsing, too many formatting elements or nodes",
+    )
     FILE_MISSING = ("TC320", "file-missing", 2, "`file:` source does not exist")
     FILE_OUTSIDE_ROOT = (
         "TC321", "file-outside-root", 2, "`file:` source resolves outside the root",

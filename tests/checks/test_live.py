@@ -27,6 +27,7 @@ from tracecite.checks.live import (
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
+from tracecite.fetch.visible_text import MAX_FORMATTING, ParseLimitError
 from tracecite.progress import BarProgress, progress_for
 
 NOT_FOUND = (Code.QUOTE_NOT_ON_PAGE, "the page")
@@ -58,6 +59,14 @@ def test_json_raw_text_and_each_decoded_string() -> None:
 def test_json_type_with_a_body_that_is_not_json_matches_raw_text_only() -> None:
     assert match_quotes(JSON, "not {json", ["not {json", "json"]) == [True, True]
     assert match_quotes(JSON, '["caf\\u00e9"', ["café"]) == [False]
+
+
+def test_html_past_its_parse_budget_raises_a_parse_limit_error() -> None:
+    page = "<p>quick brown fox</p>" * 50
+    assert match_quotes(HTML, page, ["quick brown fox"]) == [True]
+    with pytest.raises(ParseLimitError, match="more than 0 s to parse"):
+        match_quotes(HTML, page, ["quick brown fox"], budget=0)
+    assert match_quotes(TEXT, page, ["fox"], budget=0) == [True]  # only HTML is parsed
 
 
 def test_json_nesting_too_deep_for_the_decoder_falls_back_to_raw_text() -> None:
@@ -181,6 +190,61 @@ def test_unexpected_loader_errors_propagate_and_progress_stops() -> None:
         run_live_checks([check("x", "a")], broken, concurrency=1, not_found=NOT_FOUND,
                         progress=progress)
     assert progress.events[-1] == "stop"
+
+
+# A page that parses only within a generous budget, and one past the formatting-element limit.
+SLOW_PAGE = "<p>SECRET quick brown fox</p>" * 50
+TOO_MANY_FORMATTING = "<p>" + "".join(f"<b id={i}>" for i in range(MAX_FORMATTING + 1)) + "SECRET"
+
+
+class KindLoads:
+    """A loader serving ``pages``: target → (kind, text)."""
+
+    def __init__(self, pages: dict[str, tuple[str, str]]) -> None:
+        self.pages = pages
+
+    def __call__(self, target: str) -> tuple[str, str]:
+        return self.pages[target]
+
+
+@pytest.mark.parametrize("workers", [1, 2], ids=["in-thread", "worker-processes"])
+def test_a_page_past_its_parse_budget_makes_its_quotes_tc318(workers: int) -> None:
+    load = KindLoads({"slow": (HTML, SLOW_PAGE), "text": (TEXT, SLOW_PAGE)})
+    checks = [check("quick brown fox", "slow", record=1), check("absent", "slow", record=2),
+              check("quick brown fox", "text", record=3)]
+    findings, summary = run_live_checks(checks, load, concurrency=2, not_found=NOT_FOUND,
+                                        parse_workers=workers, parse_budget=0.0)
+    assert sorted((f.record or 0, f.code, f.uri) for f in findings) == [
+        (1, Code.PARSE_LIMIT, "slow"), (2, Code.PARSE_LIMIT, "slow"),
+    ]
+    assert all(f.message == "the page's markup takes more than 0 s to parse" for f in findings)
+    assert all(f.exit == 2 for f in findings)
+    assert (summary.checked, summary.matched, summary.unavailable, summary.mismatched,
+            summary.fetched) == (3, 1, 2, 0, 1)
+
+
+@pytest.mark.parametrize("workers", [1, 2], ids=["in-thread", "worker-processes"])
+def test_a_page_past_a_structural_limit_makes_its_quotes_tc318(workers: int) -> None:
+    load = KindLoads({"soup": (HTML, TOO_MANY_FORMATTING), "fine": (HTML, SLOW_PAGE)})
+    checks = [check("SECRET", "soup", record=1), check("quick brown fox", "fine", record=2)]
+    findings, summary = run_live_checks(checks, load, concurrency=1, not_found=NOT_FOUND,
+                                        parse_workers=workers)
+    (finding,) = findings
+    assert (finding.code, finding.record, finding.uri) == (Code.PARSE_LIMIT, 1, "soup")
+    assert finding.message == (
+        f"the page keeps more than {MAX_FORMATTING} formatting elements open at once")
+    assert "SECRET" not in finding.message
+    assert (summary.matched, summary.unavailable) == (1, 1)
+
+
+def test_other_parse_failures_are_bugs_not_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(html: str, *, budget: float) -> str:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr("tracecite.fetch.visible_text.visible_text", broken)
+    with pytest.raises(RuntimeError, match="bug"):
+        run_live_checks([check("x", "a")], KindLoads({"a": (HTML, "<p>x</p>")}), concurrency=1,
+                        not_found=NOT_FOUND, parse_workers=1)
 
 
 # ---- ParsePool ------------------------------------------------------------------------------

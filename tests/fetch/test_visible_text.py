@@ -13,7 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracecite.fetch.visible_text import _Parser, visible_text
+from tracecite.fetch import visible_text as visible_text_module
+from tracecite.fetch.visible_text import (
+    MAX_DEPTH,
+    MAX_FORMATTING,
+    ParseLimitError,
+    _Parser,
+    visible_text,
+)
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -500,6 +507,124 @@ def test_tree_is_the_same_as_html5libs(page: str) -> None:
     stock = html5lib.parse(page, treebuilder="etree", namespaceHTMLElements=False)
     assert _dump(_Parser().parse(page)) == _dump(stock)
     visible_text(page)  # and never raises
+
+
+# --- Bounds on the parse ----------------------------------------------------------------------
+
+
+def _depths(root: ET.Element) -> dict[ET.Element, int]:
+    """Each element's depth below ``root`` (the ``<html>`` element), without recursion."""
+    depths = {root: 0}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node:
+            depths[child] = depths[node] + 1
+            stack.append(child)
+    return depths
+
+
+def test_nesting_stops_at_chromiums_depth_and_deeper_elements_become_siblings() -> None:
+    # <html> <body> div1 div2 ...: div k is inserted while k + 1 elements are open, so from
+    # div 512 on (more than MAX_DEPTH open) each goes to the parent of the current node.
+    extra = 10
+    root = _Parser().parse("<div>" * (MAX_DEPTH + extra) + "deepest")
+    depths = _depths(root)
+    assert max(depths.values()) == MAX_DEPTH
+    divs = list(root.iter("div"))
+    assert len(divs) == MAX_DEPTH + extra  # every element is kept
+    last = divs[-1]
+    assert last.text == "deepest"
+    parent = next(node for node in depths if last in list(node))
+    assert parent is divs[MAX_DEPTH - 3]  # div 510, one level above the cap
+    assert list(parent) == divs[MAX_DEPTH - 2:]
+
+
+def test_elements_past_the_depth_cap_keep_their_content_and_end_tags() -> None:
+    deep = "<div>" * (MAX_DEPTH + 100)
+    page = deep + "<span hidden>secret</span> shown" + "</div>" * 200 + "<p>after"
+    assert shown(page) == "shown after"
+    closed = deep + "<div style='display:none'>gone</div><b>bold</b>" + "</div>" * 612 + "<p>end"
+    assert shown(closed) == "bold end"
+    # Text after some of the end tags goes into the element they leave current, an earlier
+    # sibling in the flattened tree: Chromium's DOM has "end" before "bold" too.
+    assert shown(deep + "<b>bold</b>" + "</div>" * 50 + "end") == "end bold"
+
+
+def test_past_the_depth_cap_a_child_element_leaves_its_hidden_parent_as_in_chromium() -> None:
+    # Chromium attaches the <i> and the <p> beside the hidden elements, so their text shows.
+    deep = "<div>" * MAX_DEPTH
+    assert shown(deep + "<span hidden>secret <i>flattened</i></span>") == "flattened"
+    assert shown(deep + "<div hidden>hidden text<p>shown</p></div>") == "shown"
+
+
+def test_noahs_ark_keeps_three_equal_formatting_elements() -> None:
+    parser = _Parser()
+    parser.parse("<b>" * 1000 + "x")
+    assert len(parser.tree.activeFormattingElements) == 3
+    parser.parse("".join(f"<b id={i % 7}>" for i in range(1000)) + "x")
+    assert len(parser.tree.activeFormattingElements) == 3 * 7
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<p><b>x<p>y" * 40,  # Noah's Ark, then three <b> re-opened in every paragraph
+        "<p>" + "".join(f"<i class={i}>" for i in range(MAX_FORMATTING)) + "</p>x" * 3,
+        "<table><tr><td><b><font color=red>a<td>b</table>c" * 20,  # markers
+        "<a><b><i><s><u><em><p>x</a>" * 30,  # the adoption agency, with clones
+    ],
+)
+def test_formatting_elements_within_the_limits_give_html5libs_tree(page: str) -> None:
+    stock = html5lib.parse(page, treebuilder="etree", namespaceHTMLElements=False)
+    assert _dump(_Parser().parse(page)) == _dump(stock)
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<table>a<b>x</b>b<tr><td>c</table>d",
+        "<div>0<table>x<p>y</p>z<tr><td>w</td></tr>v</table>u</div>",
+        "<table>" + "a<br>" * 50 + "<tr><td>c" + "<table>b<i>x</i>" * 5,
+        "<p>first<table><b>stray<i>nested</b>after</i><tr><td>cell</table>",
+    ],
+)
+def test_foster_parenting_gives_html5libs_tree(page: str) -> None:
+    stock = html5lib.parse(page, treebuilder="etree", namespaceHTMLElements=False)
+    assert _dump(_Parser().parse(page)) == _dump(stock)
+
+
+def test_more_formatting_elements_than_the_limit_stop_the_parse() -> None:
+    distinct = ["<p>", *(f"<b id={i}>" for i in range(MAX_FORMATTING)), "x"]
+    assert shown("".join(distinct)) == "x"
+    with pytest.raises(ParseLimitError, match=f"more than {MAX_FORMATTING} formatting"):
+        visible_text("".join(distinct) + "<b id=last>SECRET")
+    # Scope markers (open cells, captions, objects) count: 101 nested cells.
+    cells = "<table><tr><td>" * (MAX_FORMATTING + 1)
+    with pytest.raises(ParseLimitError, match="formatting elements"):
+        visible_text(cells)
+
+
+def test_more_nodes_than_the_limit_stop_the_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(visible_text_module, "MAX_NODES", 1000)
+    # <html>, <head> and <body> count too.
+    assert shown("<span>x</span>" * 997) == "x" * 997
+    with pytest.raises(ParseLimitError, match="more than 1000 elements and comments"):
+        visible_text("<span>x</span>" * 998)
+    with pytest.raises(ParseLimitError, match="elements and comments"):
+        visible_text("<!-- c -->" * 1000)
+    # Re-opened formatting elements count: 20 unclosed <b>s, then paragraphs re-open them.
+    reopened = "<p>" + "".join(f"<b id={i}>" for i in range(20)) + "</p>" + "<p>x</p>" * 60
+    with pytest.raises(ParseLimitError, match="elements and comments"):
+        visible_text(reopened)
+
+
+def test_the_parse_stops_at_its_time_budget() -> None:
+    page = "<p>SECRET words</p>" * 100
+    with pytest.raises(ParseLimitError) as raised:
+        visible_text(page, budget=0)
+    assert str(raised.value) == "the page's markup takes more than 0 s to parse"
+    assert "SECRET" in shown(page)  # the default budget is ample
 
 
 # --- Properties -------------------------------------------------------------------------------

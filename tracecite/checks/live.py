@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
+from tracecite.fetch.limits import MAX_TIMEOUT
 from tracecite.findings import Finding, Summary
 from tracecite.matching import MatchText
 
@@ -60,16 +61,19 @@ class NoProgress:
         """Ignore."""
 
 
-def match_quotes(kind: str, text: str, quotes: Sequence[str]) -> list[bool]:
+def match_quotes(kind: str, text: str, quotes: Sequence[str], *,
+                 budget: float = MAX_TIMEOUT) -> list[bool]:
     """For each normalised quote, whether it is in the source: HTML on its visible text, JSON
     in its raw text or in one of its decoded string values, anything else as it is.
 
-    A plain function of plain values, so a worker process can run it.
+    HTML gets ``budget`` seconds to parse; past it, or past the parser's other limits, this
+    raises :class:`~tracecite.fetch.visible_text.ParseLimitError`. A plain function of plain
+    values, so a worker process can run it.
     """
     if kind == HTML:
         from tracecite.fetch.visible_text import visible_text
 
-        texts = [MatchText(visible_text(text))]
+        texts = [MatchText(visible_text(text, budget=budget))]
     elif kind == JSON:
         # Each string value on its own: joined, normalisation would turn the line breaks
         # between values into spaces and let a quote match across two of them.
@@ -136,7 +140,7 @@ waiting on a busy host.
 """
 
 
-def _match_in_worker(kind: str, text: str, quotes: Sequence[str]) -> list[bool]:
+def _match_in_worker(kind: str, text: str, quotes: Sequence[str], budget: float) -> list[bool]:
     """``match_quotes`` in a parse worker, with the cyclic garbage collector paused.
 
     html5lib's tree is full of reference cycles, and collections during a parse keep scanning
@@ -147,7 +151,7 @@ def _match_in_worker(kind: str, text: str, quotes: Sequence[str]) -> list[bool]:
 
     gc.disable()
     try:
-        return match_quotes(kind, text, quotes)
+        return match_quotes(kind, text, quotes, budget=budget)
     finally:
         gc.enable()
 
@@ -212,23 +216,26 @@ class ParsePool:
                 self._executor = ProcessPoolExecutor(self._workers, mp_context=context)
             return self._executor
 
-    def submit(self, kind: str, text: str, quotes: Sequence[str]) -> Future[list[bool]]:
+    def submit(self, kind: str, text: str, quotes: Sequence[str], *,
+               budget: float = MAX_TIMEOUT) -> Future[list[bool]]:
         """``match_quotes`` in a worker process when it pays (HTML with 2+ cores); otherwise
         it runs here and the future is already done."""
         from concurrent.futures import Future
 
         if kind == HTML and self._workers >= 2:
-            return self._get_executor().submit(_match_in_worker, kind, text, list(quotes))
+            return self._get_executor().submit(_match_in_worker, kind, text, list(quotes),
+                                               budget)
         future: Future[list[bool]] = Future()
         try:
-            future.set_result(match_quotes(kind, text, quotes))
+            future.set_result(match_quotes(kind, text, quotes, budget=budget))
         except Exception as error:  # handed to whoever reads the future
             future.set_exception(error)
         return future
 
-    def match(self, kind: str, text: str, quotes: Sequence[str]) -> list[bool]:
+    def match(self, kind: str, text: str, quotes: Sequence[str], *,
+              budget: float = MAX_TIMEOUT) -> list[bool]:
         """``match_quotes``, in a worker process when it pays (HTML with 2+ cores)."""
-        return self.submit(kind, text, quotes).result()
+        return self.submit(kind, text, quotes, budget=budget).result()
 
     def close(self) -> None:
         """Stop the workers."""
@@ -248,10 +255,12 @@ def run_live_checks(
     not_found: tuple[Code, str],
     progress: Progress | None = None,
     parse_workers: int | None = None,
+    parse_budget: float = MAX_TIMEOUT,
 ) -> tuple[list[Finding], Summary]:
     """Load each distinct source once (``key`` says which targets are the same source) and
     report each quote that is not in it (``not_found``: code and what to call the source) or
-    whose source could not be loaded (the loader's :class:`FetchError` code)."""
+    whose source could not be loaded (the loader's :class:`FetchError` code) or parsed within
+    ``parse_budget`` seconds and the parser's limits (TC318)."""
     groups: dict[str, list[QuoteCheck]] = defaultdict(list)
     for check in checks:
         groups[key(check.target)].append(check)
@@ -279,12 +288,27 @@ def run_live_checks(
         _return_freed_buffers()  # here, where the pages are fetched (not in the parse workers)
         progress.start(len(groups))
         try:
-            _load_and_match(groups, load, parser, concurrency, settle, progress)
+            _load_and_match(groups, load, parser, concurrency, settle, progress, parse_budget)
         finally:
             progress.stop()
     summary = Summary(checked=len(checks), matched=matched, unavailable=unavailable,
                       mismatched=len(checks) - matched - unavailable, fetched=fetched)
     return findings, summary
+
+
+def _matched(parsed: Future[list[bool]]) -> list[bool] | FetchError:
+    """What a parsed source settles with: its matches, or a TC318 error when its page went past
+    a parse limit (the error's message is the parser's own, never page text)."""
+    try:
+        return parsed.result()
+    except Exception as error:
+        # Imported here: by the time a parse-limit error is read (raised in this process or
+        # unpickled from a worker), its module is loaded; a run without one never needs it.
+        from tracecite.fetch.visible_text import ParseLimitError
+
+        if isinstance(error, ParseLimitError):
+            return FetchError(Code.PARSE_LIMIT, str(error))
+        raise
 
 
 def _load_and_match(
@@ -294,6 +318,7 @@ def _load_and_match(
     concurrency: int,
     settle: Callable[[list[QuoteCheck], list[bool] | FetchError], None],
     progress: Progress,
+    parse_budget: float,
 ) -> None:
     """Load every group's source on at most ``concurrency`` threads and settle it once matched.
 
@@ -323,7 +348,8 @@ def _load_and_match(
                 sources.finished(k)
             parse_slots.acquire()
             try:
-                parsed = parser.submit(kind, text, [c.quote for c in group])
+                parsed = parser.submit(kind, text, [c.quote for c in group],
+                                       budget=parse_budget)
             except BaseException:
                 parse_slots.release()
                 raise
@@ -354,7 +380,7 @@ def _load_and_match(
             elif isinstance(outcome, BaseException):
                 raise outcome
             else:
-                settle(groups[k], outcome.result())
+                settle(groups[k], _matched(outcome))
             progress.advance()
     finally:
         sources.close()  # loads not yet started need not run once the run has failed

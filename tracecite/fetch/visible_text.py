@@ -37,22 +37,35 @@ where a self-closed ``<script/>``, ``<style/>``, ``<title/>``, ``<textarea/>`` o
 empty, whereas the HTML parser (like a browser given the same file as ``text/html``) reads the
 rest of the page as that element's raw text, which is then hidden. Well-formed XHTML with
 explicit end tags gives the same text either way.
+
+The parse is bounded (see "Bounding the parse" below): like Chromium, the parser nests elements
+at most 512 deep, and a page that needs more than a parse may spend (its time budget, or more
+formatting elements or nodes than any real page has) raises :class:`ParseLimitError` instead of
+giving a text that a browser would not show.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import sys
+import time
 import xml.etree.ElementTree as ET
+from collections import deque
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, Final, SupportsIndex
 
 from html5lib import _utils as html5lib_utils
-from html5lib.constants import specialElements
+from html5lib._tokenizer import HTMLTokenizer
+from html5lib.constants import specialElements, tokenTypes
 from html5lib.html5parser import HTMLParser, getPhases
 from html5lib.treebuilders import getTreeBuilder
+from html5lib.treebuilders.base import ActiveFormattingElements, Marker
 
-__all__ = ["visible_text"]
+from tracecite.fetch.limits import MAX_TIMEOUT
+
+__all__ = ["MAX_DEPTH", "MAX_FORMATTING", "MAX_NODES", "ParseLimitError", "visible_text"]
 
 # What an element does to the text around it (its "display" as innerText sees it).
 _INLINE: Final = 0
@@ -221,17 +234,28 @@ _Display = tuple[int, bool] | None  # (kind, makes its children blocks), None: n
 _Visibility = bool | None  # True visible, False hidden, None: inherited / not declared
 
 
-def visible_text(html: str) -> str:
+class ParseLimitError(Exception):
+    """The page needs more work than one parse may spend; the message says which limit.
+
+    The message is TraceCite's own words, never page text, so it is safe to report.
+    """
+
+
+def visible_text(html: str, *, budget: float = MAX_TIMEOUT) -> str:
     """Return the text a browser shows for ``html`` with scripts off, like ``innerText``.
 
     Block boundaries, table rows and ``<br>`` give ``"\\n"`` and table cells ``"\\t"``; inline
     element boundaries give nothing. Entities are decoded, ``&nbsp;`` stays U+00A0, and the
     source's own whitespace is kept as is, so callers must normalise whitespace (SPEC §2)
-    before matching. Never raises on malformed HTML; nesting depth is not limited.
+    before matching. Malformed HTML is never an error; elements nested deeper than
+    :data:`MAX_DEPTH` are kept, as Chromium keeps them, beside the element at that depth. Raises
+    :class:`ParseLimitError` when parsing takes more than ``budget`` seconds, the page keeps
+    more than :data:`MAX_FORMATTING` formatting elements open, or makes more than
+    :data:`MAX_NODES` elements and comments.
     """
     if html.startswith("\ufeff"):
         html = html[1:]  # a byte order mark that the caller's decoding kept; browsers drop it
-    root: ET.Element = _Parser().parse(html)
+    root: ET.Element = _Parser(budget).parse(html)
     return _render(root)
 
 
@@ -481,6 +505,37 @@ def _split_declarations(block: str) -> list[str]:
     return parts
 
 
+# --- Bounding the parse ------------------------------------------------------------------------
+# A 2 MiB page of hostile markup (hundreds of thousands of unclosed or mis-nested elements) would
+# otherwise cost html5lib many seconds (minutes in its quadratic corners), hundreds of megabytes,
+# and a tree as deep as the page is long. Four limits bound a parse. The depth cap changes the
+# tree, in the way Chromium (the corpus oracle) changes it, so the text stays what a browser
+# shows. The others stop the parse with ParseLimitError: MAX_FORMATTING and MAX_NODES, which no
+# real page comes near, and the time budget (_Tokenizer) behind them all. A page past them gets a
+# finding, never a text that a browser would not show.
+
+MAX_DEPTH: Final = 512
+"""Chromium's ``kMaximumHTMLParserDOMTreeDepth``: once more than this many elements are open, a
+new element is attached to the parent of the current node instead of to the current node, so
+nesting stops at this depth and deeper elements become siblings (``HTMLConstructionSite::
+AttachLater``). They are still pushed on the stack of open elements, so which end tag closes
+what is unchanged. As in Chromium, elements that the adoption agency moves (mis-nested
+formatting tags) are not capped: ``<a><div>`` repeated still nests deeper and deeper."""
+
+MAX_FORMATTING: Final = 100
+"""Entries (formatting elements and the markers of open cells, captions and objects) the list of
+active formatting elements may hold; real pages keep a handful (the corpus at most 8). html5lib
+scans this list for every formatting tag, and re-opens all of it after every block that closes
+them, so an unbounded list makes parsing quadratic."""
+
+MAX_NODES: Final = 500_000
+"""Elements and comments one parse may create. The densest corpus page has one element per 30
+bytes (about 70,000 in 2 MiB); a 2 MiB table of one-digit cells has 350,000. Without a limit,
+2 MiB of bare tags make 760,000 elements, and formatting elements re-opened after every block
+("reconstruct the active formatting elements") make millions from a small page."""
+
+_CLOCK_STEPS: Final = 16  # tokenizer steps between two looks at the clock
+
 # --- Keeping html5lib linear on deep nesting ---------------------------------------------------
 # html5lib answers "is a <p> in scope?", "is this element open?" and "which open element does this
 # end tag close?" by scanning (and sometimes copying) the whole stack of open elements, once per
@@ -494,15 +549,24 @@ _HTML_NS: Final = "http://www.w3.org/1999/xhtml"
 
 
 class _OpenElements(list[Any]):
-    """html5lib's stack of open elements, also counting names and members."""
+    """html5lib's stack of open elements, also counting names and members, and the nodes of the
+    tree: every element html5lib creates enters this stack (a void one leaves it at once)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.names: dict[tuple[str, str], int] = {}  # by (namespace, local name)
         self.local_names: dict[str, int] = {}
         self.members: dict[int, int] = {}  # by id(): html5lib's nodes compare by identity
+        self.nodes = 0  # elements and comments created so far
+
+    def count_node(self) -> None:
+        """One more node in the tree; past :data:`MAX_NODES`, the parse stops."""
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise ParseLimitError(f"the page makes more than {MAX_NODES} elements and comments")
 
     def _add(self, node: Any) -> None:
+        self.count_node()
         self.names[node.nameTuple] = self.names.get(node.nameTuple, 0) + 1
         self.local_names[node.name] = self.local_names.get(node.name, 0) + 1
         self.members[id(node)] = self.members.get(id(node), 0) + 1
@@ -553,12 +617,90 @@ class _OpenElements(list[Any]):
         return id(node) in self.members
 
 
+class _Element(_EtreeTreeBuilder.elementClass):  # type: ignore[misc]  # html5lib is untyped
+    """html5lib's ElementTree node, finding the child to insert before from the end.
+
+    html5lib copies the parent's children into a list and searches it from the start, every
+    time it foster-parents a node (content misplaced in a table goes before the table): 13,000
+    stray nodes took seconds, 2 MiB of them more than the time budget. The table is nearly always
+    the parent's last child, so searching from the end finds it at once. The tree is unchanged.
+    """
+
+    def insertBefore(self, node: Any, refNode: Any) -> None:
+        self._element.insert(_index_from_end(self._element, refNode._element), node._element)
+        node.parent = self
+
+    def insertText(self, data: str, insertBefore: Any = None) -> None:
+        if insertBefore is None:
+            super().insertText(data)
+            return
+        # html5lib's steps, with the search above: the text goes at the end of the previous
+        # sibling's tail, or of this element's text when there is no previous sibling.
+        index = _index_from_end(self._element, insertBefore._element)
+        if index > 0:
+            previous = self._element[index - 1]
+            previous.tail = (previous.tail or "") + data
+        else:
+            self._element.text = (self._element.text or "") + data
+
+
+def _index_from_end(parent: ET.Element, child: ET.Element) -> int:
+    """The index of ``child`` among ``parent``'s children, searched from the last."""
+    for index in range(len(parent) - 1, -1, -1):
+        if parent[index] is child:
+            return index
+    raise ValueError("not a child")
+
+
+class _FormattingElements(ActiveFormattingElements):
+    """html5lib's list of active formatting elements, at most :data:`MAX_FORMATTING` long."""
+
+    def append(self, node: Any) -> None:
+        if node is not Marker:
+            # The HTML standard's "Noah's Ark" clause, as html5lib applies it, minus its copy
+            # of the list: of the equal elements after the last marker, three at most stay;
+            # the earliest goes.
+            equal = 0
+            for index in range(len(self) - 1, -1, -1):
+                element = self[index]
+                if element is Marker:
+                    break
+                if self.nodesEqual(element, node):
+                    equal += 1
+                    if equal == 3:
+                        del self[index]
+                        break
+        if len(self) >= MAX_FORMATTING:
+            raise ParseLimitError(
+                f"the page keeps more than {MAX_FORMATTING} formatting elements open at once")
+        list.append(self, node)
+
+
 class _TreeBuilder(_EtreeTreeBuilder):  # type: ignore[misc]  # html5lib is untyped
-    """html5lib's ElementTree builder with an O(1) answer for "not in scope"."""
+    """html5lib's ElementTree builder with an O(1) answer for "not in scope", Chromium's depth
+    cap, the limits on formatting elements and nodes, and the elements above."""
+
+    elementClass = _Element
 
     def reset(self) -> None:
         super().reset()
         self.openElements = _OpenElements()
+        self.activeFormattingElements = _FormattingElements()
+
+    def insertElementNormal(self, token: dict[str, Any]) -> Any:
+        # html5lib's insertElementNormal, with Chromium's depth cap (see MAX_DEPTH).
+        element = self.createElement(token)
+        open_elements = self.openElements
+        parent = open_elements[-1]
+        if len(open_elements) > MAX_DEPTH and parent.parent is not None:
+            parent = parent.parent
+        parent.appendChild(element)
+        open_elements.append(element)
+        return element
+
+    def insertComment(self, token: dict[str, Any], parent: Any = None) -> None:
+        self.openElements.count_node()
+        super().insertComment(token, parent)
 
     def elementInScope(self, target: Any, variant: str | None = None) -> Any:
         name = target.nameTuple if hasattr(target, "nameTuple") else target
@@ -593,18 +735,63 @@ class _FastInBodyPhase(_InBodyPhase):  # type: ignore[misc]  # html5lib is untyp
                 self.parser.parseError("unexpected-end-tag", {"name": name})
                 return
 
+    def addFormattingElement(self, token: dict[str, Any]) -> None:
+        # html5lib applies the Noah's Ark clause here and again in the list's append, each time
+        # scanning the list: once, in _FormattingElements.append, gives the same list.
+        self.tree.insertElement(token)
+        self.tree.activeFormattingElements.append(self.tree.openElements[-1])
+
     endTagHandler = html5lib_utils.MethodDispatcher(
         list(_InBodyPhase.__dict__["endTagHandler"].items())
     )
     endTagHandler.default = endTagOther
 
 
-class _Parser(HTMLParser):
-    """html5lib's parser (scripting off) building an ElementTree with the fast parts above."""
+class _Tokenizer(HTMLTokenizer):
+    """html5lib's tokenizer, stopping the parse once its time budget is spent."""
 
-    def __init__(self) -> None:
+    def __init__(self, stream: str, parser: HTMLParser, budget: float) -> None:
+        super().__init__(stream, parser=parser)
+        self.budget = budget
+        self.deadline = time.monotonic() + budget
+
+    def __iter__(self) -> Iterator[Any]:
+        # html5lib's loop, plus a look at the clock. The tree is built from each token while
+        # this generator waits, so the clock measures tokenizing and tree building alike. A
+        # step costs microseconds on real pages (looking every _CLOCK_STEPS steps costs nothing
+        # measurable); where html5lib is quadratic a step costs more, but far less than a second.
+        self.tokenQueue = deque()
+        steps = 0
+        while self.state():
+            steps += 1
+            if not steps % _CLOCK_STEPS and time.monotonic() > self.deadline:
+                raise ParseLimitError(
+                    f"the page's markup takes more than {self.budget:g} s to parse")
+            while self.stream.errors:
+                yield {"type": tokenTypes["ParseError"], "data": self.stream.errors.pop(0)}
+            while self.tokenQueue:
+                yield self.tokenQueue.popleft()
+
+
+class _Parser(HTMLParser):
+    """html5lib's parser (scripting off) building an ElementTree with the parts above, within a
+    budget of ``budget`` seconds."""
+
+    def __init__(self, budget: float = math.inf) -> None:
         super().__init__(tree=_TreeBuilder, namespaceHTMLElements=False)
+        self.budget = budget
         self.phases["inBody"] = _FastInBodyPhase(self, self.tree)
+
+    def _parse(self, stream: str, innerHTML: bool = False, container: Any = "div",
+               scripting: bool = False, **kwargs: Any) -> None:
+        # html5lib's _parse with the tokenizer above. (html5lib parses a second time only when
+        # a byte stream turns out to be in another encoding; a str has none.)
+        self.innerHTMLMode = innerHTML
+        self.container = container
+        self.scripting = scripting
+        self.tokenizer = _Tokenizer(stream, self, self.budget, **kwargs)
+        self.reset()
+        self.mainLoop()
 
     def reset(self) -> None:
         super().reset()
