@@ -29,3 +29,11 @@ def test_an_offline_check_loads_no_heavy_library(fmt: str) -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )
     assert run.stderr.splitlines()[-1] == "0 ", run.stderr
+
+
+def test_notes_alone_need_no_trace_reader() -> None:
+    """jsonlines (and attrs with it) is a fifth of start-up: only traces need it."""
+    probe = _PROBE.format(heavy=(*HEAVY, "jsonlines"))
+    run = subprocess.run([sys.executable, "-c", probe, "check", str(EXAMPLES / "notes.md")],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert run.stderr.splitlines()[-1] == "0 ", run.stderr

@@ -10,8 +10,6 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-import jsonlines
-
 from tracecite.codes import Code
 from tracecite.inputs.answer import PreparedAnswer, tail_digest
 from tracecite.inputs.jsonl import loads
@@ -79,6 +77,8 @@ def read_events(handle: BinaryIO, answer: PreparedAnswer | None = None) -> Itera
 
 def _decode(lines: _Lines) -> Generator[Event, None, bool]:
     """Decode the lines; False if reading failed (the failure is the last event)."""
+    import jsonlines  # with attrs, a fifth of start-up: only for commands that read traces
+
     reader = jsonlines.Reader(lines, loads=loads)
     while True:
         value: Any
