@@ -52,7 +52,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any, Final, SupportsIndex
 
@@ -230,6 +230,8 @@ _DISPLAY_SINGLE: Final[dict[str, tuple[int, bool]]] = {
     "-webkit-inline-flex": (_INLINE, True),
 }
 
+_NO_ATTRIBUTES: Final[dict[str, str]] = {}
+
 _Display = tuple[int, bool] | None  # (kind, makes its children blocks), None: not declared
 _Visibility = bool | None  # True visible, False hidden, None: inherited / not declared
 
@@ -281,7 +283,8 @@ def _render(root: ET.Element) -> str:
         shows_text = True
         closed_details = False  # shows its first <summary> child and nothing else
         only_first = False  # MathML <semantics>/<maction>: the first child element alone
-        attrib = node.attrib
+        # items() first: reading .attrib would give every element a dict of its own.
+        attrib = node.attrib if node.items() else _NO_ATTRIBUTES
 
         if tag[0] != "{":
             kind = _HTML_DISPLAY.get(tag, _INLINE)
@@ -617,31 +620,139 @@ class _OpenElements(list[Any]):
         return id(node) in self.members
 
 
-class _Element(_EtreeTreeBuilder.elementClass):  # type: ignore[misc]  # html5lib is untyped
-    """html5lib's ElementTree node, finding the child to insert before from the end.
+class _Element:
+    """An element in html5lib's tree: html5lib's ElementTree node (its "etree" builder), lighter.
 
-    html5lib copies the parent's children into a list and searches it from the start, every
-    time it foster-parents a node (content misplaced in a table goes before the table): 13,000
-    stray nodes took seconds, 2 MiB of them more than the time budget. The table is nearly always
-    the parent's last child, so searching from the end finds it at once. The tree is unchanged.
+    A parse may make hundreds of thousands of these (MAX_NODES), so the memory of each is the
+    memory of a page. html5lib's node holds a ``__dict__``, two lists and a tuple of its own, and
+    creates an attribute dict for every element: about 530 bytes with its ElementTree element.
+    This one has slots, shares the name tuples, and makes a child list or an attribute dict only
+    when there is something to put in it: about 180 bytes. The methods do what html5lib's do,
+    quirks included (``childNodes`` lists only the children appended, not those inserted before
+    another), so the tree is the same; one is faster: inserting before a child (foster
+    parenting: content misplaced in a table goes before the table) finds that child from the
+    end, where the table nearly always is, instead of copying and searching all the children
+    from the start (13,000 stray nodes took seconds, 2 MiB of them more than the time budget).
     """
 
+    __slots__ = ("_childNodes", "_element", "name", "nameTuple", "namespace", "parent")
+
+    def __init__(self, name: str, namespace: str | None = None) -> None:
+        self.name = name
+        self.namespace = namespace
+        names = _NAMES.get((namespace, name))
+        if names is None:
+            tag = name if namespace is None else f"{{{namespace}}}{name}"
+            names = (tag, (namespace or _HTML_NS, name))
+            if len(_NAMES) < 4096:  # a worker parses page after page: made-up names are many
+                _NAMES[(namespace, name)] = names
+        self._element = ET.Element(names[0])
+        self.nameTuple = names[1]
+        self.parent: _Element | None = None
+        self._childNodes: list[Any] | None = None
+
+    @property
+    def attributes(self) -> dict[str, str]:
+        """The element's attributes (a live dict, which html5lib may change)."""
+        return self._element.attrib
+
+    @attributes.setter
+    def attributes(self, attributes: dict[Any, str]) -> None:
+        element = self._element
+        if not attributes and not element.items():
+            return  # nothing to clear or set: no dict for it
+        attrib = element.attrib
+        attrib.clear()
+        for key, value in attributes.items():
+            # A namespaced (prefix, local name, namespace) key becomes "{namespace}name".
+            attrib[f"{{{key[2]}}}{key[1]}" if isinstance(key, tuple) else key] = value
+
+    @property
+    def childNodes(self) -> Sequence[Any]:
+        """The children appended (html5lib's list: those inserted before another are not in it)."""
+        return self._childNodes if self._childNodes is not None else ()
+
+    @childNodes.setter
+    def childNodes(self, value: Sequence[Any]) -> None:
+        # html5lib only ever empties it (reparentChildren), which removes every child.
+        del self._element[:]
+        self._childNodes = None
+
+    def hasContent(self) -> bool:
+        """Whether the element has text or children."""
+        return bool(self._element.text or len(self._element))
+
+    def appendChild(self, node: Any) -> None:
+        """Append ``node`` as the last child."""
+        if self._childNodes is None:
+            self._childNodes = [node]
+        else:
+            self._childNodes.append(node)
+        self._element.append(node._element)
+        node.parent = self
+
     def insertBefore(self, node: Any, refNode: Any) -> None:
+        """Insert ``node`` before the child ``refNode`` (found from the end)."""
         self._element.insert(_index_from_end(self._element, refNode._element), node._element)
         node.parent = self
 
+    def removeChild(self, node: Any) -> None:
+        """Remove the child ``node``."""
+        if self._childNodes is not None:
+            self._childNodes.remove(node)
+        self._element.remove(node._element)
+        node.parent = None
+
     def insertText(self, data: str, insertBefore: Any = None) -> None:
+        """Add text at the end, or before the child ``insertBefore``: to the previous child's
+        tail, or to this element's text when there is no previous child."""
+        element = self._element
         if insertBefore is None:
-            super().insertText(data)
-            return
-        # html5lib's steps, with the search above: the text goes at the end of the previous
-        # sibling's tail, or of this element's text when there is no previous sibling.
-        index = _index_from_end(self._element, insertBefore._element)
-        if index > 0:
-            previous = self._element[index - 1]
+            index = len(element)
+        else:
+            index = _index_from_end(element, insertBefore._element)
+        if index:
+            previous = element[index - 1]
             previous.tail = (previous.tail or "") + data
         else:
-            self._element.text = (self._element.text or "") + data
+            element.text = (element.text or "") + data
+
+    def cloneNode(self) -> _Element:
+        """A new element with the same name and attributes, and no children."""
+        clone = _Element(self.name, self.namespace)
+        items = self._element.items()
+        if items:
+            clone._element.attrib.update(items)
+        return clone
+
+    def reparentChildren(self, newParent: Any) -> None:
+        """Move this element's text and children to the end of ``newParent``."""
+        # html5lib's steps (its etree node's, then its base node's).
+        text = self._element.text
+        if newParent.childNodes:
+            newParent.childNodes[-1]._element.tail += text
+        elif text is not None:
+            newParent._element.text = (newParent._element.text or "") + text
+        elif not newParent._element.text:
+            newParent._element.text = ""
+        self._element.text = ""
+        for child in self.childNodes:
+            newParent.appendChild(child)
+        self.childNodes = []
+
+
+class _Comment:
+    """A comment in html5lib's tree: its ElementTree comment node, in slots."""
+
+    __slots__ = ("_element", "parent")
+
+    def __init__(self, data: str) -> None:
+        self._element = ET.Comment(data)
+        self.parent: _Element | None = None
+
+
+_NAMES: dict[tuple[str | None, str], tuple[str, tuple[str, str]]] = {}
+"""(namespace, name) → (ElementTree tag, html5lib name tuple), shared by all elements."""
 
 
 def _index_from_end(parent: ET.Element, child: ET.Element) -> int:
@@ -654,6 +765,13 @@ def _index_from_end(parent: ET.Element, child: ET.Element) -> int:
 
 class _FormattingElements(ActiveFormattingElements):
     """html5lib's list of active formatting elements, at most :data:`MAX_FORMATTING` long."""
+
+    def nodesEqual(self, node1: Any, node2: Any) -> bool:
+        # html5lib compares the ``attributes`` dicts, which makes one for every element.
+        if node1.nameTuple != node2.nameTuple:
+            return False
+        items1, items2 = node1._element.items(), node2._element.items()
+        return items1 == items2 or (len(items1) == len(items2) and dict(items1) == dict(items2))
 
     def append(self, node: Any) -> None:
         if node is not Marker:
@@ -681,6 +799,7 @@ class _TreeBuilder(_EtreeTreeBuilder):  # type: ignore[misc]  # html5lib is unty
     cap, the limits on formatting elements and nodes, and the elements above."""
 
     elementClass = _Element
+    commentClass = _Comment
 
     def reset(self) -> None:
         super().reset()
