@@ -165,7 +165,7 @@ def test_verify_notes_reports_a_page_past_a_limit_as_tc318(
     notes = tmp_path / "notes.md"
     notes.write_text(f"claim: a claim\nquote: {QUOTE}\nurl: http://example.test/\n",
                      encoding="utf-8")
-    for fmt in ("json", "github", "console"):
+    for fmt in ("json", "github", "sarif", "console"):
         run = cli("verify-notes", notes, "--format", fmt, "--connect-to",
                   f"example.test:80:127.0.0.1:{server.port}", "--allow-net", "127.0.0.0/8")
         assert run.exit == 2

@@ -520,10 +520,10 @@ def _split_declarations(block: str) -> list[str]:
 MAX_DEPTH: Final = 512
 """Chromium's ``kMaximumHTMLParserDOMTreeDepth``: once more than this many elements are open, a
 new element is attached to the parent of the current node instead of to the current node, so
-nesting stops at this depth and deeper elements become siblings (``HTMLConstructionSite::
-AttachLater``). They are still pushed on the stack of open elements, so which end tag closes
-what is unchanged. As in Chromium, elements that the adoption agency moves (mis-nested
-formatting tags) are not capped: ``<a><div>`` repeated still nests deeper and deeper."""
+nesting stops at this depth and deeper elements become siblings (Blink's
+``HTMLConstructionSite::AttachLater``). They are still pushed on the stack of open elements, so
+which end tag closes what is unchanged. As in Chromium, elements that the adoption agency moves
+(mis-nested formatting tags) are not capped: ``<a><div>`` repeated still nests ever deeper."""
 
 MAX_FORMATTING: Final = 100
 """Entries (formatting elements and the markers of open cells, captions and objects) the list of
@@ -796,7 +796,7 @@ class _FormattingElements(ActiveFormattingElements):
 
 class _TreeBuilder(_EtreeTreeBuilder):  # type: ignore[misc]  # html5lib is untyped
     """html5lib's ElementTree builder with an O(1) answer for "not in scope", Chromium's depth
-    cap, the limits on formatting elements and nodes, and the elements above."""
+    cap, the limits on formatting elements and nodes, and the lighter nodes above."""
 
     elementClass = _Element
     commentClass = _Comment
