@@ -186,7 +186,7 @@ def check_traces_live(traces: Sequence[EvidenceScan], kind: SourceKind, options:
     return run_live_checks(
         _trace_checks(traces, kind), FileLoader(options.root, options.fetch.max_bytes),
         concurrency=options.concurrency, not_found=(Code.QUOTE_NOT_IN_FILE, "the file"),
-        progress=options.progress,
+        progress=options.progress, parse_budget=options.fetch.timeout,
     )
 
 
@@ -210,7 +210,7 @@ def _check_pages(checks: Sequence[QuoteCheck], options: LiveOptions
         return run_live_checks(
             checks, WebLoader(fetcher), key=url_key, concurrency=options.concurrency,
             not_found=(Code.QUOTE_NOT_ON_PAGE, "the page's visible text"),
-            progress=options.progress,
+            progress=options.progress, parse_budget=options.fetch.timeout,
         )
 
 

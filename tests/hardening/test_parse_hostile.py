@@ -171,3 +171,17 @@ def test_verify_notes_reports_a_page_past_a_limit_as_tc318(
         assert run.exit == 2
         assert "TC318" in run.out
         assert CANARY not in run.out and CANARY not in run.err
+
+
+def test_timeout_bounds_the_parse_too(cli: Cli, tmp_path: Path) -> None:
+    """``--timeout`` is the deadline per source: parsing a page gets as long, no longer."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "big.html").write_text("<p>word</p>" * 20_000 + f"<p>{QUOTE}</p>", encoding="utf-8")
+    trace = write_trace(tmp_path / "t.jsonl", [
+        call_event(), result_event(sources=[source("s1", "file:big.html", QUOTE)]),
+        answer_event([claim_event(citations=[cite("s1", QUOTE)])]),
+    ])
+    assert cli("verify-files", trace, "--root", root).exit == 0
+    run = cli("verify-files", trace, "--root", root, "--timeout", "0.001", "--json")
+    assert (run.exit, run.codes()) == (2, ["TC318"])
