@@ -160,7 +160,7 @@ def test_lines_that_the_reader_tolerates_are_read_back(cli: Cli, tmp_path: Path,
     assert (run.exit, run.codes()) == (2, ["TC202"])
 
 
-# ---- one pass, forecast from the last line; the second-pass fallback ----------------------
+# ---- one pass, the answer read ahead from the last line; the second-pass fallback --------
 
 def _events_with_miss() -> list[Any]:
     return [call(), result(sources=[source("s1", "https://one/", "alpha beta gamma"),
@@ -194,7 +194,7 @@ def test_scan_with_evidence_one_pass(tmp_path: Path, keep_uris: bool) -> None:
 
 def test_scan_with_evidence_answer_not_last(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """An event after the answer: the forecast sees nothing, the second pass decides."""
+    """An event after the answer: nothing is read ahead, the second pass decides."""
     import tracecite.checks.evidence as module
     from tracecite.checks.evidence import scan_with_evidence
 

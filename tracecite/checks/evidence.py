@@ -96,7 +96,7 @@ def not_found(citation: Citation, code: Code, message: str, uri: str | None) -> 
     )
 
 
-class _QuoteForecast:
+class _QuoteTester:
     """A source sink that tests the quotes of the answer read ahead as each source streams by.
 
     It keeps what is needed afterwards and little else: the quotes not found, and URIs — of
@@ -149,19 +149,19 @@ def scan_with_evidence(path: str, *, keep_uris: bool = True) -> EvidenceScan:
         return EvidenceScan(unreadable_trace(path, opened), (), Summary(), {})
     with opened:
         answer = read_final_answer(path, opened)
-        forecast = _QuoteForecast(answer.draft, keep_uris=keep_uris) if answer else None
-        scan = scan_open_trace(path, opened, sink=forecast, answer=answer)
+        tester = _QuoteTester(answer.draft, keep_uris=keep_uris) if answer else None
+        scan = scan_open_trace(path, opened, sink=tester, answer=answer)
     try:
-        return _evidence(scan, forecast)
+        return _evidence(scan, tester)
     finally:
         scan.sources.close()
 
 
-def _evidence(scan: TraceScan, forecast: _QuoteForecast | None) -> EvidenceScan:
+def _evidence(scan: TraceScan, tester: _QuoteTester | None) -> EvidenceScan:
     path = scan.path
     if not scan.valid:
         return EvidenceScan(scan, (), Summary(), {})
-    if forecast is None or not scan.answer_read_ahead:
+    if tester is None or not scan.answer_read_ahead:
         findings, summary = check_evidence(scan)
         if any(f.code is Code.INPUT_UNREADABLE for f in findings):
             return EvidenceScan(scan, tuple(findings), summary, {})  # one TC101 says it all
@@ -174,9 +174,9 @@ def _evidence(scan: TraceScan, forecast: _QuoteForecast | None) -> EvidenceScan:
     # The answer is the one read ahead, and the trace is valid, so every cited source was
     # seen, and tested, as it streamed by.
     findings = _claim_findings(scan)
-    missed = [c for c in scan.citations if (c.source_id, c.quote) in forecast.missed]
+    missed = [c for c in scan.citations if (c.source_id, c.quote) in tester.missed]
     findings.extend(not_found(c, Code.QUOTE_NOT_IN_CAPTURE, "quote is not in the captured content",
-                              forecast.uris[c.source_id]) for c in missed)
+                              tester.uris[c.source_id]) for c in missed)
     checked = len(scan.citations)
     summary = Summary(checked=checked, matched=checked - len(missed), mismatched=len(missed))
-    return EvidenceScan(scan, tuple(findings), summary, forecast.uris)
+    return EvidenceScan(scan, tuple(findings), summary, tester.uris)
