@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracecite.inputs.sources import SourceIndex, TraceChangedError, read_sources_at
-from tracecite.model import SourceRef
 
 
 def _result_line(sources: list[tuple[str, str, str]]) -> bytes:
@@ -34,17 +33,16 @@ def test_index_reads_sources_back(tmp_path: Path) -> None:
                             _result_line([("a", "https://a/", "alpha"), ("b", "file:b", "")]),
                             _result_line([("c", "https://c/", "gamma \u00e9 \ud800")])])
     index = SourceIndex(str(path))
-    index.add("a", 2, offsets[1])
-    index.add("b", 2, offsets[1])
-    index.add("c", 3, offsets[2])
-    index.add("a", 9, offsets[2])  # the first one with an id wins
+    index.add("a", offsets[1])
+    index.add("b", offsets[1])
+    index.add("c", offsets[2])
+    index.add("a", offsets[2])  # the first one with an id wins
     try:
         assert len(index) == 3 and "a" in index and "z" not in index
-        assert index.ref("b") == SourceRef("b", "file:b", 2)
-        assert index.content("b") == ""
-        assert index.content("c") == "gamma \u00e9 \ud800"
-        assert index.content("a") == "alpha"
-        assert (index.line("a"), index.offset("a")) == (2, offsets[1])
+        assert index.read("b") == ("file:b", "")
+        assert index.read("c") == ("https://c/", "gamma \u00e9 \ud800")
+        assert index.read("a") == ("https://a/", "alpha")
+        assert index.offset("a") == offsets[1]
         assert index.uris(["c", "a", "a"]) == {"a": "https://a/", "c": "https://c/"}
         assert index.uris([]) == {}
     finally:
@@ -56,14 +54,14 @@ def test_a_changed_file_is_detected(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     offsets = _write(path, [_result_line([("a", "u", "x")])])
     index = SourceIndex(str(path))
-    index.add("a", 1, offsets[0])
-    index.add("gone", 1, offsets[0])
+    index.add("a", offsets[0])
+    index.add("gone", offsets[0])
     try:
         with pytest.raises(TraceChangedError):
-            index.content("gone")
+            index.read("gone")
         path.write_bytes(b"not json any more\n")
         with pytest.raises(TraceChangedError):
-            index.content("a")
+            index.read("a")
     finally:
         index.close()
 
@@ -88,14 +86,12 @@ def test_round_trip(entries: list[tuple[str, str, str]]) -> None:
         path = Path(tmp) / "t.jsonl"
         offsets = _write(path, [_result_line([e]) for e in entries])
         index = SourceIndex(str(path))
-        expected: dict[str, tuple[str, str, int]] = {}
+        expected: dict[str, tuple[str, str]] = {}
         try:
-            for line, ((source_id, uri, content), offset) in enumerate(
-                    zip(entries, offsets, strict=True), start=1):
-                index.add(source_id, line, offset)
-                expected.setdefault(source_id, (uri, content, line))
-            for source_id, (uri, content, line) in expected.items():
-                assert index.ref(source_id) == SourceRef(source_id, uri, line)
-                assert index.content(source_id) == content
+            for (source_id, uri, content), offset in zip(entries, offsets, strict=True):
+                index.add(source_id, offset)
+                expected.setdefault(source_id, (uri, content))
+            for source_id, (uri, content) in expected.items():
+                assert index.read(source_id) == (uri, content)
         finally:
             index.close()

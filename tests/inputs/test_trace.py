@@ -55,7 +55,7 @@ def test_valid_trace(scan: Any) -> None:
     assert scanned.answer_line == 3
     assert scanned.citations_per_claim == (1,)
     assert list(scanned.citations) == [Citation(scanned.path, 3, 1, 1, "s1", "quick brown fox")]
-    assert scanned.sources.ref("s1") == SourceRef("s1", "https://example.com/a", 2)
+    assert scanned.sources.read("s1") == ("https://example.com/a", CONTENT)
 
 
 def test_quotes_are_kept_normalised(scan: Any) -> None:
@@ -66,7 +66,8 @@ def test_quotes_are_kept_normalised(scan: Any) -> None:
 def test_blank_lines_ignored_and_lines_counted(scan: Any) -> None:
     scanned = scan(["", call(), "   ", "\t\r", result(), "", answer(run_id="other")])
     assert codes(scanned) == [("TC124", 7)]
-    assert scanned.sources.ref("s1").line == 5
+    assert scanned.sources.offset("s1") == sum(
+        len(line) for line in Path(scanned.path).read_bytes().splitlines(keepends=True)[:4])
 
 
 def test_crlf_lines(tmp_path: Path) -> None:
@@ -93,13 +94,12 @@ def test_lone_surrogates_and_unicode_are_read_back(scan: Any) -> None:
     scanned = scan([call(), result(sources=[source(uri="https://x/\ud801", content=content)]),
                     answer([claim(citations=[cite(quote="\ud800 \U0001f600")])])])
     assert scanned.findings == ()
-    assert scanned.sources.content("s1") == content
-    assert scanned.sources.ref("s1").uri == "https://x/\ud801"
+    assert scanned.sources.read("s1") == ("https://x/\ud801", content)
 
 
 def test_content_is_read_again_from_the_file(scan: Any) -> None:
     scanned = scan(valid_events())
-    assert scanned.sources.content("s1") == CONTENT
+    assert scanned.sources.read("s1")[1] == CONTENT
 
 
 def test_sink_sees_every_valid_source_in_order(tmp_path: Path) -> None:
@@ -268,7 +268,7 @@ def test_failed_result_with_sources(scan: Any) -> None:
 def test_duplicate_source_id_within_one_result(scan: Any) -> None:
     scanned = scan([call(), result(sources=[source(), source(uri="https://other/")]), answer()])
     assert codes(scanned) == [("TC129", 2)]
-    assert scanned.sources.ref("s1").uri == "https://example.com/a"  # the first one counts
+    assert scanned.sources.read("s1")[0] == "https://example.com/a"  # the first one counts
 
 
 def test_duplicate_answer(scan: Any) -> None:
@@ -372,7 +372,7 @@ def test_streaming_memory(big_traces: tuple[Path, Path, int]) -> None:
     try:
         assert scanned.findings == ()
         assert len(scanned.sources) == results * 4
-        assert scanned.sources.content(f"s{results - 1}-3").startswith(f"{results - 1} 3 lorem")
+        assert scanned.sources.read(f"s{results - 1}-3")[1].startswith(f"{results - 1} 3 lorem")
     finally:
         scanned.sources.close()
     assert peak < 20 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"

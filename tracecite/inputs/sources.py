@@ -1,9 +1,9 @@
 """Where a trace's sources are, so their content can be read again once the answer cites them.
 
-The answer comes last in a trace, so checking quotes as the file streams by would mean keeping
-every source's content until then. Instead the validator notes, per source id, the line and the
-byte offset of the event that holds it (a few integers), and the evidence check reads just the
-cited lines again afterwards. Memory grows with the number of sources, never with their size.
+Where the answer is not on a trace's last line (so its quotes could not be known as the sources
+streamed by), the evidence check reads just the cited lines again afterwards: the validator
+notes, per source id, the byte offset of the line of the event that holds it. Memory grows with
+the number of sources, never with their size.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from typing import BinaryIO
 
 from tracecite.inputs.jsonl import loads
-from tracecite.model import SourceRef
 
 _RS = b"\x1e"
 
@@ -49,12 +48,11 @@ def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]
 
 
 class SourceIndex:
-    """The sources of one trace by id: the line and byte offset of the event holding each."""
+    """The sources of one trace by id: the byte offset of the line of the event holding each."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self._slots: dict[str, int] = {}
-        self._lines = array("q")
         self._offsets = array("q")
         self._handle: BinaryIO | None = None
 
@@ -64,31 +62,24 @@ class SourceIndex:
     def __len__(self) -> int:
         return len(self._slots)
 
-    def add(self, source_id: str, line: int, offset: int) -> None:
+    def add(self, source_id: str, offset: int) -> None:
         """Record a source; the first one with an id wins (a duplicate is a format error)."""
         if source_id in self._slots:
             return
         # Interned: cited ids are then one string shared with the citations.
-        self._slots[sys.intern(source_id)] = len(self._lines)
-        self._lines.append(line)
+        self._slots[sys.intern(source_id)] = len(self._offsets)
         self._offsets.append(offset)
-
-    def line(self, source_id: str) -> int:
-        """The line of the event holding the source."""
-        return self._lines[self._slots[source_id]]
 
     def offset(self, source_id: str) -> int:
         """The byte offset of the line of the event holding the source."""
         return self._offsets[self._slots[source_id]]
 
-    def ref(self, source_id: str) -> SourceRef:
-        """The id, URI and line of a source (read again from the file)."""
-        uri, _ = self._read(source_id)
-        return SourceRef(source_id, uri, self.line(source_id))
-
-    def content(self, source_id: str) -> str:
-        """The captured content of a source (read again from the file)."""
-        return self._read(source_id)[1]
+    def read(self, source_id: str) -> tuple[str, str]:
+        """The URI and captured content of a source, read again from the file."""
+        found = read_sources_at(self._open(), self.offset(source_id))
+        if source_id not in found:
+            raise TraceChangedError("the trace changed while it was being checked")
+        return found[source_id]
 
     def uris(self, source_ids: Iterable[str]) -> dict[str, str]:
         """The URIs of the given sources, reading each line that holds them once."""
@@ -114,9 +105,3 @@ class SourceIndex:
         if self._handle is None:
             self._handle = open(self.path, "rb")  # noqa: SIM115 - closed by close()
         return self._handle
-
-    def _read(self, source_id: str) -> tuple[str, str]:
-        found = read_sources_at(self._open(), self.offset(source_id))
-        if source_id not in found:
-            raise TraceChangedError("the trace changed while it was being checked")
-        return found[source_id]

@@ -125,7 +125,7 @@ class _Scanner(FieldChecker):
                 source_id, uri, content = source.get("id"), source.get("uri"), source.get("content")
                 if (type(source_id) is str and type(uri) is str and type(content) is str
                         and source_id.strip() and uri.strip() and source_id not in store):
-                    store.add(source_id, line, self.offset)
+                    store.add(source_id, self.offset)
                     if sink is not None:
                         sink(SourceRef(source_id, uri, line), content)
                     continue
@@ -147,7 +147,7 @@ class _Scanner(FieldChecker):
             return
         if uri is MISSING or content is MISSING:
             return
-        self.store.add(source_id, line, self.offset)
+        self.store.add(source_id, self.offset)
         if self.sink is not None:
             self.sink(SourceRef(source_id, uri, line), content)
 
