@@ -1,8 +1,10 @@
 """Agent traces (SPEC §1.2): one JSON event per line, validated while streaming.
 
 The file is read once, line by line; no event is kept after it is checked. What the checks need
-later stays: the answer's citations (small), and where each source is (:class:`SourceIndex`),
-so the evidence check can read just the cited ones again.
+later stays: the answer's citations (in columns), and where each source is (:class:`SourceIndex`),
+so the evidence check can read just the cited ones again when it could not test them as they
+went by. An answer read ahead from the last line (:mod:`tracecite.inputs.answer`) comes checked
+for structure; the validator places its findings and looks up the sources it cites.
 """
 
 from __future__ import annotations
