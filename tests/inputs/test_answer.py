@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.conftest import Cli, answer, call, cite, claim, result, valid_events, write_trace
 from tracecite.inputs import events
 from tracecite.inputs.answer import PreparedAnswer, read_final_answer
-from tracecite.inputs.trace import scan_open_trace
+from tracecite.inputs.trace import TraceScan, scan_open_trace
 
 
 def _read_ahead(path: Path) -> PreparedAnswer | None:
@@ -23,6 +23,19 @@ def _read_ahead(path: Path) -> PreparedAnswer | None:
         prepared = read_final_answer(str(path), handle)
         assert handle.tell() == 0
     return prepared
+
+
+def _both_ways(path: Path) -> tuple[TraceScan, TraceScan]:
+    """The trace scanned with its answer read ahead, and in one plain pass; same findings."""
+    prepared = _read_ahead(path)
+    assert prepared is not None
+    with open(path, "rb") as handle:
+        ahead = scan_open_trace(str(path), handle, answer=prepared)
+    with open(path, "rb") as handle:
+        plain = scan_open_trace(str(path), handle)
+    assert ahead.answer_read_ahead and not plain.answer_read_ahead
+    assert ahead.findings == plain.findings
+    return ahead, plain
 
 
 def test_the_last_line_is_read_ahead(tmp_path: Path) -> None:
@@ -97,14 +110,7 @@ def test_an_answer_changed_after_it_was_read_ahead_is_decoded_from_the_file(
 
 def test_findings_in_an_answer_read_ahead_are_placed_on_its_line(tmp_path: Path) -> None:
     bad = answer([claim(citations=[cite(source_id="nope"), "x", cite(quote=" ")]), 7])
-    path = write_trace(tmp_path / "t.jsonl", [call(), result(), "", bad])
-    prepared = _read_ahead(path)
-    with open(path, "rb") as handle:
-        ahead = scan_open_trace(str(path), handle, answer=prepared)
-    with open(path, "rb") as handle:
-        plain = scan_open_trace(str(path), handle)
-    assert ahead.answer_read_ahead and not plain.answer_read_ahead
-    assert ahead.findings == plain.findings
+    ahead, _ = _both_ways(write_trace(tmp_path / "t.jsonl", [call(), result(), "", bad]))
     assert [(f.code.code, f.line, f.claim, f.citation) for f in ahead.findings] == [
         ("TC131", 4, 1, 1), ("TC123", 4, 1, 2), ("TC123", 4, 1, 3), ("TC123", 4, 2, None)]
 
@@ -161,14 +167,7 @@ _CLAIMS = st.one_of(
 def test_read_ahead_or_not_the_scan_is_the_same(fields: dict[str, Any]) -> None:
     """Checking an answer's structure first and its sources later finds what one pass finds."""
     with tempfile.TemporaryDirectory() as folder:
-        path = write_trace(Path(folder) / "t.jsonl", [call(), result(), fields])
-        prepared = _read_ahead(path)
-        assert prepared is not None
-        with open(path, "rb") as handle:
-            ahead = scan_open_trace(str(path), handle, answer=prepared)
-        with open(path, "rb") as handle:
-            plain = scan_open_trace(str(path), handle)
-    assert ahead.answer_read_ahead and not plain.answer_read_ahead
-    assert ahead.findings == plain.findings
+        ahead, plain = _both_ways(write_trace(Path(folder) / "t.jsonl",
+                                              [call(), result(), fields]))
     assert list(ahead.citations) == list(plain.citations)
     assert ahead.citations_per_claim == plain.citations_per_claim
