@@ -59,7 +59,8 @@ def test_inputs_are_read_from_the_environment() -> None:
     env = {action.INPUT_ENV[k]: v for k, v in {
         "stage": "all", "paths": " docs/a b.notes \n\n traces/x.jsonl\n", "all": "TRUE",
         "allow-net": "127.0.0.0/8, ::1/128\n10.0.0.0/8", "connect-to": "a:443:127.0.0.1:8443",
-        "fail-on-findings": "False", "timeout": "5", "format": "",
+        "fail-on-findings": "False", "timeout": "5", "format": "", "concurrency": "16",
+        "per-host": " 4 ",
     }.items()}
     inputs = action.read_inputs(env)
     assert inputs.stage == "all"
@@ -73,6 +74,9 @@ def test_inputs_are_read_from_the_environment() -> None:
     assert argv[argv.index("--") + 1:] == ["docs/a b.notes", "traces/x.jsonl"]
     assert argv.count("--allow-net") == 3
     assert argv[argv.index("--timeout"):argv.index("--timeout") + 2] == ["--timeout", "5"]
+    assert argv[argv.index("--concurrency"):argv.index("--concurrency") + 2] == [
+        "--concurrency", "16"]
+    assert argv[argv.index("--per-host"):argv.index("--per-host") + 2] == ["--per-host", "4"]
     assert "json:/tmp/r.json" in argv
 
 

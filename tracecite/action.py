@@ -34,8 +34,8 @@ FORMATS = ("github", "console", "json", "sarif")
 INPUT_ENV: dict[str, str] = {
     name: "TRACECITE_" + name.upper().replace("-", "_")
     for name in ("stage", "paths", "since", "all", "format", "sarif-file", "json-file", "config",
-                 "fail-on-findings", "timeout", "concurrency", "allow-net", "connect-to",
-                 "ca-cert")
+                 "fail-on-findings", "timeout", "concurrency", "per-host", "allow-net",
+                 "connect-to", "ca-cert")
 }
 """Each Action input (``python-version`` aside) and the variable ``action.yml`` passes it in."""
 
@@ -64,6 +64,7 @@ class ActionInputs:
     ca_cert: str = ""
     timeout: str = ""
     concurrency: str = ""
+    per_host: str = ""
     fail_on_findings: bool = True
 
 
@@ -112,6 +113,7 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         ca_cert=get("ca-cert").strip(),
         timeout=get("timeout").strip(),
         concurrency=get("concurrency").strip(),
+        per_host=get("per-host").strip(),
         fail_on_findings=_boolean("fail-on-findings", get("fail-on-findings"), True),
     )
 
@@ -132,6 +134,8 @@ def build_argv(inputs: ActionInputs, report_path: str) -> list[str]:
         argv += ["--timeout", inputs.timeout]
     if inputs.concurrency:
         argv += ["--concurrency", inputs.concurrency]
+    if inputs.per_host:
+        argv += ["--per-host", inputs.per_host]
     if inputs.ca_cert:
         argv += ["--ca-cert", inputs.ca_cert]
     for cidr in inputs.allow_net:
