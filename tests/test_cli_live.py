@@ -705,6 +705,11 @@ def test_verify_files_default_root_is_the_current_directory(
     assert cli("verify-files", path, "--json").codes() == ["TC320"]
 
 
+def test_a_file_uri_with_a_lone_surrogate_is_tc300(cli: Cli, tmp_path: Path,
+                                                   root: Path) -> None:
+    file_finding(cli, tmp_path, root, "file:doc\ud801.txt", "TC300")
+
+
 def test_tc211_verify_files(cli: Cli, tmp_path: Path, root: Path) -> None:
     (root / "doc.txt").write_text("The file has changed since.", encoding="utf-8")
     file_finding(cli, tmp_path, root, "file:doc.txt", "TC211")

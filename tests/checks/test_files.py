@@ -168,3 +168,5 @@ def test_a_sparse_file_over_the_cap_is_refused_without_reading(root: Path) -> No
 
 def test_path_not_utf8_after_decoding(root: Path) -> None:
     assert code_of(FileLoader(str(root), 1000), "file:caf%E9.txt") == Code.URL_INVALID
+    # A lone surrogate (which JSON can carry) was an internal error (TC900) before.
+    assert code_of(FileLoader(str(root), 1000), "file:a\ud801.txt") == Code.URL_INVALID

@@ -32,10 +32,24 @@ def file_uri_path(uri: str) -> str:
             raise FetchError(Code.URL_INVALID, "file: URI with a host other than localhost")
         rest = "/" + path
     rest = rest.split("#", 1)[0].split("?", 1)[0]
-    path = unquote(rest, errors="strict")
+    try:
+        path = unquote(rest, errors="strict")
+        # A lone surrogate (from the trace's JSON) names no file the system can be asked for.
+        path.encode("utf-8")
+    except UnicodeError:
+        raise FetchError(Code.URL_INVALID, "file: URI is not UTF-8 after decoding") from None
     if not path or "\x00" in path:
         raise FetchError(Code.URL_INVALID, "file: URI with an empty or invalid path")
     return path
+
+
+def _os_failure(exc: OSError, verb: str) -> FetchError:
+    """What a failed ``stat`` or ``open`` of a source file means (TC320/TC322)."""
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError)):  # ENOTDIR: a file on the way
+        return FetchError(Code.FILE_MISSING, "file does not exist")
+    if exc.errno == errno.ELOOP:
+        return FetchError(Code.FILE_UNREADABLE, "symbolic link loop")
+    return FetchError(Code.FILE_UNREADABLE, f"file cannot be {verb} ({exc.strerror or 'error'})")
 
 
 class FileLoader:
@@ -47,58 +61,42 @@ class FileLoader:
 
     def resolve(self, uri: str) -> str:
         """The real path of a ``file:`` URI, refused (TC321) if outside the root."""
-        try:
-            path = file_uri_path(uri)
-        except UnicodeDecodeError:
-            raise FetchError(Code.URL_INVALID, "file: URI is not UTF-8 after decoding") from None
-        real = os.path.realpath(os.path.join(self.root, path))
+        real = os.path.realpath(os.path.join(self.root, file_uri_path(uri)))
         if os.path.commonpath([self.root, real]) != self.root:
             raise FetchError(Code.FILE_OUTSIDE_ROOT, "path resolves outside the root")
         return real
 
-    def read(self, uri: str) -> tuple[str, str]:
-        """The real path and UTF-8 text of the file; raises :class:`FetchError` (TC320–TC322)."""
-        real = self.resolve(uri)
+    def read(self, real: str) -> str:
+        """The UTF-8 text of the file at a resolved path; raises :class:`FetchError`
+        (TC320–TC322)."""
+        too_large = f"file is larger than the {self.max_bytes}-byte cap"
         try:
             # Refuse what is not a regular file before opening it: opening a device can act.
             if not stat.S_ISREG(os.stat(real).st_mode):
                 raise FetchError(Code.FILE_UNREADABLE, "not a regular file")
-        except (FileNotFoundError, NotADirectoryError):  # ENOTDIR: a file on the way
-            raise FetchError(Code.FILE_MISSING, "file does not exist") from None
         except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise FetchError(Code.FILE_UNREADABLE, "symbolic link loop") from None
-            raise FetchError(Code.FILE_UNREADABLE,
-                             f"file cannot be examined ({exc.strerror or 'error'})") from None
+            raise _os_failure(exc, "examined") from None
         try:
             # O_NONBLOCK: opening a FIFO must not wait for a writer; we refuse it below anyway.
             fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
                          | getattr(os, "O_CLOEXEC", 0))
-        except (FileNotFoundError, NotADirectoryError):
-            raise FetchError(Code.FILE_MISSING, "file does not exist") from None
         except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise FetchError(Code.FILE_UNREADABLE, "symbolic link loop") from None
-            raise FetchError(Code.FILE_UNREADABLE,
-                             f"file cannot be opened ({exc.strerror or 'error'})") from None
+            raise _os_failure(exc, "opened") from None
         with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
                 raise FetchError(Code.FILE_UNREADABLE, "not a regular file")
             if info.st_size > self.max_bytes:
-                raise FetchError(Code.FILE_UNREADABLE,
-                                 f"file is larger than the {self.max_bytes}-byte cap")
+                raise FetchError(Code.FILE_UNREADABLE, too_large)
             data = handle.read(self.max_bytes + 1)
-        if len(data) > self.max_bytes:
-            raise FetchError(Code.FILE_UNREADABLE,
-                             f"file is larger than the {self.max_bytes}-byte cap")
+        if len(data) > self.max_bytes:  # it grew since fstat
+            raise FetchError(Code.FILE_UNREADABLE, too_large)
         try:
-            return real, data.decode("utf-8-sig")
+            return data.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise FetchError(Code.FILE_UNREADABLE, "file is not UTF-8") from None
 
     def __call__(self, uri: str) -> tuple[str, str]:
         """``(kind, text)``: HTML files (by the cited name) are matched on their visible text."""
-        _, text = self.read(uri)
-        kind = HTML if file_uri_path(uri).lower().endswith(HTML_SUFFIXES) else TEXT
-        return kind, text
+        text = self.read(self.resolve(uri))
+        return (HTML if file_uri_path(uri).lower().endswith(HTML_SUFFIXES) else TEXT), text
