@@ -38,13 +38,13 @@ class QuoteCheck:
 
     def not_found(self, code: Code, what: str) -> Finding:
         """The finding for a quote that is not in its source."""
-        return Finding(code, f"quote is not in {what}", file=self.file,
-                       line=self.line, record=self.record, claim=self.claim,
-                       citation=self.citation, source_id=self.source_id, uri=self.target)
+        return self._finding(code, f"quote is not in {what}")
 
     def unavailable(self, error: FetchError) -> Finding:
         """The finding for a source that could not be fetched or read."""
-        return Finding(error.code, error.detail, file=self.file,
-                       line=self.line, record=self.record, claim=self.claim,
-                       citation=self.citation, source_id=self.source_id, uri=self.target,
-                       status=error.status)
+        return self._finding(error.code, error.detail, status=error.status)
+
+    def _finding(self, code: Code, message: str, status: int | None = None) -> Finding:
+        return Finding(code, message, file=self.file, line=self.line, record=self.record,
+                       claim=self.claim, citation=self.citation, source_id=self.source_id,
+                       uri=self.target, status=status)

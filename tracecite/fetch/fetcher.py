@@ -70,7 +70,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import Any
 
 from urllib3 import BaseHTTPResponse, HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -97,9 +97,6 @@ from tracecite.fetch.limits import (
     MAX_TIMEOUT,
 )
 from tracecite.fetch.url_policy import Target, follow_redirect, parse_target
-
-if TYPE_CHECKING:
-    from _typeshed import ReadableBuffer, WriteableBuffer
 
 __all__ = [
     "MAX_BYTES",
@@ -250,46 +247,31 @@ class _DeadlineSocket(socket.socket):
     """A TCP socket whose sends and receives never outlast the fetch deadline.
 
     urllib3 timeouts apply per operation, and http.client reads in loops, so a per-operation
-    timeout alone lets a trickling server run forever.
+    timeout alone lets a trickling server run forever. The arguments pass through untouched:
+    ``ssl.SSLSocket``, which comes after this class in ``_DeadlineSSLSocket``, has defaults of
+    its own.
     """
 
-    def recv(self, bufsize: int, flags: int = 0) -> bytes:
+    def recv(self, *args: Any, **kwargs: Any) -> bytes:
         _arm(self)
-        return super().recv(bufsize, flags)
+        return super().recv(*args, **kwargs)
 
-    def recv_into(self, buffer: WriteableBuffer, nbytes: int = 0, flags: int = 0) -> int:
+    def recv_into(self, *args: Any, **kwargs: Any) -> int:
         _arm(self)
-        return super().recv_into(buffer, nbytes, flags)
+        return super().recv_into(*args, **kwargs)
 
-    def send(self, data: ReadableBuffer, flags: int = 0) -> int:
+    def send(self, *args: Any, **kwargs: Any) -> int:
         _arm(self)
-        return super().send(data, flags)
+        return super().send(*args, **kwargs)
 
-    def sendall(self, data: ReadableBuffer, flags: int = 0) -> None:
+    def sendall(self, *args: Any, **kwargs: Any) -> None:
         _arm(self)
-        super().sendall(data, flags)
+        super().sendall(*args, **kwargs)
 
 
-class _DeadlineSSLSocket(ssl.SSLSocket):
-    """The TLS counterpart of ``_DeadlineSocket`` (installed as the context's socket class)."""
-
-    def recv(self, buflen: int = 1024, flags: int = 0) -> bytes:
-        _arm(self)
-        return super().recv(buflen, flags)
-
-    def recv_into(
-        self, buffer: WriteableBuffer, nbytes: int | None = None, flags: int = 0,
-    ) -> int:
-        _arm(self)
-        return super().recv_into(buffer, nbytes, flags)
-
-    def send(self, data: ReadableBuffer, flags: int = 0) -> int:
-        _arm(self)
-        return super().send(data, flags)
-
-    def sendall(self, data: ReadableBuffer, flags: int = 0) -> None:
-        _arm(self)
-        super().sendall(data, flags)
+class _DeadlineSSLSocket(_DeadlineSocket, ssl.SSLSocket):
+    """The TLS counterpart (installed as the context's socket class): the same deadline on
+    ``SSLSocket``'s reads and writes, and a failed handshake noted for the error's code."""
 
     def do_handshake(self, block: bool = False) -> None:
         try:
@@ -809,11 +791,12 @@ class PinnedFetcher:
                     decode_content=False,
                     release_conn=False,
                 )
-            except ClosedPoolError as exc:  # evicted by another thread between lookup and use
-                if attempt == 2:
-                    raise _network_failure(exc, clock) from exc
             except (HTTPError, OSError, http.client.HTTPException) as exc:
-                if attempt == 2 or clock.opened or not _is_stale_connection(exc):
+                # Retried once: a pool evicted by another thread between lookup and use, or
+                # a kept-alive connection the server closed before this request was sent.
+                retry = isinstance(exc, ClosedPoolError) or (
+                    not clock.opened and _is_stale_connection(exc))
+                if attempt == 2 or not retry:
                     raise _network_failure(exc, clock) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
