@@ -37,3 +37,23 @@ def test_notes_alone_need_no_trace_reader() -> None:
     run = subprocess.run([sys.executable, "-c", probe, "check", str(EXAMPLES / "notes.md")],
                          capture_output=True, text=True, timeout=60, check=False)
     assert run.stderr.splitlines()[-1] == "0 ", run.stderr
+
+
+@pytest.mark.parametrize("closed", [1, 2], ids=["stdout", "stderr"])
+@pytest.mark.parametrize("args", [
+    ["check", str(EXAMPLES / "failing-evidence.jsonl"), "--evidence"],
+    ["check", str(EXAMPLES / "failing-evidence.jsonl"), "--evidence", "--json"],
+    ["check", "--timeout"],  # a usage error, reported on stderr
+], ids=["console", "json", "usage"])
+def test_a_closed_standard_stream_is_not_a_crash(closed: int, args: list[str]) -> None:
+    """Started with ``>&-`` or ``2>&-``: the exit code still says what was found (2, or 1 for
+    the usage error), never a traceback or an internal error (3)."""
+    import os
+
+    def close() -> None:
+        os.close(closed)
+
+    run = subprocess.run([sys.executable, "-m", "tracecite", *args], capture_output=True,
+                         text=True, timeout=60, check=False, preexec_fn=close)
+    assert run.returncode == (1 if "--timeout" in args else 2), run.stderr
+    assert "Traceback" not in run.stderr + run.stdout

@@ -23,6 +23,7 @@ from tracecite.fetch.limits import DEFAULT_CONCURRENCY, DEFAULT_PER_HOST, MAX_CO
 from tracecite.findings import EXIT_INPUT, EXIT_INTERNAL, Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import printable
+from tracecite.streams import is_terminal, write_stderr
 
 BUG_REPORT = "this is a bug in TraceCite; please report it at https://github.com/tracecite/tracecite/issues"
 
@@ -43,7 +44,7 @@ class _Parser(argparse.ArgumentParser):
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         if message:
-            sys.stderr.write(message)
+            write_stderr(message)
         raise _Exit(status)
 
 
@@ -306,8 +307,8 @@ def _guess_format(argv: Sequence[str]) -> str:
     return chosen
 
 
-def _is_color(stream: TextIO) -> bool:
-    return stream.isatty() and "NO_COLOR" not in os.environ
+def _is_color(stream: TextIO | None) -> bool:
+    return is_terminal(stream) and "NO_COLOR" not in os.environ
 
 
 def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequence[str] = (),
@@ -328,9 +329,9 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
             reason = exc.strerror or 'error'
             raise UsageError(f"--report-file cannot be written ({reason})") from None
     out = stdout if stdout is not None else sys.stdout
-    style = OutputStyle(color=_is_color(out), quiet=quiet)
-    out.write(REPORTERS[fmt](report, style))
-    out.flush()
+    if out is not None:  # None: Python started with stdout closed (``>&-``)
+        out.write(REPORTERS[fmt](report, OutputStyle(color=_is_color(out), quiet=quiet)))
+        out.flush()
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if fmt == "github" and summary_path:
         from tracecite.reporters.github import step_summary
@@ -339,7 +340,7 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
             with open(summary_path, "a", encoding="utf-8") as handle:
                 handle.write(step_summary(report))
         except OSError as exc:
-            sys.stderr.write("tracecite: warning: the step summary ($GITHUB_STEP_SUMMARY) cannot "
+            write_stderr("tracecite: warning: the step summary ($GITHUB_STEP_SUMMARY) cannot "
                              f"be written ({exc.strerror or 'error'})\n")
 
 
@@ -362,7 +363,7 @@ def _fail(argv: Sequence[str], code: Code, message: str, command: str) -> int:
     report = Report(command, (Finding(code, message),))
     if fmt == "console":
         # argparse's messages quote the command line, which may hold hostile file names.
-        sys.stderr.write(f"tracecite: {code.code} {code.label}: {printable(message)}\n")
+        write_stderr(f"tracecite: {code.code} {code.label}: {printable(message)}\n")
     else:
         with contextlib.suppress(OSError):  # the report is best effort here
             emit(report, fmt)
@@ -391,7 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         return _fail(args_list, Code.USAGE, str(exc), command)
     except KeyboardInterrupt:
-        sys.stderr.write("tracecite: interrupted\n")
+        write_stderr("tracecite: interrupted\n")
         return 130
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); nothing more can be said to it.

@@ -6,6 +6,7 @@ import sys
 from typing import TextIO
 
 from tracecite.checks.live import NoProgress, Progress
+from tracecite.streams import is_terminal
 
 
 class BarProgress:
@@ -41,14 +42,6 @@ def progress_for(stream: TextIO | None = None, *, enabled: bool = True,
                  label: str = "fetching") -> Progress:
     """A bar on ``stream`` (stderr) if it is a terminal and progress is wanted, else nothing."""
     stream = stream if stream is not None else sys.stderr
-    if enabled and _is_terminal(stream):
+    if enabled and is_terminal(stream):
         return BarProgress(stream, label)
     return NoProgress()
-
-
-def _is_terminal(stream: TextIO | None) -> bool:
-    # stderr is None when Python starts with it closed (``2>&-``); a closed stream raises.
-    try:
-        return stream is not None and stream.isatty()
-    except (ValueError, OSError):
-        return False
