@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from tests.conftest import Cli, answer, call, cite, claim, result, write_trace
 from tracecite import __version__
 from tracecite.codes import Code
 from tracecite.findings import Changes, Finding, Report
+from tracecite.reporters.escape import printable
 from tracecite.reporters.sarif import format_sarif
 
 SCHEMA = (Path(__file__).resolve().parents[2].parent / "shared" / "schemas"
@@ -109,6 +111,22 @@ def test_odd_file_names_are_uri_encoded() -> None:
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
     assert uris[0] == "%23%23%5Berror%5Dx.md"
     assert uris[1] == "a%20b%25c%23d%3Fe%3Af%2C%C3%A9%0A.md"
+
+
+def test_a_file_name_that_is_not_utf8_is_percent_encoded() -> None:
+    """Regression: a name with an undecodable byte (a lone surrogate here) ended the run with
+    TC900 instead of its report."""
+    name = os.fsdecode(b"bad\xffname.jsonl")
+    text = format_sarif(Report("check", (Finding(Code.INPUT_UNREADABLE, "m", file=name),)))
+    location = json.loads(text)["runs"][0]["results"][0]["locations"][0]
+    assert location["physicalLocation"]["artifactLocation"]["uri"] == "bad%FFname.jsonl"
+
+
+def test_source_ids_and_uris_are_escaped_once() -> None:
+    finding = Finding(Code.QUOTE_NOT_IN_CAPTURE, "m", file="t.jsonl", source_id="a\nb\\c",
+                      uri="https://x/\x1b")
+    message = json.loads(format_sarif(Report("check", (finding,))))["runs"][0]["results"][0]
+    assert message["message"]["text"] == printable("m (source a\nb\\c) (uri https://x/\x1b)")
 
 
 def test_internal_error_marks_run_unsuccessful() -> None:

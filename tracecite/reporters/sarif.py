@@ -31,17 +31,20 @@ def _rule(code: Code) -> dict[str, Any]:
 
 
 def _artifact_uri(path: str) -> dict[str, str]:
+    # The file system's bytes, so a name that is not UTF-8 (a lone surrogate from
+    # surrogateescape) is escaped like any other byte instead of failing to encode.
+    escaped = quote(os.fsencode(path.replace(os.sep, "/")))
     if os.path.isabs(path):
-        return {"uri": "file://" + quote(path.replace(os.sep, "/"))}
-    return {"uri": quote(path.replace(os.sep, "/")), "uriBaseId": "%SRCROOT%"}
+        return {"uri": "file://" + escaped}
+    return {"uri": escaped, "uriBaseId": "%SRCROOT%"}
 
 
 def _result(finding: Finding) -> dict[str, Any]:
-    text = finding.message
+    text = finding.message  # escaped once, below, with what is added to it
     if finding.source_id is not None:
-        text += f" (source {printable(finding.source_id)})"
+        text += f" (source {finding.source_id})"
     if finding.uri is not None:
-        text += f" (uri {printable(finding.uri)})"
+        text += f" (uri {finding.uri})"
     result: dict[str, Any] = {
         "ruleId": finding.code.code,
         "ruleIndex": _RULE_INDEX[finding.code],
