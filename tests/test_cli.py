@@ -507,17 +507,22 @@ def test_unreadable_without_root(cli: Cli, tmp_path: Path,
     notes.write_text("x")
     trace.write_bytes(TRACE_OK)
 
-    def refuse(path: str, mode: str = "r") -> object:
+    def refuse(path: str, flags: int) -> int:
         raise PermissionError(errno.EACCES, "Permission denied", path)
 
-    monkeypatch.setattr("tracecite.inputs.files.open", refuse, raising=False)
+    monkeypatch.setattr("tracecite.inputs.files.os_open", refuse)
     run = cli("check", notes, trace, "--json")
     assert run.exit == 1
     assert [(f["code"], f["line"], f["message"]) for f in run.json()["findings"]] == [
         ("TC101", None, "input cannot be read (Permission denied)")] * 2
 
-    monkeypatch.setattr("tracecite.inputs.files.open", lambda path, mode="r": _FailingFile(),
-                        raising=False)
+    monkeypatch.setattr("tracecite.inputs.files.os_open", os.open)
+
+    def failing(fd: int, mode: str) -> _FailingFile:
+        os.close(fd)
+        return _FailingFile()
+
+    monkeypatch.setattr("tracecite.inputs.files.fdopen", failing)
     run = cli("check", notes, trace, "--json")
     assert run.exit == 1
     got = [(f["code"], f["file"], f["line"]) for f in run.json()["findings"]]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+from os import fdopen
+from os import open as os_open
 from typing import BinaryIO
 
 from tracecite.codes import Code
@@ -12,20 +14,29 @@ from tracecite.findings import Finding
 
 
 def open_input(path: str) -> BinaryIO | Finding:
-    """Open ``path`` for binary reading, or say why it cannot be (TC101)."""
-    if os.path.isdir(path):
-        return Finding(Code.INPUT_UNREADABLE, "input is a directory", file=path)
+    """Open ``path`` for binary reading, or say why it cannot be (TC101).
+
+    Only regular files: a FIFO would block, a device could be read for ever. The file is opened
+    without waiting (``O_NONBLOCK``) and then examined, so nothing swapped in between a check
+    and the open can block the run.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        # A FIFO would block the open, a device could be read forever: only regular files.
-        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
-            return Finding(Code.INPUT_UNREADABLE, "input is not a regular file", file=path)
-        return open(path, "rb")  # the caller closes it
+        fd = os_open(path, flags)
     except FileNotFoundError:
         return Finding(Code.INPUT_UNREADABLE, "input file does not exist", file=path)
     except OSError as exc:
+        if os.path.isdir(path):  # where directories cannot be opened at all (Windows)
+            return Finding(Code.INPUT_UNREADABLE, "input is a directory", file=path)
         return Finding(
             Code.INPUT_UNREADABLE, f"input cannot be read ({_os_reason(exc)})", file=path
         )
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        return Finding(Code.INPUT_UNREADABLE, f"input is {what}", file=path)
+    return fdopen(fd, "rb")  # the caller closes it
 
 
 def read_text(path: str) -> str | Finding:
