@@ -292,6 +292,20 @@ def test_files_with_all_or_since_and_no_files_at_all_are_usage_errors(
     assert "TC100" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("stage", ["online", "all"])
+@pytest.mark.parametrize("flag", [["--timeout", "99"], ["--connect-to", "junk"],
+                                  ["--ca-cert", "no-such-file.pem"]])
+def test_a_bad_fetch_flag_is_tc100_before_any_input_is_read(
+        stage: str, flag: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """As verify-notes does: the flags are checked first, even when an input is malformed."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "bad.notes", BROKEN_NOTES)
+    code, report = run_json(["hook", "--stage", stage, *flag, "bad.notes"], capsys)
+    assert code == 1
+    assert [f["code"] for f in report["findings"]] == ["TC100"]
+
+
 def _pull_request_event(tmp_path: Path, base_sha: str) -> Path:
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"pull_request": {"number": 7, "base": {"sha": base_sha,
@@ -488,7 +502,7 @@ def test_verify_files_root_must_exist(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_unknown_stage_is_refused() -> None:
     with pytest.raises(Exception, match="unknown stage"):
-        hook.run_stage("sometimes", ["a.notes"], live=lambda label: label)
+        hook.run_stage("sometimes", ["a.notes"])
 
 
 # ---- one real online run against a local server ---------------------------------------------

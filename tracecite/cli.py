@@ -14,7 +14,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from tracecite import __version__
 from tracecite.codes import Code
@@ -24,6 +24,10 @@ from tracecite.findings import EXIT_INPUT, EXIT_INTERNAL, Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import printable
 from tracecite.streams import is_terminal, write_stderr
+
+if TYPE_CHECKING:  # the live commands' modules, imported when a command needs them
+    from tracecite.commands import LiveOptions
+    from tracecite.fetch.fetcher import FetchOptions
 
 BUG_REPORT = "this is a bug in TraceCite; please report it at https://github.com/tracecite/tracecite/issues"
 
@@ -116,7 +120,7 @@ def _add_fetch_options(parser: argparse.ArgumentParser, *, web: bool = True) -> 
                        help="trust this PEM CA bundle in addition to the system store")
 
 
-def fetch_options(args: argparse.Namespace) -> object:
+def fetch_options(args: argparse.Namespace) -> FetchOptions:
     """The fetcher's options from the command line (TC100 for a bad value)."""
     from tracecite.fetch.address_policy import parse_allow_net
     from tracecite.fetch.fetcher import FetchOptions, parse_connect_to
@@ -151,13 +155,13 @@ def fetch_options(args: argparse.Namespace) -> object:
         raise UsageError(str(exc)) from None
 
 
-def live_options(args: argparse.Namespace, label: str) -> object:
+def live_options(args: argparse.Namespace, label: str) -> LiveOptions:
     """Everything a live command needs from its command line."""
     from tracecite.commands import LiveOptions
     from tracecite.progress import progress_for
 
     return LiveOptions(
-        fetch=fetch_options(args),  # type: ignore[arg-type]
+        fetch=fetch_options(args),
         concurrency=args.concurrency,
         root=getattr(args, "root", "."),
         progress=progress_for(enabled=not (args.no_progress or args.quiet), label=label),
@@ -187,7 +191,7 @@ def _configure_verify_notes(parser: argparse.ArgumentParser) -> None:
 def _run_verify_notes(args: argparse.Namespace) -> Report:
     from tracecite.commands import run_verify_notes
 
-    return run_verify_notes(args.files, live_options(args, "verify-notes"))  # type: ignore[arg-type]
+    return run_verify_notes(args.files, live_options(args, "verify-notes"))
 
 
 def _configure_verify_urls(parser: argparse.ArgumentParser) -> None:
@@ -198,7 +202,7 @@ def _configure_verify_urls(parser: argparse.ArgumentParser) -> None:
 def _run_verify_urls(args: argparse.Namespace) -> Report:
     from tracecite.commands import run_verify_urls
 
-    return run_verify_urls(args.files, live_options(args, "verify-urls"))  # type: ignore[arg-type]
+    return run_verify_urls(args.files, live_options(args, "verify-urls"))
 
 
 def _configure_verify_files(parser: argparse.ArgumentParser) -> None:
@@ -214,7 +218,7 @@ def _run_verify_files(args: argparse.Namespace) -> Report:
 
     if not os.path.isdir(args.root):
         raise UsageError("--root names no directory")
-    return run_verify_files(args.files, live_options(args, "verify-files"))  # type: ignore[arg-type]
+    return run_verify_files(args.files, live_options(args, "verify-files"))
 
 
 def _configure_compare(parser: argparse.ArgumentParser) -> None:

@@ -23,7 +23,6 @@ import re
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import cast
 
 from tracecite import commands
 from tracecite.codes import Code
@@ -36,9 +35,8 @@ STAGES = ("offline", "online", "all")
 FETCH_DEPTH_HINT = ("check the repository out with its history (actions/checkout with "
                     "'fetch-depth: 0')")
 
-LiveFactory = Callable[[str], object]
-"""Builds the live commands' :class:`~tracecite.commands.LiveOptions` for a command (by name);
-typed loosely because the CLI builds them without importing the fetcher up front."""
+LiveFactory = Callable[[str], commands.LiveOptions]
+"""Builds the live checks' options from the command line, labelled for the progress bar."""
 
 
 class GitError(Exception):
@@ -86,8 +84,13 @@ def run_hook(args: argparse.Namespace, live: LiveFactory) -> Report:
     except (ConfigError, GitError) as exc:
         return Report(COMMAND, (exc.finding,))
     _apply_config(args, config)
-    selected = select(paths, config)
-    return run_stage(args.stage, selected, live=live, verify_files=args.verify_files)
+    # Built, and so checked, before any input is read: a bad fetch flag is TC100 at once.
+    pages = files = None
+    if args.stage != "offline":
+        pages = live("fetching pages")
+        if args.verify_files:
+            files = live(commands.LIVE_COMMAND["file"])
+    return run_stage(args.stage, select(paths, config), pages=pages, files=files)
 
 
 def _load(explicit: str | None) -> Config:
@@ -345,14 +348,14 @@ def _dig(value: object, *keys: str) -> str | None:
 
 # ---- running the stage ----------------------------------------------------------------------
 
-def _options(live: LiveFactory, label: str) -> commands.LiveOptions:
-    return cast("commands.LiveOptions", live(label))
-
-
-def run_stage(stage: str, paths: Sequence[str], *, live: LiveFactory,
-              verify_files: bool = False) -> Report:
+def run_stage(stage: str, paths: Sequence[str], *, pages: commands.LiveOptions | None = None,
+              files: commands.LiveOptions | None = None) -> Report:
     """Run ``stage`` on the selected ``paths``: each input is read once (format, structure and
-    evidence), then the online checks run on what was read; one report for all of it."""
+    evidence), then the online checks run on what was read; one report for all of it.
+
+    ``pages``: the options of the web checks, which the online stages need; ``files``: those of
+    the ``file:`` checks, which run only when given.
+    """
     if stage not in STAGES:
         raise UsageError(f"unknown stage {stage!r}")
     if not paths:
@@ -369,16 +372,16 @@ def run_stage(stage: str, paths: Sequence[str], *, live: LiveFactory,
     # One malformed file stops the run before anything is fetched or read (SPEC §3).
     if stage == "offline" or commands.has_input_errors(findings):
         return Report(COMMAND, tuple(findings), summary)
+    if pages is None:
+        raise ValueError("the online stages need the options of the web checks")
     # Notes and traces together: a page that both cite is fetched once.
-    found, counts = commands.check_pages_live(inputs.notes, inputs.traces,
-                                              _options(live, "fetching pages"))
+    found, counts = commands.check_pages_live(inputs.notes, inputs.traces, pages)
     findings += found
     summary += counts
     if inputs.traces:
-        kinds: tuple[commands.SourceKind, ...] = ("web", "file") if verify_files else ("web",)
-        if verify_files:
-            found, counts = commands.check_traces_live(
-                inputs.traces, "file", _options(live, commands.LIVE_COMMAND["file"]))
+        kinds: tuple[commands.SourceKind, ...] = ("web", "file") if files is not None else ("web",)
+        if files is not None:
+            found, counts = commands.check_traces_live(inputs.traces, "file", files)
             findings += found
             summary += counts
         summary += Summary(skipped=commands.count_skipped(inputs.traces, kinds))
