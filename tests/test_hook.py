@@ -537,8 +537,6 @@ def local_site() -> Iterator[int]:
 def test_online_end_to_end_against_a_local_server(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_site: int,
         capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("tracecite.fetch.fetcher",
-                        reason="the fetcher (tracecite/fetch/fetcher.py) has not landed")
     monkeypatch.chdir(tmp_path)
     url = "http://docs.test/page"
     write(tmp_path, "site.notes",
@@ -587,8 +585,6 @@ def test_each_input_is_read_once_however_many_checks_use_it(
         capsys: pytest.CaptureFixture[str]) -> None:
     """A trace can be hundreds of MB: evidence, the web check and the file check share one
     scan of it, and the notes are parsed once for their format and their live check."""
-    pytest.importorskip("tracecite.fetch.fetcher",
-                        reason="the fetcher (tracecite/fetch/fetcher.py) has not landed")
     from tracecite import commands
 
     monkeypatch.chdir(tmp_path)
