@@ -59,7 +59,6 @@ class Command:
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], Report]
-    live: bool = False
 
 
 # ---- option helpers -------------------------------------------------------------------------
@@ -251,15 +250,15 @@ COMMANDS: dict[str, Command] = {
     "check": Command("offline: notes format, trace structure, and --evidence",
                      _configure_check, _run_check),
     "verify-notes": Command("fetch each notes URL; quotes must be on the page",
-                            _configure_verify_notes, _run_verify_notes, live=True),
+                            _configure_verify_notes, _run_verify_notes),
     "verify-urls": Command("evidence, then every cited http(s) source re-fetched",
-                           _configure_verify_urls, _run_verify_urls, live=True),
+                           _configure_verify_urls, _run_verify_urls),
     "verify-files": Command("evidence, then every cited file: source re-read",
-                            _configure_verify_files, _run_verify_files, live=True),
+                            _configure_verify_files, _run_verify_files),
     "compare": Command("compare two traces' captured sources by stable URI",
                        _configure_compare, _run_compare),
     "hook": Command("pre-commit and the Action: the stage's checks on selected files",
-                    _configure_hook, _run_hook, live=True),
+                    _configure_hook, _run_hook),
 }
 """Every subcommand by name."""
 

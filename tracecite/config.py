@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracecite.codes import Code
+from tracecite.commands import is_trace
 from tracecite.fetch.limits import MAX_BYTES, MAX_CONCURRENCY, MAX_TIMEOUT
 from tracecite.findings import Finding
 
@@ -75,20 +76,15 @@ class Config:
 
 # ---- finding and reading the file -----------------------------------------------------------
 
-def find_config(start: str, top_level: str | None = None) -> str | None:
-    """The configuration file for a run in ``start``: ``.tracecite.toml``, else a
-    ``pyproject.toml`` with a ``[tool.tracecite]`` table, first in ``start`` and then in the git
-    top-level directory ``top_level`` (if given)."""
-    directories = [start]
-    if top_level and os.path.abspath(top_level) != os.path.abspath(start):
-        directories.append(top_level)
-    for directory in directories:
-        candidate = os.path.join(directory, PROJECT_FILE)
-        if os.path.isfile(candidate):
-            return candidate
-        candidate = os.path.join(directory, PYPROJECT)
-        if os.path.isfile(candidate) and _mentions_tracecite(candidate):
-            return candidate
+def find_config(directory: str) -> str | None:
+    """The configuration file in ``directory``: ``.tracecite.toml``, else a ``pyproject.toml``
+    with a ``[tool.tracecite]`` table (the hook looks here, then at the git top level)."""
+    candidate = os.path.join(directory, PROJECT_FILE)
+    if os.path.isfile(candidate):
+        return candidate
+    candidate = os.path.join(directory, PYPROJECT)
+    if os.path.isfile(candidate) and _mentions_tracecite(candidate):
+        return candidate
     return None
 
 
@@ -190,7 +186,7 @@ def _globs(what: str) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise ValueError("must be a list of non-empty glob strings")
         for pattern in value:
-            trace_like = pattern.lower().endswith(".jsonl")
+            trace_like = is_trace(pattern)
             if what == "traces" and not trace_like:
                 raise ValueError(f"pattern {pattern!r} must end in .jsonl (a file is read as a "
                                  "trace by its .jsonl suffix)")
@@ -198,14 +194,6 @@ def _globs(what: str) -> Any:
                 raise ValueError(f"pattern {pattern!r} ends in .jsonl, which is read as a trace")
         return tuple(value)
     return check
-
-
-def _exclude(value: object) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ValueError("must be a list of non-empty glob strings")
-    return tuple(value)
 
 
 def _timeout(value: object) -> float:
@@ -249,7 +237,7 @@ def _directory(value: object) -> str:
 _CHECKS: dict[str, Any] = {
     "notes": _globs("notes"),
     "traces": _globs("traces"),
-    "exclude": _exclude,
+    "exclude": _globs("exclude"),
     "timeout": _timeout,
     "concurrency": _bounded_int(1, MAX_CONCURRENCY),
     "per_host": _bounded_int(1, MAX_CONCURRENCY),
