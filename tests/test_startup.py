@@ -9,7 +9,8 @@ import pytest
 
 from tests.conftest import EXAMPLES
 
-HEAVY = ("rich", "html5lib", "urllib3", "concurrent.futures", "multiprocessing")
+HEAVY = ("rich", "html5lib", "urllib3", "concurrent.futures", "multiprocessing",
+         "tracecite.checks.live", "tracecite.checks.compare")
 
 _PROBE = """
 import sys

@@ -13,10 +13,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from tracecite.checks.compare import compare_traces
 from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
-from tracecite.checks.live import Progress, run_live_checks
-from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.errors import UsageError
 from tracecite.fetch.limits import DEFAULT_CONCURRENCY
@@ -25,7 +22,9 @@ from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.inputs.trace import scan_trace
 from tracecite.model import Citation
 
-if TYPE_CHECKING:  # the fetcher imports urllib3, which offline commands never need
+if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
+    from tracecite.checks.live import Progress
+    from tracecite.checks.quotes import QuoteCheck
     from tracecite.fetch.fetcher import FetchOptions, PinnedFetcher
 
 TRACE_SUFFIX = ".jsonl"
@@ -116,6 +115,8 @@ def run_check(paths: Sequence[str], *, evidence: bool) -> Report:
 
 def run_compare(old: str, new: str) -> Report:
     """Compare two traces' captured contents by stable URI (TC400–TC402)."""
+    from tracecite.checks.compare import compare_traces
+
     findings, changes = compare_traces(old, new)
     return Report("compare", tuple(findings), Summary(inputs=2), changes)
 
@@ -135,6 +136,8 @@ def check_pages_live(notes: Sequence[NotesFile], traces: Sequence[EvidenceScan],
     """Fetch each page that notes records or the traces' http(s) sources cite, once however
     many of them cite it; each quote must be in its visible text (TC210). The live verdicts'
     counts come with the findings."""
+    from tracecite.checks.quotes import QuoteCheck
+
     checks = [QuoteCheck.from_note(r) for n in notes for r in n.records]
     checks += _trace_checks(traces, "web")
     return _check_pages(checks, options)
@@ -182,6 +185,7 @@ def check_traces_live(traces: Sequence[EvidenceScan], kind: SourceKind, options:
     if kind == "web":
         return check_pages_live((), traces, options)
     from tracecite.checks.files import FileLoader
+    from tracecite.checks.live import run_live_checks
 
     return run_live_checks(
         _trace_checks(traces, kind), FileLoader(options.root, options.fetch.max_bytes),
@@ -191,6 +195,8 @@ def check_traces_live(traces: Sequence[EvidenceScan], kind: SourceKind, options:
 
 
 def _trace_checks(traces: Sequence[EvidenceScan], kind: SourceKind) -> list[QuoteCheck]:
+    from tracecite.checks.quotes import QuoteCheck
+
     wanted = _is_kind(kind)
     return [QuoteCheck.from_citation(c, uri) for c, uri in _cited(traces) if wanted(uri)]
 
@@ -204,6 +210,7 @@ def count_skipped(traces: Sequence[EvidenceScan], kinds: Collection[SourceKind])
 def _check_pages(checks: Sequence[QuoteCheck], options: LiveOptions
                  ) -> tuple[list[Finding], Summary]:
     """Fetch each distinct page once; each quote must be in its visible text (TC210)."""
+    from tracecite.checks.live import run_live_checks
     from tracecite.checks.web import WebLoader, url_key
 
     with _fetcher(options.fetch) as fetcher:
