@@ -208,6 +208,28 @@ def test_scan_with_evidence_answer_not_last(tmp_path: Path,
     assert calls == [1]
 
 
+def test_the_second_pass_reads_each_cited_line_once(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: the lines were read once for the quotes and again for the URIs."""
+    import tracecite.checks.evidence as module
+    from tracecite.checks.evidence import scan_with_evidence
+    from tracecite.inputs import sources
+
+    offsets: list[int] = []
+    original = sources.read_sources_at
+
+    def counted(handle: Any, offset: int) -> dict[str, tuple[str, str]]:
+        offsets.append(offset)
+        return original(handle, offset)
+
+    for owner in (module, sources):  # wherever a line is read again from
+        monkeypatch.setattr(owner, "read_sources_at", counted)
+    path = write_trace(tmp_path / "t.jsonl",
+                       [*_events_with_miss(), {"type": "done", "run_id": "r1"}])
+    assert _verdicts(scan_with_evidence(str(path))) == EXPECTED
+    assert len(offsets) == len(set(offsets))
+
+
 def test_scan_with_evidence_agrees_with_two_passes(tmp_path: Path) -> None:
     from tracecite.checks.evidence import scan_with_evidence
 

@@ -10,12 +10,12 @@ holding cited sources again, each once, in file order.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from tracecite.codes import Code
 from tracecite.findings import Finding, Summary
-from tracecite.inputs.answer import AnswerDraft, read_final_answer
+from tracecite.inputs.answer import read_final_answer
 from tracecite.inputs.files import open_input
 from tracecite.inputs.sources import TraceChangedError, read_sources_at
 from tracecite.inputs.trace import TraceScan, scan_open_trace, unreadable_trace
@@ -23,29 +23,6 @@ from tracecite.matching import MatchText
 from tracecite.model import Citation, SourceRef
 
 TRACE_CHANGED = "the trace changed or became unreadable while it was checked"
-
-# One line: its offset, and for each cited source on it the quotes to test.
-_LineJob = tuple[int, dict[str, list[str]]]
-# A source with quotes not found: offset, source id, URI, positions of the missing quotes.
-_Miss = tuple[int, str, str, list[int]]
-
-
-def _check_lines(path: str, jobs: Sequence[_LineJob]) -> list[_Miss]:
-    """Test the quotes of a batch of lines; a plain function so a worker process can run it."""
-    misses: list[_Miss] = []
-    with open(path, "rb") as handle:
-        for offset, by_source in jobs:
-            found = read_sources_at(handle, offset)
-            for source_id, quotes in by_source.items():
-                if source_id not in found:
-                    raise TraceChangedError("the trace changed while it was being checked")
-                uri, content = found[source_id]
-                text = MatchText(content)
-                missing = [i for i, quote in enumerate(quotes) if not text.contains(quote)]
-                if missing:
-                    misses.append((offset, source_id, uri, missing))
-    return misses
-
 
 def _claim_findings(scan: TraceScan) -> list[Finding]:
     """TC200 for an answer without claims, TC201 for each claim without citations."""
@@ -61,30 +38,53 @@ def _claim_findings(scan: TraceScan) -> list[Finding]:
     return findings
 
 
-def check_evidence(scan: TraceScan) -> tuple[list[Finding], Summary]:
+def check_evidence(scan: TraceScan, *,
+                   tester: _QuoteTester | None = None) -> tuple[list[Finding], Summary]:
     """TC200/TC201 for an answer without claims or citations, TC202 for each quote not found,
-    reading the lines that hold cited sources again, each once, in file order."""
-    findings = _claim_findings(scan)
-    # offset → source id → the citations to test against that source, in answer order.
-    by_line: dict[int, dict[str, list[Citation]]] = defaultdict(lambda: defaultdict(list))
-    for citation in scan.citations:
-        by_line[scan.sources.offset(citation.source_id)][citation.source_id].append(citation)
-    jobs: list[_LineJob] = [
-        (offset, {sid: [c.quote for c in cites] for sid, cites in sources.items()})
-        for offset, sources in sorted(by_line.items())
-    ]
+    reading the lines that hold cited sources again, each once, in file order.
+
+    ``tester`` keeps the verdicts (and, if it was made to, every cited source's URI); by
+    default one that keeps the URIs of the sources with a quote missing.
+    """
+    if tester is None:
+        tester = _QuoteTester(_cited(scan), keep_uris=False)
     try:
-        misses = _check_lines(scan.path, jobs)
+        _test_again(scan, tester)
     except (TraceChangedError, OSError):
-        findings.append(Finding(Code.INPUT_UNREADABLE, TRACE_CHANGED, file=scan.path))
-        return findings, Summary()
-    for offset, source_id, uri, missing in misses:
-        cites = by_line[offset][source_id]
-        findings.extend(not_found(cites[i], Code.QUOTE_NOT_IN_CAPTURE,
-                                  "quote is not in the captured content", uri) for i in missing)
+        changed = Finding(Code.INPUT_UNREADABLE, TRACE_CHANGED, file=scan.path)
+        return [*_claim_findings(scan), changed], Summary()
+    return _verdicts(scan, tester)
+
+
+def _test_again(scan: TraceScan, tester: _QuoteTester) -> None:
+    """Hand ``tester`` every source it waits for, read again from the trace."""
+    opened = open_input(scan.path)  # a regular file still, or it changed
+    if isinstance(opened, Finding):
+        raise TraceChangedError(opened.message)
+    with opened:
+        for offset in sorted({scan.sources.offset(sid) for sid in tester.wanted}):
+            for source_id, (uri, content) in read_sources_at(opened, offset).items():
+                tester.test(source_id, uri, content)
+    if tester.wanted:  # a cited source was not on its line any more
+        raise TraceChangedError("the trace changed while it was being checked")
+
+
+def _verdicts(scan: TraceScan, tester: _QuoteTester) -> tuple[list[Finding], Summary]:
+    """The findings and counts once ``tester`` has seen every cited source."""
+    findings = _claim_findings(scan)
+    if tester.missed:
+        missed = [c for c in scan.citations if (c.source_id, c.quote) in tester.missed]
+    else:  # the usual case, without making a Citation of each one to find out
+        missed = []
+    findings.extend(not_found(c, Code.QUOTE_NOT_IN_CAPTURE, "quote is not in the captured content",
+                              tester.uris[c.source_id]) for c in missed)
     checked = len(scan.citations)
-    mismatched = sum(len(m[3]) for m in misses)
-    return findings, Summary(checked=checked, matched=checked - mismatched, mismatched=mismatched)
+    return findings, Summary(checked=checked, matched=checked - len(missed),
+                             mismatched=len(missed))
+
+
+def _cited(scan: TraceScan) -> Iterator[tuple[str, str]]:
+    return ((c.source_id, c.quote) for c in scan.citations)
 
 
 def not_found(citation: Citation, code: Code, message: str, uri: str | None) -> Finding:
@@ -97,16 +97,17 @@ def not_found(citation: Citation, code: Code, message: str, uri: str | None) -> 
 
 
 class _QuoteTester:
-    """A source sink that tests the quotes of the answer read ahead as each source streams by.
+    """Tests the cited quotes of each source as it is handed over: as a source sink while the
+    trace streams by (the answer read ahead), or from the lines read again afterwards.
 
     It keeps what is needed afterwards and little else: the quotes not found, and URIs — of
     every tested source only when ``keep_uris`` (the live checks need them), else of the
     sources with a quote missing (for the findings). A source's quotes are dropped once tested.
     """
 
-    def __init__(self, draft: AnswerDraft, *, keep_uris: bool = True) -> None:
+    def __init__(self, cited: Iterable[tuple[str, str | None]], *, keep_uris: bool) -> None:
         wanted: dict[str, list[str]] = defaultdict(list)
-        for source_id, quote in zip(draft.source_ids, draft.quotes, strict=True):
+        for source_id, quote in cited:
             if quote is not None:
                 wanted[source_id].append(quote)
         # Tuples, without repeats: a few quotes per source, and a tuple costs a fifth of a set.
@@ -116,13 +117,17 @@ class _QuoteTester:
         self.uris: dict[str, str] = {}
 
     def __call__(self, ref: SourceRef, content: str) -> None:
-        quotes = self.wanted.pop(ref.id, None)  # the validator hands each id over once
+        self.test(ref.id, ref.uri, content)
+
+    def test(self, source_id: str, uri: str, content: str) -> None:
+        """Test the quotes cited from this source, if it is one still waited for."""
+        quotes = self.wanted.pop(source_id, None)  # each id is handed over once
         if not quotes:
             return
         text = MatchText(content)
-        missed = [(ref.id, q) for q in quotes if not text.contains(q)]
+        missed = [(source_id, q) for q in quotes if not text.contains(q)]
         if missed or self.keep_uris:
-            self.uris[ref.id] = ref.uri
+            self.uris[source_id] = uri
         self.missed.update(missed)
 
 
@@ -134,7 +139,7 @@ class EvidenceScan:
     findings: tuple[Finding, ...]
     summary: Summary
     uris: Mapping[str, str]
-    """The URI of every cited source."""
+    """The URI of every cited source (``keep_uris``), or of those with a quote not found."""
 
 
 def scan_with_evidence(path: str, *, keep_uris: bool = True) -> EvidenceScan:
@@ -149,34 +154,25 @@ def scan_with_evidence(path: str, *, keep_uris: bool = True) -> EvidenceScan:
         return EvidenceScan(unreadable_trace(path, opened), (), Summary(), {})
     with opened:
         answer = read_final_answer(path, opened)
-        tester = _QuoteTester(answer.draft, keep_uris=keep_uris) if answer else None
+        tester = (_QuoteTester(zip(answer.draft.source_ids, answer.draft.quotes, strict=True),
+                               keep_uris=keep_uris) if answer else None)
         scan = scan_open_trace(path, opened, sink=tester, answer=answer)
     try:
-        return _evidence(scan, tester)
+        return _evidence(scan, tester, keep_uris)
     finally:
         scan.sources.close()
 
 
-def _evidence(scan: TraceScan, tester: _QuoteTester | None) -> EvidenceScan:
-    path = scan.path
+def _evidence(scan: TraceScan, tester: _QuoteTester | None, keep_uris: bool) -> EvidenceScan:
     if not scan.valid:
         return EvidenceScan(scan, (), Summary(), {})
-    if tester is None or not scan.answer_read_ahead:
-        findings, summary = check_evidence(scan)
+    if tester is not None and scan.answer_read_ahead:
+        # The answer is the one read ahead, and the trace is valid, so every cited source was
+        # seen, and tested, as it streamed by.
+        findings, summary = _verdicts(scan, tester)
+    else:
+        tester = _QuoteTester(_cited(scan), keep_uris=keep_uris)
+        findings, summary = check_evidence(scan, tester=tester)
         if any(f.code is Code.INPUT_UNREADABLE for f in findings):
             return EvidenceScan(scan, tuple(findings), summary, {})  # one TC101 says it all
-        try:
-            uris = scan.sources.uris(c.source_id for c in scan.citations)
-        except (TraceChangedError, OSError):
-            return EvidenceScan(scan, (*findings, Finding(Code.INPUT_UNREADABLE, TRACE_CHANGED,
-                                                            file=path)), summary, {})
-        return EvidenceScan(scan, tuple(findings), summary, uris)
-    # The answer is the one read ahead, and the trace is valid, so every cited source was
-    # seen, and tested, as it streamed by.
-    findings = _claim_findings(scan)
-    missed = [c for c in scan.citations if (c.source_id, c.quote) in tester.missed]
-    findings.extend(not_found(c, Code.QUOTE_NOT_IN_CAPTURE, "quote is not in the captured content",
-                              tester.uris[c.source_id]) for c in missed)
-    checked = len(scan.citations)
-    summary = Summary(checked=checked, matched=checked - len(missed), mismatched=len(missed))
     return EvidenceScan(scan, tuple(findings), summary, tester.uris)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable
 from typing import BinaryIO
 
 from tracecite.inputs.jsonl import loads
@@ -80,20 +79,6 @@ class SourceIndex:
         if source_id not in found:
             raise TraceChangedError("the trace changed while it was being checked")
         return found[source_id]
-
-    def uris(self, source_ids: Iterable[str]) -> dict[str, str]:
-        """The URIs of the given sources, reading each line that holds them once."""
-        by_offset: dict[int, list[str]] = {}
-        for source_id in set(source_ids):
-            by_offset.setdefault(self.offset(source_id), []).append(source_id)
-        out: dict[str, str] = {}
-        for offset in sorted(by_offset):
-            found = read_sources_at(self._open(), offset)
-            for source_id in by_offset[offset]:
-                if source_id not in found:
-                    raise TraceChangedError("the trace changed while it was being checked")
-                out[source_id] = found[source_id][0]
-        return out
 
     def close(self) -> None:
         """Close the file handle used for reading sources again."""
