@@ -127,10 +127,11 @@ class PreparedAnswer:
     draft: AnswerDraft
 
 
-def tail_digest(handle: BinaryIO, offset: int) -> bytes:
-    """A digest of an open file from ``offset`` to its end, read in chunks."""
-    digest = hashlib.blake2b(digest_size=16)
-    handle.seek(offset)
+def tail_digest(handle: BinaryIO, offset: int, *, head: bytes = b"") -> bytes:
+    """A digest of an open file from ``offset`` to its end, read in chunks; ``head``: the bytes
+    at ``offset`` already in hand, which are not read again."""
+    digest = hashlib.blake2b(head, digest_size=16)
+    handle.seek(offset + len(head))
     while chunk := handle.read(_CHUNK):
         digest.update(chunk)
     return digest.digest()
@@ -152,9 +153,11 @@ def _read_final_answer(path: str, handle: BinaryIO) -> PreparedAnswer | None:
     try:
         start, end = _last_line_span(handle)
         handle.seek(start)
-        text = handle.read(end - start).decode("utf-8")
+        line = handle.read(end - start)
         # Of all that follows the line's start (blank lines too, but never kept whole).
-        digest = tail_digest(handle, start)
+        digest = tail_digest(handle, start, head=line)
+        text = line.decode("utf-8")
+        del line  # the text is all that is needed now
     except (OSError, UnicodeDecodeError):
         return None
     if text.startswith(_SKIPPABLE):
