@@ -26,10 +26,10 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from tracecite.findings import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK
+from tracecite.reporters import REPORTERS
 
 TRUE = ("true", "True", "TRUE")
 FALSE = ("false", "False", "FALSE")
-FORMATS = ("github", "console", "json", "sarif")
 
 INPUT_ENV: dict[str, str] = {
     name: "TRACECITE_" + name.upper().replace("-", "_")
@@ -97,8 +97,8 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         return environ.get(INPUT_ENV[name], "")
 
     fmt = get("format").strip() or "github"
-    if fmt not in FORMATS:
-        raise InputError(f"input 'format' must be one of {', '.join(FORMATS)}")
+    if fmt not in REPORTERS:
+        raise InputError(f"input 'format' must be one of {', '.join(sorted(REPORTERS))}")
     return ActionInputs(
         stage=get("stage").strip() or "offline",
         paths=_lines(get("paths")),
@@ -126,18 +126,11 @@ def build_argv(inputs: ActionInputs, report_path: str) -> list[str]:
         argv += ["--report-file", f"sarif:{inputs.sarif_file}"]
     if inputs.all_files:
         argv.append("--all")
-    if inputs.since:
-        argv += ["--since", inputs.since]
-    if inputs.config:
-        argv += ["--config", inputs.config]
-    if inputs.timeout:
-        argv += ["--timeout", inputs.timeout]
-    if inputs.concurrency:
-        argv += ["--concurrency", inputs.concurrency]
-    if inputs.per_host:
-        argv += ["--per-host", inputs.per_host]
-    if inputs.ca_cert:
-        argv += ["--ca-cert", inputs.ca_cert]
+    for flag, value in (("--since", inputs.since), ("--config", inputs.config),
+                        ("--timeout", inputs.timeout), ("--concurrency", inputs.concurrency),
+                        ("--per-host", inputs.per_host), ("--ca-cert", inputs.ca_cert)):
+        if value:  # an empty input leaves the flag out: the configuration or default holds
+            argv += [flag, value]
     for cidr in inputs.allow_net:
         argv += ["--allow-net", cidr]
     for spec in inputs.connect_to:
@@ -148,9 +141,8 @@ def build_argv(inputs: ActionInputs, report_path: str) -> list[str]:
     return argv
 
 
-def read_counts(report_path: str) -> dict[str, str]:
+def read_counts(report: dict[str, Any] | None) -> dict[str, str]:
     """``findings``, ``errors`` and ``mismatches`` from the JSON report (empty if absent)."""
-    report = _read_report(report_path)
     if report is None:
         return {"findings": "", "errors": "", "mismatches": ""}
     findings = report.get("findings", [])
@@ -180,15 +172,12 @@ def write_outputs(path: str, values: Mapping[str, str]) -> None:
             handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
 
 
-def write_summary(report_path: str, summary_path: str) -> None:
+def write_summary(data: dict[str, Any], summary_path: str) -> None:
     """The Markdown step summary from the JSON report (``--format github`` writes its own)."""
     from tracecite.codes import BY_CODE
     from tracecite.findings import Finding, Report, Summary
     from tracecite.reporters.github import step_summary
 
-    data = _read_report(report_path)
-    if data is None:
-        return
     known = {f.name for f in fields(Summary)}
     counts = {k: v for k, v in data.get("summary", {}).items() if k in known}
     findings = tuple(
@@ -232,14 +221,15 @@ def run(environ: Mapping[str, str]) -> int:
         inputs = replace(inputs, sarif_file=os.path.abspath(inputs.sarif_file))
     code = tracecite_main(build_argv(inputs, report_path))
     sys.stdout.flush()
-    report_written = _read_report(report_path) is not None
+    report = _read_report(report_path)  # read once, for the summary and the outputs
+    report_written = report is not None
     summary_path = environ.get("GITHUB_STEP_SUMMARY", "")
-    if summary_path and inputs.format != "github" and report_written:
-        write_summary(report_path, summary_path)
+    if summary_path and inputs.format != "github" and report is not None:
+        write_summary(report, summary_path)
     if output_path:
         write_outputs(output_path, {
             "exit-code": str(code),
-            **read_counts(report_path),
+            **read_counts(report),
             "report": report_path if report_written else "",
             "sarif-file": inputs.sarif_file if inputs.sarif_file and report_written else "",
         })
