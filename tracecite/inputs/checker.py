@@ -27,24 +27,24 @@ class FieldChecker:
         self.findings.append(Finding(code, message, file=self.path, line=line, **where))
 
     def field(
-        self, obj: dict[str, Any], name: str, kind: type | tuple[type, ...], line: int | None,
-        where: str, *, required: bool = True, non_empty: bool = False, **loc: Any,
+        self, obj: dict[str, Any], name: str, kind: type, line: int | None, where: str, *,
+        non_empty: bool = False, **loc: Any,
     ) -> Any:
-        """The value of a field of the right JSON type, or :data:`MISSING` after a finding."""
+        """The value of a required field of JSON type ``kind`` (``str``, ``list`` or ``bool``),
+        or :data:`MISSING` after a finding."""
         value: Any = obj.get(name, MISSING)
         # The common case, first and cheap: this runs for every field of every event.
         if type(value) is kind and not (non_empty and not cast(str, value).strip()):
             return value
         label = f"{where}.{name}" if where else name
         if value is MISSING:
-            if required:
-                self.problem(Code.TRACE_MISSING_FIELD, f"field {label} is missing", line, **loc)
+            self.problem(Code.TRACE_MISSING_FIELD, f"field {label} is missing", line, **loc)
             return MISSING
-        # bool is a subclass of int in Python; JSON keeps them apart.
-        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+        # isinstance, not type(): a long answer's claims are a list subclass (jsonl.LazyArray).
+        if not isinstance(value, kind):
             self.problem(
                 Code.TRACE_WRONG_TYPE,
-                f"field {label} must be {_json_type_name(kind)}, not {json_type_of(value)}",
+                f"field {label} must be {_JSON_NAMES[kind]}, not {json_type_of(value)}",
                 line, **loc,
             )
             return MISSING
@@ -54,18 +54,10 @@ class FieldChecker:
         return value
 
 
-def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
 _JSON_NAMES: dict[type, str] = {
     str: "a string", bool: "a boolean", list: "a list", dict: "an object",
     int: "a number", float: "a number", type(None): "null",
 }
-
-
-def _json_type_name(kind: type | tuple[type, ...]) -> str:
-    return " or ".join(dict.fromkeys(_JSON_NAMES[k] for k in _as_tuple(kind)))
 
 
 def json_type_of(value: Any) -> str:
