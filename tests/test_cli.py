@@ -29,7 +29,7 @@ from tests.conftest import (
 )
 from tracecite import __version__
 from tracecite.codes import BY_CODE, Code
-from tracecite.findings import Finding, Report, Summary, counts_by_exit, exit_code_of
+from tracecite.findings import Finding, Report, Summary, exit_code_of
 from tracecite.reporters.github import summary_line
 
 NOTES_OK = note()
@@ -561,7 +561,6 @@ def test_exit_code_precedence() -> None:
     assert exit_code_of([mismatch, usage]) == 1
     assert exit_code_of([mismatch, usage, internal]) == 3
     assert Report("check", (mismatch, usage)).exit_code == 1
-    assert counts_by_exit([mismatch, usage, mismatch]) == {2: 2, 1: 1}
 
 
 def test_summary_line_counts() -> None:

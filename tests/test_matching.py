@@ -8,7 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracecite.matching import MatchText, normalise, quote_in
+from tracecite.matching import MatchText, normalise
+
+
+def quote_in(quote: str, text: str) -> bool:
+    """Whether ``quote`` occurs in ``text`` under the matching rule."""
+    return MatchText(text).contains(normalise(quote))
 
 WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004" \
              "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"

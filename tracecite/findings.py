@@ -114,10 +114,3 @@ def exit_code_of(findings: Iterable[Finding]) -> int:
             return code
     return EXIT_OK
 
-
-def counts_by_exit(findings: Iterable[Finding]) -> dict[int, int]:
-    """How many findings carry each exit code."""
-    counts: dict[int, int] = {}
-    for f in findings:
-        counts[f.exit] = counts.get(f.exit, 0) + 1
-    return counts

@@ -48,7 +48,3 @@ class MatchText:
             self._normalised = normalise(raw)
         return normalised_quote in self._normalised
 
-
-def quote_in(quote: str, text: str) -> bool:
-    """Whether ``quote`` occurs in ``text`` under the matching rule."""
-    return MatchText(text).contains(normalise(quote))

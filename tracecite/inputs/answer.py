@@ -23,7 +23,8 @@ from tracecite.inputs.jsonl import visit_claims
 from tracecite.matching import normalise
 from tracecite.model import Citations
 
-_CHUNK = 1 << 20
+_CHUNK = 1 << 20  # bytes read at a time when digesting the tail
+_BLOCK = 1 << 16  # bytes read at a time when looking back for the last line
 # jsonlines drops one of these before a line (RFC 7464's record separator, or a BOM).
 _SKIPPABLE = ("\x1e", "\ufeff")
 
@@ -43,9 +44,6 @@ class AnswerDraft(FieldChecker):
         self.citation_numbers = array("I")
         self.source_ids: list[str] = []
         self.quotes: list[str | None] = []
-
-    def __len__(self) -> int:
-        return len(self.source_ids)
 
     def add_claims(self, claims: list[Any]) -> None:
         """Check each element of an answer's ``claims`` list."""
@@ -172,13 +170,13 @@ def _read_final_answer(path: str, handle: BinaryIO) -> PreparedAnswer | None:
     return PreparedAnswer(start, digest, event, draft)
 
 
-def _last_line_span(handle: BinaryIO, block: int = 1 << 16) -> tuple[int, int]:
+def _last_line_span(handle: BinaryIO) -> tuple[int, int]:
     """Where the last non-blank line of a file starts, and where its last non-blank byte
     ends, found reading back from the file's end; ``(0, 0)`` for a blank file."""
     position = handle.seek(0, os.SEEK_END)
     end: int | None = None
     while position > 0:
-        step = min(block, position)
+        step = min(_BLOCK, position)
         position -= step
         handle.seek(position)
         data = handle.read(step)

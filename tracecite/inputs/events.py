@@ -24,7 +24,8 @@ class LineError:
 
 
 Event = tuple[int, int, Any]
-"""``(line number, byte offset of the line, decoded JSON value, LineError or PreparedAnswer)``."""
+"""``(line number, byte offset of the line, value)``: the value is the line's decoded JSON, a
+:class:`LineError`, or the :class:`PreparedAnswer` read ahead for that line."""
 
 
 class _Lines:

@@ -54,7 +54,7 @@ def read_text(path: str) -> str | Finding:
     return decode_utf8(data, path)
 
 
-def decode_utf8(data: bytes, path: str, first_line: int = 1) -> str | Finding:
+def decode_utf8(data: bytes, path: str) -> str | Finding:
     """Decode UTF-8 (a leading BOM dropped) or locate the first bad byte as TC102.
 
     The column counts characters (code points), like every other column TraceCite reports.
@@ -64,7 +64,7 @@ def decode_utf8(data: bytes, path: str, first_line: int = 1) -> str | Finding:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = first_line + data.count(b"\n", 0, exc.start)
+        line = 1 + data.count(b"\n", 0, exc.start)
         line_start = data.rfind(b"\n", 0, exc.start) + 1
         # Everything before the first bad byte decodes.
         column = len(data[line_start:exc.start].decode("utf-8")) + 1

@@ -121,12 +121,11 @@ def _lazy_object(text: str, visit: Callable[[Any], None] | None = None) -> Any:
     return obj
 
 
-def visit_claims(line: str | bytes, visit: Callable[[Any], None]) -> Any:
+def visit_claims(text: str, visit: Callable[[Any], None]) -> Any:
     """Decode a line holding one object, handing each element of its top-level ``claims``
     array to ``visit`` as it is decoded instead of keeping them: the object comes back with
     ``claims`` empty. One decoding pass, one claim in memory at a time (ValueError if the
     line is not that JSON)."""
-    text = line.decode("utf-8") if isinstance(line, bytes) else line
     try:
         return _lazy_object(text, visit)
     except RecursionError:
