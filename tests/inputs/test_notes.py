@@ -48,6 +48,21 @@ def test_bom_is_ignored(tmp_path: Path) -> None:
     assert fields(parsed) == [("A fox jumps.", "quick brown fox", "https://example.com/a")]
 
 
+def test_only_one_bom_is_ignored(tmp_path: Path) -> None:
+    """SPEC §1.1 ignores a leading BOM; a second one is content (it was dropped too)."""
+    path = tmp_path / "n.md"
+    path.write_bytes(b"\xef\xbb\xbf" * 2 + note().encode())
+    parsed = read_notes(str(path))
+    assert [(f.code.code, f.line) for f in parsed.findings][:1] == [("TC110", 1)]
+
+
+def test_a_bad_byte_after_a_bom_is_located_without_counting_it(tmp_path: Path) -> None:
+    path = tmp_path / "n.md"
+    path.write_bytes(b"\xef\xbb\xbfab\xff")
+    parsed = read_notes(str(path))
+    assert [(f.code.code, f.line, f.column) for f in parsed.findings] == [("TC102", 1, 3)]
+
+
 def test_crlf() -> None:
     parsed = parse("claim: a\r\nquote: b\r\nurl: c\r\n\r\nclaim: d\r\nquote: e\r\nurl: f\r\n")
     assert parsed.findings == ()

@@ -40,7 +40,8 @@ def open_input(path: str) -> BinaryIO | Finding:
 
 
 def read_text(path: str) -> str | Finding:
-    """The whole file as text (UTF-8, BOM dropped), or a TC101/TC102 finding."""
+    """The whole file as text (UTF-8, a leading BOM kept for the parser), or a TC101/TC102
+    finding."""
     opened = open_input(path)
     if isinstance(opened, Finding):
         return opened
@@ -55,19 +56,21 @@ def read_text(path: str) -> str | Finding:
 
 
 def decode_utf8(data: bytes, path: str) -> str | Finding:
-    """Decode UTF-8 (a leading BOM dropped) or locate the first bad byte as TC102.
+    """Decode UTF-8, or locate the first bad byte as TC102. A leading BOM stays in the text
+    (the parser drops it: one place, so a second BOM is content) and is not counted.
 
     The column counts characters (code points), like every other column TraceCite reports.
     """
-    # Drop the BOM first: the decoder's error offsets are then offsets into ``data``.
-    data = data.removeprefix(codecs.BOM_UTF8)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = 1 + data.count(b"\n", 0, exc.start)
         line_start = data.rfind(b"\n", 0, exc.start) + 1
         # Everything before the first bad byte decodes.
-        column = len(data[line_start:exc.start].decode("utf-8")) + 1
+        before = data[line_start:exc.start]
+        if line_start == 0:
+            before = before.removeprefix(codecs.BOM_UTF8)
+        column = len(before.decode("utf-8")) + 1
         return Finding(
             Code.INPUT_NOT_UTF8,
             "input is not valid UTF-8",
