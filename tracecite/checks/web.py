@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from tracecite.checks.live import HTML, JSON, TEXT
 from tracecite.fetch.errors import FetchError
-from tracecite.fetch.fetcher import PinnedFetcher
+from tracecite.fetch.fetcher import PinnedFetcher, is_json_type
 from tracecite.fetch.url_policy import parse_target
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -16,7 +16,7 @@ def kind_of(media_type: str) -> str:
     """How a response of this media type is matched: HTML, JSON or plain text."""
     if media_type in HTML_TYPES:
         return HTML
-    if media_type == "application/json" or media_type.endswith("+json"):
+    if is_json_type(media_type):
         return JSON
     return TEXT
 

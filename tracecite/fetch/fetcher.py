@@ -106,6 +106,7 @@ __all__ = [
     "FetchOptions",
     "Page",
     "PinnedFetcher",
+    "is_json_type",
     "parse_connect_to",
 ]
 
@@ -473,13 +474,14 @@ def _content_type(response: BaseHTTPResponse) -> tuple[str, str | None]:
     return media_type, charset
 
 
+def is_json_type(media_type: str) -> bool:
+    """Whether a (lower-case) media type is JSON: ``application/json`` or a ``+json`` type."""
+    return media_type == "application/json" or media_type.endswith("+json")
+
+
 def _is_text_type(media_type: str) -> bool:
-    kind, _, subtype = media_type.partition("/")
-    return (
-        kind == "text"
-        or media_type in ("application/xhtml+xml", "application/json")
-        or subtype.endswith("+json")
-    )
+    return (media_type.startswith("text/") or media_type == "application/xhtml+xml"
+            or is_json_type(media_type))
 
 
 def _content_codings(response: BaseHTTPResponse) -> list[str]:
