@@ -257,15 +257,15 @@ def test_parse_pool_parses_in_the_thread_without_several_cores(
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_processes)
     with ParsePool(workers=1) as pool:
-        assert pool.match(HTML, "<p>a <i>b</i></p>", ["a b"]) == [True]
+        assert pool.submit(HTML, "<p>a <i>b</i></p>", ["a b"]).result() == [True]
     with ParsePool(workers=4) as pool:
-        assert pool.match(TEXT, "a b", ["a b"]) == [True]  # only HTML goes to workers
+        assert pool.submit(TEXT, "a b", ["a b"]).result() == [True]  # only HTML to workers
 
 
 def test_parse_pool_uses_worker_processes_for_html() -> None:
     with ParsePool(workers=2) as pool:
-        assert pool.match(HTML, "<p>quick <b>brown</b></p><style>x</style>",
-                          ["quick brown", "x"]) == [True, False]
+        assert pool.submit(HTML, "<p>quick <b>brown</b></p><style>x</style>",
+                           ["quick brown", "x"]).result() == [True, False]
 
 
 class FakeExecutor:
@@ -298,7 +298,7 @@ def test_parse_pool_starts_one_executor_however_many_threads_ask(
 
     def parse() -> None:
         barrier.wait()
-        results.append(pool.match(HTML, "<p>a</p>", ["a"]))
+        results.append(pool.submit(HTML, "<p>a</p>", ["a"]).result())
 
     threads = [threading.Thread(target=parse) for _ in range(4)]
     for thread in threads:

@@ -232,11 +232,6 @@ class ParsePool:
             future.set_exception(error)
         return future
 
-    def match(self, kind: str, text: str, quotes: Sequence[str], *,
-              budget: float = MAX_TIMEOUT) -> list[bool]:
-        """``match_quotes``, in a worker process when it pays (HTML with 2+ cores)."""
-        return self.submit(kind, text, quotes, budget=budget).result()
-
     def close(self) -> None:
         """Stop the workers."""
         with self._lock:

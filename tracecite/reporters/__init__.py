@@ -22,6 +22,26 @@ class OutputStyle:
 Reporter = Callable[[Report, OutputStyle], str]
 
 
+def summary_line(report: Report) -> str:
+    """One line of counts for the end of a run."""
+    s = report.summary
+    head = f"tracecite {report.command}: {_count(len(report.findings), 'finding')}"
+    if report.changes is not None:
+        c = report.changes
+        body = f"{len(c.added)} added, {len(c.removed)} removed, {len(c.changed)} changed"
+    else:
+        body = f"{_count(s.checked, 'quote')} checked, {s.matched} matched"
+        if s.unavailable:
+            body += f", {s.unavailable} with the source unavailable"
+        if s.skipped:
+            body += f", {s.skipped} skipped"
+    return f"{head}; {body}; exit {report.exit_code}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _console(report: Report, style: OutputStyle) -> str:
     from tracecite.reporters.console import format_console
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import io
 
 from tracecite.findings import Finding, Report
-from tracecite.reporters import OutputStyle
+from tracecite.reporters import OutputStyle, summary_line
 from tracecite.reporters.escape import position, printable, subject
-from tracecite.reporters.github import summary_line
 
 
 def _where(finding: Finding) -> str:

@@ -8,6 +8,7 @@ every finding is in the step summary table and in the log.
 from __future__ import annotations
 
 from tracecite.findings import Finding, Report
+from tracecite.reporters import summary_line
 from tracecite.reporters.escape import position, printable, subject
 
 ANNOTATION_LIMIT = 10
@@ -73,26 +74,6 @@ def format_github(report: Report) -> str:
         lines.extend(_plain(f) for f in findings[shown:])
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
-
-
-def summary_line(report: Report) -> str:
-    """One line of counts for the end of a run."""
-    s = report.summary
-    head = f"tracecite {report.command}: {_count(len(report.findings), 'finding')}"
-    if report.changes is not None:
-        c = report.changes
-        body = f"{len(c.added)} added, {len(c.removed)} removed, {len(c.changed)} changed"
-    else:
-        body = f"{_count(s.checked, 'quote')} checked, {s.matched} matched"
-        if s.unavailable:
-            body += f", {s.unavailable} with the source unavailable"
-        if s.skipped:
-            body += f", {s.skipped} skipped"
-    return f"{head}; {body}; exit {report.exit_code}"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _cell(text: str) -> str:
