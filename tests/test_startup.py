@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, answer, call, result, source, write_trace
 
 HEAVY = ("rich", "html5lib", "urllib3", "concurrent.futures", "multiprocessing",
          "tracecite.checks.live", "tracecite.checks.compare")
@@ -29,6 +30,17 @@ def test_an_offline_check_loads_no_heavy_library(fmt: str) -> None:
          str(EXAMPLES / "notes.md"), "--evidence", "--format", fmt],
         capture_output=True, text=True, timeout=60, check=False,
     )
+    assert run.stderr.splitlines()[-1] == "0 ", run.stderr
+
+
+def test_verify_files_never_loads_the_fetcher(tmp_path: Path) -> None:
+    """verify-files reads files: urllib3 (and ssl with it) is not for it to pay for."""
+    (tmp_path / "doc.txt").write_text("The quick brown fox.", encoding="utf-8")
+    trace = write_trace(tmp_path / "t.jsonl", [call(), result(sources=[
+        source("s1", "file:doc.txt", "The quick brown fox.")]), answer()])
+    probe = _PROBE.format(heavy=("urllib3", "ssl", "tracecite.fetch.fetcher"))
+    run = subprocess.run([sys.executable, "-c", probe, "verify-files", str(trace), "--root",
+                          str(tmp_path)], capture_output=True, text=True, timeout=60, check=False)
     assert run.stderr.splitlines()[-1] == "0 ", run.stderr
 
 

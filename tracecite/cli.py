@@ -27,7 +27,7 @@ from tracecite.streams import is_terminal, write_stderr
 
 if TYPE_CHECKING:  # the live commands' modules, imported when a command needs them
     from tracecite.commands import LiveOptions
-    from tracecite.fetch.fetcher import FetchOptions
+    from tracecite.fetch.options import FetchOptions
 
 BUG_REPORT = "this is a bug in TraceCite; please report it at https://github.com/tracecite/tracecite/issues"
 
@@ -122,8 +122,8 @@ def _add_fetch_options(parser: argparse.ArgumentParser, *, web: bool = True) -> 
 def fetch_options(args: argparse.Namespace) -> FetchOptions:
     """The fetcher's options from the command line (TC100 for a bad value)."""
     from tracecite.fetch.address_policy import parse_allow_net
-    from tracecite.fetch.fetcher import FetchOptions, parse_connect_to
     from tracecite.fetch.limits import MAX_BYTES, MAX_TIMEOUT
+    from tracecite.fetch.options import FetchOptions, parse_connect_to
 
     if not 0 < args.timeout <= MAX_TIMEOUT:
         raise UsageError(f"--timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds")

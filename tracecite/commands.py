@@ -25,7 +25,8 @@ from tracecite.model import Citation
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.checks.live import Progress
     from tracecite.checks.quotes import QuoteCheck
-    from tracecite.fetch.fetcher import FetchOptions, PinnedFetcher
+    from tracecite.fetch.fetcher import PinnedFetcher
+    from tracecite.fetch.options import FetchOptions
 
 TRACE_SUFFIX = ".jsonl"
 

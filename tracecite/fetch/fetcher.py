@@ -68,7 +68,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
+from ipaddress import IPv4Address, IPv6Address
 from types import TracebackType
 from typing import Any
 
@@ -85,17 +85,11 @@ from urllib3.exceptions import (
 )
 from urllib3.util import Timeout
 
-from tracecite import __version__
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy, Resolver, system_resolver
 from tracecite.fetch.errors import FetchError
-from tracecite.fetch.limits import (
-    DEFAULT_PER_HOST,
-    MAX_BYTES,
-    MAX_CONCURRENCY,
-    MAX_REDIRECTS,
-    MAX_TIMEOUT,
-)
+from tracecite.fetch.limits import MAX_BYTES, MAX_REDIRECTS, MAX_TIMEOUT
+from tracecite.fetch.options import ConnectTo, FetchOptions, parse_connect_to
 from tracecite.fetch.url_policy import Target, follow_redirect, parse_target
 
 __all__ = [
@@ -118,90 +112,10 @@ _MAX_CODINGS = 4
 _UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
 _ACCEPT = "text/html,application/xhtml+xml,text/*;q=0.9,application/json;q=0.9,*/*;q=0.8"
 _TOKEN = re.compile(r"[a-z0-9!#$%&'*+.^_`|~-]{1,64}")
-_PORT = re.compile(r"[0-9]{1,5}")
-_HOST_NAME = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]{0,252})")
-_USER_AGENT = re.compile(r"[\x20-\x7e]{1,1000}")
 
 
 # --------------------------------------------------------------------------------------------
-# Options and results
-
-
-@dataclass(frozen=True)
-class ConnectTo:
-    """curl's ``--connect-to HOST:PORT:ADDR:PORT2``: a request for HOST:PORT goes to ADDR:PORT2.
-
-    ADDR stands in for HOST's DNS answer, so the address policy judges ADDR.
-    """
-
-    host: str
-    port: int
-    address: str
-    address_port: int
-
-
-def parse_connect_to(spec: str) -> ConnectTo:
-    """Parse ``HOST:PORT:ADDR:PORT2`` (ADDR an IP literal, IPv6 in brackets); ValueError if bad."""
-    usage = f"--connect-to expects HOST:PORT:ADDR:PORT2 with ADDR an IP address, got {spec!r}"
-    host, sep1, rest = spec.partition(":")
-    port_text, sep2, rest = rest.partition(":")
-    if not (sep1 and sep2):
-        raise ValueError(usage)
-    if rest.startswith("["):
-        address_text, bracket, tail = rest[1:].partition("]")
-        if not bracket or not tail.startswith(":"):
-            raise ValueError(usage)
-        address_port_text = tail[1:]
-        if ":" not in address_text:
-            raise ValueError(f"{usage}: only IPv6 addresses go in brackets")
-    else:
-        address_text, sep3, address_port_text = rest.rpartition(":")
-        if not sep3:
-            raise ValueError(usage)
-        if ":" in address_text:
-            raise ValueError(f"{usage}: write an IPv6 address in brackets, like [::1]")
-    host = host.lower()
-    if not _HOST_NAME.fullmatch(host):
-        raise ValueError(f"{usage}: HOST must be a host name or IPv4 address")
-    if "%" in address_text:
-        raise ValueError(f"{usage}: zone ids are not allowed")
-    try:
-        address = ipaddress.ip_address(address_text)
-    except ValueError:
-        raise ValueError(f"{usage}: {address_text!r} is not an IP address") from None
-    return ConnectTo(host, _parse_port(port_text, usage), str(address), _parse_port(
-        address_port_text, usage))
-
-
-def _parse_port(text: str, usage: str) -> int:
-    port = int(text) if _PORT.fullmatch(text) else 0
-    if not 1 <= port <= 65535:
-        raise ValueError(f"{usage}: {text!r} is not a port number (1-65535)")
-    return port
-
-
-@dataclass(frozen=True)
-class FetchOptions:
-    """Limits and private-deployment options for one run (SPEC §3 common options)."""
-
-    timeout: float = MAX_TIMEOUT
-    max_bytes: int = MAX_BYTES
-    per_host: int = DEFAULT_PER_HOST
-    user_agent: str = f"tracecite/{__version__}"
-    connect_to: tuple[ConnectTo, ...] = ()
-    allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
-    ca_cert: str | None = None
-
-    def __post_init__(self) -> None:
-        # These come from the command line; reject them here rather than mid-fetch.
-        if not 0 < self.timeout <= MAX_TIMEOUT:
-            raise ValueError(f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
-        if not 0 < self.max_bytes <= MAX_BYTES:
-            raise ValueError(f"max_bytes must be more than 0 and at most {MAX_BYTES}")
-        if not 1 <= self.per_host <= MAX_CONCURRENCY:
-            raise ValueError(f"per_host must be from 1 to {MAX_CONCURRENCY}")
-        if not _USER_AGENT.fullmatch(self.user_agent):
-            raise ValueError("user agent must be 1-1000 printable ASCII characters")
+# Results (the options are in tracecite.fetch.options)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,93 @@
+"""The fetcher's options (SPEC §3 common options), in a module light enough for the CLI to build
+and check them without importing urllib3: ``verify-files`` never fetches."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from ipaddress import IPv4Network, IPv6Network
+
+from tracecite import __version__
+from tracecite.fetch.limits import DEFAULT_PER_HOST, MAX_BYTES, MAX_CONCURRENCY, MAX_TIMEOUT
+
+_PORT = re.compile(r"[0-9]{1,5}")
+_HOST_NAME = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]{0,252})")
+_USER_AGENT = re.compile(r"[\x20-\x7e]{1,1000}")
+
+
+@dataclass(frozen=True)
+class ConnectTo:
+    """curl's ``--connect-to HOST:PORT:ADDR:PORT2``: a request for HOST:PORT goes to ADDR:PORT2.
+
+    ADDR stands in for HOST's DNS answer, so the address policy judges ADDR.
+    """
+
+    host: str
+    port: int
+    address: str
+    address_port: int
+
+
+def parse_connect_to(spec: str) -> ConnectTo:
+    """Parse ``HOST:PORT:ADDR:PORT2`` (ADDR an IP literal, IPv6 in brackets); ValueError if bad."""
+    usage = f"--connect-to expects HOST:PORT:ADDR:PORT2 with ADDR an IP address, got {spec!r}"
+    host, sep1, rest = spec.partition(":")
+    port_text, sep2, rest = rest.partition(":")
+    if not (sep1 and sep2):
+        raise ValueError(usage)
+    if rest.startswith("["):
+        address_text, bracket, tail = rest[1:].partition("]")
+        if not bracket or not tail.startswith(":"):
+            raise ValueError(usage)
+        address_port_text = tail[1:]
+        if ":" not in address_text:
+            raise ValueError(f"{usage}: only IPv6 addresses go in brackets")
+    else:
+        address_text, sep3, address_port_text = rest.rpartition(":")
+        if not sep3:
+            raise ValueError(usage)
+        if ":" in address_text:
+            raise ValueError(f"{usage}: write an IPv6 address in brackets, like [::1]")
+    host = host.lower()
+    if not _HOST_NAME.fullmatch(host):
+        raise ValueError(f"{usage}: HOST must be a host name or IPv4 address")
+    if "%" in address_text:
+        raise ValueError(f"{usage}: zone ids are not allowed")
+    try:
+        address = ipaddress.ip_address(address_text)
+    except ValueError:
+        raise ValueError(f"{usage}: {address_text!r} is not an IP address") from None
+    return ConnectTo(host, _parse_port(port_text, usage), str(address), _parse_port(
+        address_port_text, usage))
+
+
+def _parse_port(text: str, usage: str) -> int:
+    port = int(text) if _PORT.fullmatch(text) else 0
+    if not 1 <= port <= 65535:
+        raise ValueError(f"{usage}: {text!r} is not a port number (1-65535)")
+    return port
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    """Limits and private-deployment options for one run (SPEC §3 common options)."""
+
+    timeout: float = MAX_TIMEOUT
+    max_bytes: int = MAX_BYTES
+    per_host: int = DEFAULT_PER_HOST
+    user_agent: str = f"tracecite/{__version__}"
+    connect_to: tuple[ConnectTo, ...] = ()
+    allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
+    ca_cert: str | None = None
+
+    def __post_init__(self) -> None:
+        # These come from the command line; reject them here rather than mid-fetch.
+        if not 0 < self.timeout <= MAX_TIMEOUT:
+            raise ValueError(f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
+        if not 0 < self.max_bytes <= MAX_BYTES:
+            raise ValueError(f"max_bytes must be more than 0 and at most {MAX_BYTES}")
+        if not 1 <= self.per_host <= MAX_CONCURRENCY:
+            raise ValueError(f"per_host must be from 1 to {MAX_CONCURRENCY}")
+        if not _USER_AGENT.fullmatch(self.user_agent):
+            raise ValueError("user agent must be 1-1000 printable ASCII characters")
