@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from tracecite import __version__
 from tracecite.codes import Code
 from tracecite.errors import UsageError
-from tracecite.fetch.limits import DEFAULT_CONCURRENCY, DEFAULT_PER_HOST, MAX_CONCURRENCY
+from tracecite.fetch.limits import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_PER_HOST,
+    MAX_BYTES,
+    MAX_CONCURRENCY,
+    MAX_TIMEOUT,
+)
 from tracecite.findings import EXIT_INPUT, EXIT_INTERNAL, Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import printable
@@ -90,8 +96,6 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_fetch_options(parser: argparse.ArgumentParser, *, web: bool = True) -> None:
     """The options of commands that load sources; ``web``: also those only web fetches use."""
-    from tracecite.fetch.limits import MAX_BYTES, MAX_TIMEOUT
-
     group = parser.add_argument_group("fetching")
     group.add_argument("--no-progress", action="store_true",
                        help="no progress bar (there is none unless stderr is a terminal)")
@@ -122,7 +126,6 @@ def _add_fetch_options(parser: argparse.ArgumentParser, *, web: bool = True) -> 
 def fetch_options(args: argparse.Namespace) -> FetchOptions:
     """The fetcher's options from the command line (TC100 for a bad value)."""
     from tracecite.fetch.address_policy import parse_allow_net
-    from tracecite.fetch.limits import MAX_BYTES, MAX_TIMEOUT
     from tracecite.fetch.options import FetchOptions, parse_connect_to
 
     if not 0 < args.timeout <= MAX_TIMEOUT:

@@ -115,15 +115,12 @@ def _apply_config(args: argparse.Namespace, config: Config) -> None:
         MAX_TIMEOUT,
     )
 
-    if args.timeout is None:
-        args.timeout = config.timeout if config.timeout is not None else MAX_TIMEOUT
-    if args.max_bytes is None:
-        args.max_bytes = config.max_bytes if config.max_bytes is not None else MAX_BYTES
-    if args.concurrency is None:
-        args.concurrency = (config.concurrency if config.concurrency is not None
-                            else DEFAULT_CONCURRENCY)
-    if args.per_host is None:
-        args.per_host = config.per_host if config.per_host is not None else DEFAULT_PER_HOST
+    defaults = {"timeout": MAX_TIMEOUT, "max_bytes": MAX_BYTES,
+                "concurrency": DEFAULT_CONCURRENCY, "per_host": DEFAULT_PER_HOST}
+    for name, default in defaults.items():  # the CLI's own defaults, which it leaves unset here
+        if getattr(args, name) is None:
+            configured = getattr(config, name)
+            setattr(args, name, configured if configured is not None else default)
     if args.user_agent is None:
         args.user_agent = config.user_agent
     if args.verify_files is None:
