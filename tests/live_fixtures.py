@@ -87,22 +87,6 @@ def no_dns_fixture(monkeypatch: pytest.MonkeyPatch) -> Lookups:
     return asked
 
 
-# ---- TLS ------------------------------------------------------------------------------------
-
-@pytest.fixture(name="live_ca", scope="session")
-def live_ca_fixture() -> trustme.CA:
-    """The test CA; `live_ca_path` is its certificate for ``--ca-cert``."""
-    return trustme.CA()
-
-
-@pytest.fixture(name="live_ca_path", scope="session")
-def live_ca_path_fixture(live_ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The test CA's certificate as a PEM file."""
-    path = tmp_path_factory.mktemp("live-ca") / "ca.pem"
-    live_ca.cert_pem.write_to_path(str(path))
-    return str(path)
-
-
 # ---- the site -------------------------------------------------------------------------------
 
 class Site:
@@ -159,9 +143,10 @@ class Site:
 
 
 @pytest.fixture(name="site")
-def site_fixture(live_ca: trustme.CA, live_ca_path: str, no_dns: Lookups) -> Iterator[Site]:
-    """A running `Site` (stopped at teardown); name lookups fail the test meanwhile."""
-    running = Site(live_ca, live_ca_path).start()
+def site_fixture(ca: trustme.CA, ca_path: str, no_dns: Lookups) -> Iterator[Site]:
+    """A running `Site` with a certificate from the suite's test CA (tests/conftest.py), stopped
+    at teardown; name lookups fail the test meanwhile."""
+    running = Site(ca, ca_path).start()
     try:
         yield running
     finally:

@@ -42,8 +42,6 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
     Site,
     closed_port,
     html,
-    live_ca_fixture,
-    live_ca_path_fixture,
     no_dns_fixture,
     redirect,
     run_guarded,
@@ -464,9 +462,9 @@ def test_tc310_redirect_without_location(cli: Cli, site: Site, tmp_path: Path) -
     notes_finding(cli, tmp_path, site.route("/r", redirect(None)), site.flags, "TC310")
 
 
-def test_tc311_closed_port(cli: Cli, live_ca_path: str, no_dns: Lookups, tmp_path: Path) -> None:
+def test_tc311_closed_port(cli: Cli, ca_path: str, no_dns: Lookups, tmp_path: Path) -> None:
     flags = ["--connect-to", f"{HOST}:443:127.0.0.1:{closed_port()}",
-             "--allow-net", "127.0.0.1/32", "--ca-cert", live_ca_path]
+             "--allow-net", "127.0.0.1/32", "--ca-cert", ca_path]
     notes_finding(cli, tmp_path, f"https://{HOST}/a", flags, "TC311")
 
 
@@ -488,7 +486,7 @@ def test_tc312_unknown_ca(cli: Cli, site: Site, tmp_path: Path) -> None:
     assert site.paths == []
 
 
-def test_tc313_trickling_server(cli: Cli, live_ca_path: str, no_dns: Lookups,
+def test_tc313_trickling_server(cli: Cli, ca_path: str, no_dns: Lookups,
                                 tmp_path: Path) -> None:
     first = head("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "1000")])
     with RawServer(trickle(b"x" * 1000, 0.2, first=first)) as server:

@@ -18,8 +18,6 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
     JSON,
     Site,
     html,
-    live_ca_fixture,
-    live_ca_path_fixture,
     no_dns_fixture,
     site_fixture,
     text,
