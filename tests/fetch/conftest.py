@@ -26,8 +26,6 @@ def no_dns(host: str, port: int) -> list[str]:
     raise AssertionError(f"unexpected name lookup for {host}:{port}")
 
 
-
-
 @pytest.fixture
 def http_server() -> Iterator[HTTPTestServer]:
     """A plain HTTP server on 127.0.0.1; add routes to ``.routes``."""

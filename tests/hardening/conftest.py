@@ -77,8 +77,6 @@ def single_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("tracecite.checks.live.os.cpu_count", lambda: 1)
 
 
-
-
 @dataclass
 class Servers:
     """Starts local servers for one test and stops them all at teardown."""
