@@ -19,14 +19,12 @@ from typing import Any, BinaryIO, cast
 
 from tracecite.codes import Code
 from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
-from tracecite.inputs.jsonl import visit_claims
+from tracecite.inputs.jsonl import line_text, visit_claims
 from tracecite.matching import normalise
 from tracecite.model import Citations
 
 _CHUNK = 1 << 20  # bytes read at a time when digesting the tail
 _BLOCK = 1 << 16  # bytes read at a time when looking back for the last line
-# jsonlines drops one of these before a line (RFC 7464's record separator, or a BOM).
-_SKIPPABLE = ("\x1e", "\ufeff")
 
 
 class AnswerDraft(FieldChecker):
@@ -154,12 +152,10 @@ def _read_final_answer(path: str, handle: BinaryIO) -> PreparedAnswer | None:
         line = handle.read(end - start)
         # Of all that follows the line's start (blank lines too, but never kept whole).
         digest = tail_digest(handle, start, head=line)
-        text = line.decode("utf-8")
+        text = line_text(line)
         del line  # the text is all that is needed now
     except (OSError, UnicodeDecodeError):
         return None
-    if text.startswith(_SKIPPABLE):
-        text = text[1:]
     draft = AnswerDraft(path)
     try:
         event = visit_claims(text, draft.add_claim)

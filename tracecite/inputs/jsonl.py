@@ -132,6 +132,16 @@ def visit_claims(text: str, visit: Callable[[Any], None]) -> Any:
         raise ValueError("nesting too deep") from None
 
 
+_SKIPPABLE = ("\x1e", "\ufeff")
+
+
+def line_text(raw: bytes) -> str:
+    """A trace line's text as the validator's reader (jsonlines) sees it: strict UTF-8, and one
+    RFC 7464 record separator or BOM before it dropped (UnicodeDecodeError if not UTF-8)."""
+    text = raw.decode("utf-8")
+    return text[1:] if text.startswith(_SKIPPABLE) else text
+
+
 def loads(line: str | bytes) -> Any:
     """Strict JSON: no NaN/Infinity, and too-deep nesting is a JSON error, not a crash."""
     try:

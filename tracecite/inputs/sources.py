@@ -12,9 +12,7 @@ import sys
 from array import array
 from typing import BinaryIO
 
-from tracecite.inputs.jsonl import loads
-
-_RS = b"\x1e"
+from tracecite.inputs.jsonl import line_text, loads
 
 
 class TraceChangedError(Exception):
@@ -27,13 +25,8 @@ def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]
     Raises :class:`TraceChangedError` if that line no longer holds a valid result event.
     """
     handle.seek(offset)
-    line = handle.readline()
-    # The validator's reader (jsonlines) skips one RS (RFC 7464) or BOM before a line; so must
-    # this (json.loads skips a BOM by itself).
-    if line.startswith(_RS):
-        line = line[1:]
     try:
-        event = loads(line)
+        event = loads(line_text(handle.readline()))
         found: dict[str, tuple[str, str]] = {}
         for source in event["sources"]:
             source_id, uri, content = source["id"], source["uri"], source["content"]
