@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from tests.test_hook import (
+from tests.conftest import EXAMPLES
+from tests.conftest import REPO_ROOT as ROOT
+from tests.git_repo import (
     ACTIONS_VARIABLES,
     BROKEN_NOTES,
-    EXAMPLES,
-    ROOT,
     commit_all,
     git,
     make_repo,

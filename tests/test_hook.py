@@ -7,7 +7,6 @@ import http.server
 import json
 import os
 import shutil
-import subprocess
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -15,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import EXAMPLES
+from tests.git_repo import ACTIONS_VARIABLES, BROKEN_NOTES, commit_all, git, make_repo, write
 from tracecite import hook
 from tracecite.checks.evidence import EvidenceScan
 from tracecite.cli import build_parser, main
@@ -23,52 +24,10 @@ from tracecite.config import Config
 from tracecite.findings import Finding, Summary
 from tracecite.inputs.notes import NotesFile
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-}
-ACTIONS_VARIABLES = ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_EVENT_PATH",
-                     "GITHUB_BASE_REF", "GITHUB_OUTPUT", "RUNNER_TEMP")
-
 GOOD_NOTES = "claim: c\nquote: q\nurl: https://example.org/\n"
-BROKEN_NOTES = "claim: c\nquote: q\n"  # TC113: no url
 
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-
-# ---- helpers shared with the action and pre-commit tests ------------------------------------
-
-def git(repo: Path, *args: str) -> str:
-    """Run git in ``repo`` with a fixed identity and no user configuration."""
-    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True,
-                          env={**os.environ, **GIT_ENV}, check=True)
-    return done.stdout
-
-
-def make_repo(path: Path) -> Path:
-    """An empty repository on branch ``main`` with one commit."""
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    (path / "README.md").write_text("# docs\n", encoding="utf-8")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "start")
-    return path
-
-
-def write(repo: Path, name: str, text: str) -> Path:
-    target = repo / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    return target
-
-
-def commit_all(repo: Path, message: str = "change") -> None:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
 
 
 def run_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:

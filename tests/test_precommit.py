@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from tests.test_hook import (
+from tests.conftest import EXAMPLES
+from tests.conftest import REPO_ROOT as ROOT
+from tests.git_repo import (
     ACTIONS_VARIABLES,
     BROKEN_NOTES,
-    EXAMPLES,
     GIT_ENV,
-    ROOT,
     commit_all,
     make_repo,
     write,
