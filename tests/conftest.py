@@ -179,6 +179,43 @@ def all_outputs(cli: Cli, argv: Sequence[Any], fmt: str, report_dir: Path,
     return run, texts
 
 
+# ---- canaries: output hygiene, offline (tests/test_canaries.py) and live (tests/hardening) -----
+
+CANARY_FORMATS = ["console", "console-colour", "json", "github", "sarif"]
+"""The formats every canary run is made in (``console-colour``: console on a terminal)."""
+
+BREAKS = "\r\n::error file=x::nl\n##[warning]w\r::notice::cr\n  ::debug::indented\n"
+"""Line breaks followed by workflow commands, for the fields that can hold them."""
+
+
+def token(kind: str) -> str:
+    """The unique token that marks one planted field."""
+    return f"CANARY{kind}X"
+
+
+def check_canaries(where: str, text: str, fmt: str, secrets: Iterable[str], *,
+                   fold: bool = False) -> None:
+    """One text a run in ``fmt`` wrote (``where``, as :func:`all_outputs` names it): no secret
+    token (in any case, with ``fold``), nothing that drives a terminal or a runner's log, and
+    lines starting with ``::`` only where annotations belong, each one well formed."""
+    annotations_allowed = where in ("report-file github", "stdout" if fmt == "github" else "")
+    shown = text.casefold() if fold else text
+    for kind in secrets:
+        marker = token(kind).casefold() if fold else token(kind)
+        assert marker not in shown, f"{where}: the {kind} canary leaked"
+    if where == "stdout" and fmt == "console-colour":
+        # The console's own colours; that they are all it adds is checked against plain output.
+        text = ANSI_SGR.sub("", text)
+    assert "\x1b" not in text, f"{where}: raw ESC"
+    assert "\x07" not in text, f"{where}: raw BEL"
+    assert "\r" not in text, f"{where}: raw CR (the runner splits lines on it)"
+    assert "\x85" not in text and "\u2028" not in text, f"{where}: raw line separator"
+    assert "##[" not in text, f"{where}: a legacy workflow command"
+    for line in text.splitlines():
+        if line.lstrip().startswith("::"):
+            assert annotations_allowed and ANNOTATION.match(line), f"{where}: {line!r}"
+
+
 # ---- TLS: one test CA for the whole suite ------------------------------------------------------
 
 @pytest.fixture(scope="session")

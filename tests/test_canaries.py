@@ -16,7 +16,15 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ANNOTATION, ANSI_SGR, Cli
+from tests.conftest import (
+    ANSI_SGR,
+    BREAKS,
+    CANARY_FORMATS,
+    Cli,
+    check_canaries,
+    token,
+    write_trace,
+)
 from tests.conftest import all_outputs as _outputs
 from tracecite.reporters.escape import printable
 
@@ -24,11 +32,6 @@ from tracecite.reporters.escape import printable
 # are single lines); BREAKS adds those where a field can hold them.
 HOSTILE = ("\x1b[31m\x1b]0;pwned\x07::error::x%0A::warning::y<script>alert(1)<\\script>"
            "##[error]z\u2028\x85")
-BREAKS = "\r\n::error file=x::nl\n##[warning]w\r::notice::cr\n  ::debug::indented\n"
-
-
-def token(kind: str) -> str:
-    return f"CANARY{kind}X"
 
 
 def canary(kind: str, *, breaks: bool = True) -> str:
@@ -56,13 +59,6 @@ class Inputs:
     old: Path
     new: Path
     missing: Path
-
-
-def _write(path: Path, events: list[Any]) -> Path:
-    lines = [e if isinstance(e, bytes) else
-             (e if isinstance(e, str) else json.dumps(e)).encode("utf-8") for e in events]
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    return path
 
 
 def _name(kind: str, suffix: str) -> str:
@@ -98,7 +94,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
         f"claim: {one['notesclaim']}\nquote: {one['notesquote']}\nurl: {one['notesurl']}\n",
         encoding="utf-8")
 
-    evidence = _write(d / _name("evidencefile", ".jsonl"), [
+    evidence = write_trace(d / _name("evidencefile", ".jsonl"), [
         {"type": "tool_call", "run_id": run, "call_id": call_id, "tool": tool, **extra},
         {"type": "tool_result", "run_id": run, "call_id": call_id, "ok": True, **extra,
          "sources": [
@@ -117,13 +113,13 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
             {"text": canary("claim2"), "citations": []},
         ]},
     ])
-    no_claims = _write(d / _name("noclaimsfile", ".jsonl"), [
+    no_claims = write_trace(d / _name("noclaimsfile", ".jsonl"), [
         {"type": "tool_call", "run_id": run, "call_id": call_id, "tool": tool},
         {"type": "answer", "run_id": run, "claims": [], **extra},
     ])
     call2, call3, call4 = canary("callid2"), canary("callid3"), canary("callid4")
     sid_a = canary("sidA")
-    broken = _write(d / _name("brokenfile", ".jsonl"), [
+    broken = write_trace(d / _name("brokenfile", ".jsonl"), [
         {"type": "tool_call", "run_id": run, "call_id": call_id, "tool": tool},
         '{"type": "tool_call", ' + json.dumps(canary("badjson")),  # TC120
         json.dumps(canary("notobject")),  # TC121
@@ -160,9 +156,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
 
     # Distinct before the "#" of the canary: the fragment is not part of a stable URI.
     uri = {k: f"https://example.com/{k}/" + canary(k) for k in ("uriB", "uriC", "uriD")}
-    old = _write(d / _name("oldfile", ".jsonl"), capture([
+    old = write_trace(d / _name("oldfile", ".jsonl"), capture([
         (sid1, uri["uriB"], canary("contentB")), (sid2, uri["uriC"], canary("contentC"))]))
-    new = _write(d / _name("newfile", ".jsonl"), capture([
+    new = write_trace(d / _name("newfile", ".jsonl"), capture([
         (sid1, uri["uriB"], canary("contentB") + " more"),
         (sid2, uri["uriD"], canary("contentD"))]))
     return Inputs(notes_bad, notes_ok, evidence, no_claims, broken, old, new,
@@ -191,30 +187,12 @@ EXPECTED = {
 }
 EXIT = {"check-format": 1, "check-evidence": 2, "bare-evidence": 2, "compare": 2,
         "compare-broken": 1, "usage": 1}
-FORMATS = ["console", "console-colour", "json", "github", "sarif"]
-
-def _check_text(where: str, text: str, *, annotations_allowed: bool, colour: bool) -> None:
-    for kind in SECRET_KINDS:
-        assert token(kind) not in text, f"{where}: the {kind} canary leaked"
-    if colour:
-        # The console's own colours; that they are all it adds is checked against plain output.
-        text = ANSI_SGR.sub("", text)
-    assert "\x1b" not in text, f"{where}: raw ESC"
-    assert "\x07" not in text, f"{where}: raw BEL"
-    assert "\r" not in text, f"{where}: raw CR (the runner splits lines on it)"
-    assert "\x85" not in text and "\u2028" not in text, f"{where}: raw line separator"
-    assert "##[" not in text, f"{where}: a legacy workflow command"
-    for line in text.splitlines():
-        if line.lstrip().startswith("::"):
-            assert annotations_allowed and ANNOTATION.match(line), f"{where}: {line!r}"
-
-
 @pytest.fixture
 def report_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", CANARY_FORMATS)
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_no_canary_escapes(cli: Cli, inputs: Inputs, report_dir: Path,
                            monkeypatch: pytest.MonkeyPatch, command: str, fmt: str) -> None:
@@ -222,9 +200,7 @@ def test_no_canary_escapes(cli: Cli, inputs: Inputs, report_dir: Path,
     run, texts = _outputs(cli, argv, fmt, report_dir, monkeypatch)
     assert run.exit == EXIT[command]
     for where, text in texts.items():
-        _check_text(where, text, annotations_allowed=(
-            (where == "stdout" and fmt == "github") or where == "report-file github"),
-            colour=where == "stdout" and fmt == "console-colour")
+        check_canaries(where, text, fmt, SECRET_KINDS)
     if fmt == "console-colour":
         plain = _outputs(cli, argv, "console", report_dir, monkeypatch)[1]["stdout"]
         assert ANSI_SGR.sub("", texts["stdout"]) == plain

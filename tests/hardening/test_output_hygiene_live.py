@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.conftest import ANNOTATION, ANSI_SGR, Cli
+from tests.conftest import BREAKS, CANARY_FORMATS, Cli, check_canaries, token
 from tests.conftest import all_outputs as _outputs
 from tests.fetch.servers import RawConnection, head
 from tests.hardening.conftest import Resolver, Servers
@@ -35,12 +35,7 @@ HOST = "example.test"
 # No "/" (it goes into file names) and no line breaks (notes values are single lines).
 HOSTILE = ("\x1b[31m\x1b]0;pwned\x07::error::x%0A::warning::y<script>alert(1)<\\script>"
            "##[error]z\u2028\x85%0D")
-BREAKS = "\r\n::error file=x::nl\n##[warning]w\r::notice::cr\n  ::debug::indented\n"
 KEPT = "kept words"
-
-
-def token(kind: str) -> str:
-    return f"CANARY{kind}X"
 
 
 def canary(kind: str, *, breaks: bool = True) -> str:
@@ -196,24 +191,7 @@ EXPECTED = {
     "verify-urls": {"TC202", "TC210", "TC300"},
     "verify-files": {"TC202", "TC211", "TC320"},
 }
-FORMATS = ["console", "console-colour", "json", "github", "sarif"]
-def _check_text(where: str, text: str, *, annotations_allowed: bool, colour: bool) -> None:
-    folded = text.casefold()
-    for kind in SECRETS:
-        assert token(kind).casefold() not in folded, f"{where}: the {kind} canary leaked"
-    if colour:
-        text = ANSI_SGR.sub("", text)
-    assert "\x1b" not in text, f"{where}: raw ESC"
-    assert "\x07" not in text, f"{where}: raw BEL"
-    assert "\r" not in text, f"{where}: raw CR"
-    assert "\x85" not in text and "\u2028" not in text, f"{where}: raw line separator"
-    assert "##[" not in text, f"{where}: a legacy workflow command"
-    for line in text.splitlines():
-        if line.lstrip().startswith("::"):
-            assert annotations_allowed and ANNOTATION.match(line), f"{where}: {line!r}"
-
-
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", CANARY_FORMATS)
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_no_canary_escapes_live(
     cli: Cli, inputs: Inputs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -225,9 +203,7 @@ def test_no_canary_escapes_live(
     run, texts = _outputs(cli, COMMANDS[command](inputs), fmt, out_dir, monkeypatch)
     assert run.exit == 2, texts
     for where, text in texts.items():
-        _check_text(where, text, annotations_allowed=(
-            (where == "stdout" and fmt == "github") or where == "report-file github"),
-            colour=where == "stdout" and fmt == "console-colour")
+        check_canaries(where, text, fmt, SECRETS, fold=True)
     if fmt == "github":
         assert "step summary" in texts
 
