@@ -100,16 +100,13 @@ def profile_live(plan: bench_web.Plan, latency: float) -> None:
         for owner, name in ((web.WebLoader, "__call__"), (live.ParsePool, "submit"),
                             (live.ParsePool, "start"), (live.ParsePool, "close")):
             timed(owner, name)
-        names = ([bench_web.HOST] if plan.hosts == 1
-                 else [bench_web.many_host(n) for n in range(1, plan.hosts + 1)])
-        flags = [f"--connect-to={name}:80:127.0.0.{n}:{port}"
-                 for n, name in enumerate(names, start=1)]
+        flags = bench_web.connect_flags(port, plan.hosts)
         with tempfile.TemporaryDirectory() as tmp:
             notes = Path(tmp) / "notes.txt"
             notes.write_text(notes_text, encoding="utf-8")
             origin = time.perf_counter()
             code = main(["verify-notes", str(notes), "--quiet", "--no-progress", *flags,
-                         "--allow-net", "127.0.0.0/8", "--debug", *plan.options()])
+                         "--debug", *plan.options()])
             total = time.perf_counter() - origin
     finally:
         here.send("done")

@@ -70,11 +70,12 @@ class WebRun:
     problem: str  # "" when every check passed
 
 
-def connect_flags(server: BenchServer, hosts: int = 1) -> list[str]:
-    """How TraceCite reaches the server: ``bench.test``, or ``hN.bench.test`` at 127.0.0.N."""
+def connect_flags(port: int, hosts: int = 1) -> list[str]:
+    """How TraceCite reaches the server on ``port``: ``bench.test``, or ``hN.bench.test`` at
+    127.0.0.N (where :class:`BenchServer` listens with ``addresses=hosts``)."""
     names = [HOST] if hosts == 1 else [many_host(n) for n in range(1, hosts + 1)]
-    flags = [f"--connect-to={name}:80:{address}:{server.port}"
-             for name, address in zip(names, server.hosts[:hosts], strict=True)]
+    flags = [f"--connect-to={name}:80:127.0.0.{n}:{port}"
+             for n, name in enumerate(names, start=1)]
     return [*flags, "--allow-net", "127.0.0.0/8"]
 
 
@@ -88,7 +89,7 @@ def run_tracecite(server: BenchServer, notes: Path, options: Sequence[str],
     """``verify-notes`` on ``notes`` with ``options``; ``expected`` quotes must all match."""
     server.reset()
     cmd = [*tracecite_command(), "verify-notes", str(notes), "--json", "--no-progress",
-           *connect_flags(server, hosts), *options]
+           *connect_flags(server.port, hosts), *options]
     run = measure(cmd, tree=tree, timeout=300)
     stats = server.reset()
     try:
