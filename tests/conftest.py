@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import trustme
 
+from tests.fetch.servers import Servers
 from tracecite.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -230,3 +231,13 @@ def ca_path(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("ca") / "ca.pem"
     ca.cert_pem.write_to_path(str(path))
     return str(path)
+
+
+# ---- local servers ------------------------------------------------------------------------
+
+@pytest.fixture
+def servers() -> Iterator[Servers]:
+    """Start local servers for one test (``.http``, ``.raw``); all are stopped at teardown."""
+    running = Servers()
+    yield running
+    running.stop()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import trustme
 
-from tests.fetch.servers import HTTPTestServer, RawServer, Route, Script, server_tls_context
+from tests.fetch.servers import HTTPTestServer, RawServer, Servers, server_tls_context
 from tracecite.fetch.fetcher import ConnectTo, FetchOptions, PinnedFetcher
 
 HOST = "example.test"
@@ -47,33 +47,15 @@ def https_server(ca: trustme.CA, sni_log: list[str | None]) -> Iterator[HTTPTest
 
 
 @pytest.fixture
-def start_server() -> Iterator[Callable[..., HTTPTestServer]]:
+def start_server(servers: Servers) -> Callable[..., HTTPTestServer]:
     """Start extra `HTTPTestServer`s (stopped at teardown)."""
-    servers: list[HTTPTestServer] = []
-
-    def start(routes: dict[str, Route] | None = None, **kwargs: Any) -> HTTPTestServer:
-        server = HTTPTestServer(routes, **kwargs).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
+    return servers.http
 
 
 @pytest.fixture
-def raw_server() -> Iterator[Callable[..., RawServer]]:
+def raw_server(servers: Servers) -> Callable[..., RawServer]:
     """Start `RawServer`s running a script (stopped at teardown)."""
-    servers: list[RawServer] = []
-
-    def start(script: Script, **kwargs: Any) -> RawServer:
-        server = RawServer(script, **kwargs).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
+    return servers.raw
 
 
 MakeFetcher = Callable[..., PinnedFetcher]

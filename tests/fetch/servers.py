@@ -492,3 +492,24 @@ def keepalive_then_drop(reply: bytes) -> Script:
                 return
 
     return script
+
+
+@dataclass
+class Servers:
+    """Starts local servers for one test and stops them all at teardown."""
+
+    started: list[HTTPTestServer | RawServer] = field(default_factory=list)
+
+    def http(self, routes: dict[str, Route] | None = None, **kwargs: Any) -> HTTPTestServer:
+        server = HTTPTestServer(routes, **kwargs).start()
+        self.started.append(server)
+        return server
+
+    def raw(self, script: Script, **kwargs: Any) -> RawServer:
+        server = RawServer(script, **kwargs).start()
+        self.started.append(server)
+        return server
+
+    def stop(self) -> None:
+        for server in self.started:
+            server.stop()

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from tests.fetch.servers import HTTPTestServer, RawServer, Route, Script
 from tests.hardening.guards import NetworkLog, network_guard
 from tracecite.codes import Code
 from tracecite.fetch import fetcher as fetcher_module
@@ -77,29 +76,3 @@ def single_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("tracecite.checks.live.os.cpu_count", lambda: 1)
 
 
-@dataclass
-class Servers:
-    """Starts local servers for one test and stops them all at teardown."""
-
-    started: list[HTTPTestServer | RawServer] = field(default_factory=list)
-
-    def http(self, routes: dict[str, Route] | None = None, **kwargs: Any) -> HTTPTestServer:
-        server = HTTPTestServer(routes, **kwargs).start()
-        self.started.append(server)
-        return server
-
-    def raw(self, script: Script, **kwargs: Any) -> RawServer:
-        server = RawServer(script, **kwargs).start()
-        self.started.append(server)
-        return server
-
-    def stop(self) -> None:
-        for server in self.started:
-            server.stop()
-
-
-@pytest.fixture
-def servers() -> Iterator[Servers]:
-    running = Servers()
-    yield running
-    running.stop()

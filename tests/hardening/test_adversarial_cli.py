@@ -34,6 +34,7 @@ from tests.fetch.servers import (
     HTTPTestServer,
     RawConnection,
     Reply,
+    Servers,
     chunked,
     head,
     reset_after,
@@ -45,7 +46,7 @@ from tests.fetch.servers import (
     trickle,
     zeros_gzip,
 )
-from tests.hardening.conftest import Resolver, Servers
+from tests.hardening.conftest import Resolver
 from tracecite.fetch.limits import MAX_BYTES
 
 pytestmark = pytest.mark.network

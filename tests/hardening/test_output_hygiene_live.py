@@ -25,8 +25,8 @@ import pytest
 
 from tests.conftest import BREAKS, CANARY_FORMATS, Cli, check_canaries, token
 from tests.conftest import all_outputs as _outputs
-from tests.fetch.servers import RawConnection, head
-from tests.hardening.conftest import Resolver, Servers
+from tests.fetch.servers import RawConnection, Servers, head
+from tests.hardening.conftest import Resolver
 from tracecite.reporters.escape import printable
 
 pytestmark = pytest.mark.network

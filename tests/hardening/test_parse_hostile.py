@@ -23,8 +23,7 @@ from tests.conftest import answer as answer_event
 from tests.conftest import call as call_event
 from tests.conftest import claim as claim_event
 from tests.conftest import result as result_event
-from tests.fetch.servers import head, send_bytes
-from tests.hardening.conftest import Servers
+from tests.fetch.servers import Servers, head, send_bytes
 from tracecite.fetch.limits import MAX_TIMEOUT
 from tracecite.fetch.visible_text import (
     MAX_DEPTH,
