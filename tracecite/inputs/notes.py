@@ -37,12 +37,12 @@ def read_notes(path: str) -> NotesFile:
 
 
 class _Record:
-    """A record being collected: field → (value, line, column)."""
+    """A record being collected: field → (value, line)."""
 
     def __init__(self, index: int, line: int) -> None:
         self.index = index
         self.line = line
-        self.fields: dict[str, tuple[str, int, int]] = {}
+        self.fields: dict[str, tuple[str, int]] = {}
         self.broken = False
 
 
@@ -115,7 +115,7 @@ def parse_notes(text: str, path: str) -> NotesFile:
             current.broken = True
             continue
         value = value.strip()
-        current.fields[key] = (value, number, column)
+        current.fields[key] = (value, number)
         if not value:
             findings.append(Finding(
                 Code.NOTES_EMPTY_VALUE,
