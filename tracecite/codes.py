@@ -22,6 +22,15 @@ class Code(enum.Enum):
     CONFIG_INVALID = (
         "TC104", "config-invalid", 1, "hook: configuration file unreadable, invalid or refused",
     )
+    CACHE_UNUSABLE = (
+        "TC105", "cache-unusable", 0,
+        "warning: the cache file is corrupt, foreign or locked; the run goes on without it",
+    )
+    NOT_SELECTED = ("TC106", "not-selected", 0, "warning: a file given to `hook` that no glob selects")
+    IMPORT_UNSUPPORTED = (
+        "TC107", "import-unsupported", 1,
+        "import: an element of a vendor transcript that cannot be imported",
+    )
     NOTES_BAD_LINE = (
         "TC110", "notes-bad-line", 1, "a line that is not a field, comment, blank or `---`",
     )
@@ -63,6 +72,10 @@ class Code(enum.Enum):
         "TC201", "evidence-uncited-claim", 2, "evidence mode, a claim without citations",
     )
     QUOTE_NOT_IN_CAPTURE = ("TC202", "quote-not-in-capture", 2, "quote not in the captured content")
+    SOURCE_NOT_CAPTURED = (
+        "TC203", "source-not-captured", 0,
+        "warning: a citation's source has `content: null`; verify it live",
+    )
     QUOTE_NOT_ON_PAGE = (
         "TC210", "quote-not-on-page", 2, "quote not in the live page's visible text",
     )
@@ -92,6 +105,9 @@ class Code(enum.Enum):
     PARSE_LIMIT = (
         "TC318", "parse-limit", 2,
         "HTML over a parse limit: 20 s of parsing, too many formatting elements or nodes",
+    )
+    SOURCE_BLOCKED = (
+        "TC319", "source-blocked", 2, "the site answered with a bot or challenge wall",
     )
     FILE_MISSING = ("TC320", "file-missing", 2, "`file:` source does not exist")
     FILE_OUTSIDE_ROOT = (

@@ -54,6 +54,37 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Counts:
+    """What one kind of check did with its quotes (SPEC §5, schema 2): every field a count.
+
+    ``checked`` = ``matched`` + ``not_found`` + ``unavailable``; the other fields count quotes
+    that were not checked (``skipped``, ``unchanged``, ``interrupted``) or how the verdicts came
+    (``cached``, ``retried``).
+    """
+
+    checked: int = 0
+    matched: int = 0
+    not_found: int = 0
+    unavailable: int = 0
+    skipped: int = 0
+    cached: int = 0
+    unchanged: int = 0
+    retried: int = 0
+    interrupted: int = 0
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(*(getattr(self, f.name) + getattr(other, f.name)
+                        for f in dataclasses.fields(self)))
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, f.name) for f in dataclasses.fields(self))
+
+    def as_dict(self) -> dict[str, int]:
+        """The counts by name, in declaration order."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
 class Summary:
     """Counts for the end-of-run summary; every field is a count."""
 
