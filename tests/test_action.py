@@ -25,7 +25,9 @@ from tests.git_repo import (
 )
 from tracecite import action
 from tracecite.cli import main
+from tracecite.errors import UsageError
 from tracecite.reporters.github import ANNOTATION_LIMIT
+from tracecite.settings import action_values
 
 yaml = pytest.importorskip("yaml", reason="PyYAML comes with pre-commit (the test extra)")
 
@@ -63,36 +65,33 @@ def test_inputs_are_read_from_the_environment() -> None:
         "per-host": " 4 ",
     }.items()}
     inputs = action.read_inputs(env)
-    assert inputs.stage == "all"
-    assert inputs.paths == ("docs/a b.notes", "traces/x.jsonl")
-    assert inputs.all_files is True
-    assert inputs.allow_net == ("127.0.0.0/8", "::1/128", "10.0.0.0/8")
-    assert inputs.fail_on_findings is False
-    assert inputs.format == "github"
+    assert inputs["format"] == "github"
     argv = action.build_argv(inputs, "/tmp/r.json")
-    assert argv[:2] == ["hook", "--stage"]
-    assert argv[argv.index("--") + 1:] == ["docs/a b.notes", "traces/x.jsonl"]
-    assert argv.count("--allow-net") == 3
-    assert argv[argv.index("--timeout"):argv.index("--timeout") + 2] == ["--timeout", "5"]
-    assert argv[argv.index("--concurrency"):argv.index("--concurrency") + 2] == [
-        "--concurrency", "16"]
-    assert argv[argv.index("--per-host"):argv.index("--per-host") + 2] == ["--per-host", "4"]
-    assert "json:/tmp/r.json" in argv
+    assert argv == ["hook", "--no-progress", "--report-file", "json:/tmp/r.json", "--",
+                    "docs/a b.notes", "traces/x.jsonl"]
+    # The settings table reads the rest, as it reads flags and the configuration.
+    given = action_values(inputs)
+    assert given["stage"] == "all"
+    assert given["all_files"] is True
+    assert [str(n) for n in given["allow_net"]] == ["127.0.0.0/8", "::1/128", "10.0.0.0/8"]
+    assert given["fail_on_findings"] is False
+    assert (given["timeout"], given["concurrency"], given["per_host"]) == (5.0, 16, 4)
+    assert given["connect_to"][0].address_port == 8443
 
 
 @pytest.mark.parametrize(("name", "value"), [("fail-on-findings", "yes"), ("all", "1"),
-                                             ("format", "html")])
-def test_bad_inputs_are_refused(name: str, value: str) -> None:
-    with pytest.raises(action.InputError, match=name):
-        action.read_inputs({action.INPUT_ENV[name]: value})
+                                             ("format", "html"), ("timeout", "soon"),
+                                             ("per-host", "0"), ("stage", "sometimes")])
+def test_bad_inputs_are_refused_naming_the_input(name: str, value: str) -> None:
+    with pytest.raises(UsageError, match=f"input '{name}'"):
+        action_values(action.read_inputs({action.INPUT_ENV[name]: value}))
 
 
 def test_defaults() -> None:
     inputs = action.read_inputs({})
-    assert inputs == action.ActionInputs()
+    assert action_values(inputs) == {"format": "github"}
     assert action.build_argv(inputs, "r.json") == [
-        "hook", "--stage", "offline", "--format", "github", "--no-progress",
-        "--report-file", "json:r.json"]
+        "hook", "--no-progress", "--report-file", "json:r.json"]
 
 
 # ---- a simulated Actions run ----------------------------------------------------------------
@@ -217,8 +216,9 @@ def test_a_bad_input_or_usage_error_sets_exit_code_only(
         actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, outputs = actions.run(capsys, fail_on_findings="maybe")
     assert code == 1
-    assert outputs == {"exit-code": "1"}
-    assert "::error title=TraceCite::input 'fail-on-findings' must be true or false" in out
+    assert outputs == {"exit-code": "1", "findings": "", "errors": "", "mismatches": "",
+                       "report": "", "sarif-file": ""}
+    assert "::error title=TC100 usage::input 'fail-on-findings' must be true or false" in out
     actions.monkeypatch.delenv(action.INPUT_ENV["fail-on-findings"])
     code, out, outputs = actions.run(capsys, stage="sometimes")
     assert code == 1

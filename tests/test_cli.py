@@ -29,7 +29,7 @@ from tests.conftest import (
 )
 from tracecite import __version__
 from tracecite.codes import BY_CODE, Code
-from tracecite.findings import Finding, Report, Summary, exit_code_of
+from tracecite.findings import Counts, Finding, Report, Summary, exit_code_of
 from tracecite.reporters.github import summary_line
 
 NOTES_OK = note()
@@ -295,7 +295,8 @@ def test_passing_run(cli: Cli, tmp_path: Path) -> None:
     report = run.json()
     assert report["findings"] == []
     assert report["summary"]["records"] == 1
-    assert report["summary"]["checked"] == report["summary"]["matched"] == 1
+    assert report["summary"]["captured"]["checked"] == 1
+    assert report["summary"]["captured"]["matched"] == 1
 
 
 def test_structure_only_without_evidence(cli: Cli, tmp_path: Path) -> None:
@@ -564,12 +565,18 @@ def test_exit_code_precedence() -> None:
 
 
 def test_summary_line_counts() -> None:
-    summary = Summary(checked=5, matched=2, unavailable=1, skipped=3)
+    summary = Summary(captured=Counts(checked=5, matched=5),
+                      live=Counts(checked=5, matched=2, not_found=2, unavailable=1, skipped=3))
     line = summary_line(Report("verify-urls", (), summary))
-    assert line == ("tracecite verify-urls: 0 findings; 5 quotes checked, 2 matched, "
-                    "1 with the source unavailable, 3 skipped; exit 0")
-    assert summary_line(Report("check", (), Summary(checked=1, matched=1))) == (
-        "tracecite check: 0 findings; 1 quote checked, 1 matched; exit 0")
+    assert line == ("tracecite verify-urls: 0 findings; 5 quotes checked against captured "
+                    "content, 5 matched; 5 quotes checked on live pages, 2 matched, 2 not "
+                    "found, 1 with the source unavailable, 3 skipped; exit 0")
+    one = Summary(captured=Counts(checked=1, matched=1))
+    assert summary_line(Report("check", (), one)) == (
+        "tracecite check: 0 findings; 1 quote checked against captured content, 1 matched; "
+        "exit 0")
+    assert summary_line(Report("check", (), Summary(records=3))) == (
+        "tracecite check: 0 findings; no quote checked; exit 0")
 
 
 def test_a_report_file_that_cannot_be_written_is_tc100_and_one_document(

@@ -97,8 +97,8 @@ def test_verify_notes_passes(cli: Cli, site: Site, tmp_path: Path) -> None:
     report = res.json()
     assert res.exit == 0, report
     assert report["findings"] == []
-    assert report["summary"]["checked"] == report["summary"]["matched"] == 1
-    assert report["summary"]["fetched"] == 1
+    assert report["summary"]["live"]["checked"] == report["summary"]["live"]["matched"] == 1
+    assert len(site.paths) == 1
     assert site.paths == ["/a"]
 
 
@@ -126,9 +126,9 @@ def test_each_url_is_fetched_once_and_every_record_checked(
     res = cli("verify-notes", first, path, "--json", *site.flags)
     report = res.json()
     assert sorted(site.paths) == ["/a", "/b"]
-    assert report["summary"]["checked"] == 7
-    assert report["summary"]["matched"] == 4
-    assert report["summary"]["fetched"] == 2
+    assert report["summary"]["live"]["checked"] == 7
+    assert report["summary"]["live"]["matched"] == 4
+    assert len(site.paths) == 2
     found = [(f["code"], f["file"], f["record"], f["line"], f["uri"]) for f in report["findings"]]
     assert found == [
         ("TC210", str(path), 2, url_line(2), same[1]),
@@ -198,7 +198,6 @@ def test_per_host_limit_counts_each_host_name(cli: Cli, site: Site, tmp_path: Pa
     path = notes(tmp_path, *[(QUOTE, u) for u in urls])
     res = cli("verify-notes", path, "--json", "--per-host", "2", *flags, *site.flags)
     assert res.exit == 0, res.out
-    assert res.json()["summary"]["fetched"] == 12
     assert slow.peak == {HOST: 2, "other.test": 2}
     # The sources are listed host by host: the second host's start while the first is busy.
     assert slow.total_peak == 4
@@ -348,7 +347,7 @@ def test_tc300_to_tc305_in_notes(cli: Cli, site: Site, no_dns: Lookups, tmp_path
              for f in report["findings"]]
     assert found == [(code, str(path), url_line(i), i, url, 2)
                      for i, (code, url) in enumerate(BAD_URLS, start=1)]
-    assert report["summary"]["unavailable"] == len(BAD_URLS)
+    assert report["summary"]["live"]["unavailable"] == len(BAD_URLS)
     assert site.connections == 0 and no_dns == []
 
 
@@ -552,8 +551,8 @@ def test_verify_urls_passes(cli: Cli, site: Site, tmp_path: Path) -> None:
     res = cli("verify-urls", path, "--json", *site.flags)
     report = res.json()
     assert res.exit == 0, report
-    assert report["summary"]["checked"] == report["summary"]["matched"] == 2
-    assert report["summary"]["fetched"] == 1
+    assert report["summary"]["live"]["checked"] == report["summary"]["live"]["matched"] == 2
+    assert len(site.paths) == 1
     assert site.paths == ["/a"]
 
 
@@ -577,7 +576,7 @@ def test_page_has_it_capture_does_not_is_only_tc202(cli: Cli, site: Site, tmp_pa
     res = cli("verify-urls", path, "--json", *site.flags)
     finding = one(res, "TC202")
     assert (finding["line"], finding["source_id"], finding["uri"]) == (ANSWER_LINE, "s1", url)
-    assert res.json()["summary"]["matched"] == 1  # the live verdict
+    assert res.json()["summary"]["live"]["matched"] == 1  # the live verdict
     assert site.paths == ["/a"]
 
 
@@ -616,8 +615,8 @@ def test_verify_urls_skips_other_schemes_and_never_fetches_uncited(
     res = cli("verify-urls", path, "--json", *site.flags)
     report = res.json()
     assert res.exit == 0, report
-    assert report["summary"]["skipped"] == 3
-    assert report["summary"]["checked"] == 1
+    assert report["summary"]["live"]["skipped"] == 3
+    assert report["summary"]["live"]["checked"] == 1
     assert site.paths == ["/cited"]
     assert no_dns == []
 
@@ -635,7 +634,7 @@ def test_verify_urls_fetches_each_url_once_across_sources_and_traces(
     assert site.paths == ["/a"]
     assert [(f["code"], f["file"], f["citation"], f["source_id"]) for f in report["findings"]] \
         == [("TC202", str(first), 3, "s1"), ("TC210", str(first), 3, "s1")]
-    assert report["summary"]["checked"] == 4
+    assert report["summary"]["live"]["checked"] == 4
 
 
 def test_verify_urls_input_error_stops_before_any_request(
@@ -690,7 +689,7 @@ def test_verify_files_passes(cli: Cli, tmp_path: Path, root: Path) -> None:
     res = cli("verify-files", path, "--root", root, "--json")
     report = res.json()
     assert res.exit == 0, report
-    assert report["summary"]["checked"] == report["summary"]["matched"] == 5
+    assert report["summary"]["files"]["checked"] == report["summary"]["files"]["matched"] == 5
 
 
 def test_verify_files_default_root_is_the_current_directory(
@@ -738,8 +737,8 @@ def test_verify_files_skips_other_sources(
                  [cite("s1", QUOTE), cite("s2", QUOTE), cite("s3", QUOTE)])
     report = cli("verify-files", path, "--root", root, "--json").json()
     assert report["exit_code"] == 0
-    assert report["summary"]["skipped"] == 2
-    assert report["summary"]["checked"] == 1
+    assert report["summary"]["files"]["skipped"] == 2
+    assert report["summary"]["files"]["checked"] == 1
     assert no_dns == []
 
 
@@ -1011,7 +1010,7 @@ def test_closed_stderr_means_no_progress_bar(
     monkeypatch.setattr("sys.stderr", None)  # what Python has when started with 2>&-
     res = cli("verify-notes", path, "--json", *site.flags)
     assert res.exit == 0
-    assert res.json()["summary"]["matched"] == 1
+    assert res.json()["summary"]["live"]["matched"] == 1
 
 
 @pytest.mark.parametrize("uri", [" https://example.test/a", "\thttp://example.test/a",
@@ -1022,5 +1021,5 @@ def test_a_web_uri_with_junk_around_it_is_checked_not_skipped(
     path = trace(tmp_path, [source("s1", uri, PAGE)], [cite("s1", QUOTE)])
     res = cli("verify-urls", path, "--json")
     assert res.exit == 2
-    assert res.json()["summary"]["skipped"] == 0
+    assert res.json()["summary"]["live"]["skipped"] == 0
     assert res.codes() == ["TC300"]

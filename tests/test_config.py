@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from tracecite.cli import main
-from tracecite.config import (
-    DEFAULT_NOTES,
-    DEFAULT_TRACES,
-    Config,
-    ConfigError,
-    find_config,
-    load_config,
-)
+from tracecite.config import Config, find_config, load_config
+from tracecite.errors import ConfigError
+from tracecite.settings import DEFAULT_NOTES, DEFAULT_TRACES, Settings, resolve
 
 
 def _write(path: Path, text: str) -> str:
@@ -34,11 +30,12 @@ def _error(path: str) -> ConfigError:
 def test_defaults_without_a_file() -> None:
     config = load_config(None)
     assert config == Config()
-    assert config.notes == DEFAULT_NOTES
-    assert config.traces == DEFAULT_TRACES
-    assert (config.exclude, config.timeout, config.concurrency, config.per_host,
-            config.user_agent, config.verify_files, config.files_root, config.max_bytes) == (
-        (), None, None, None, None, False, None, None)
+    assert config.values == {}
+    settings = resolve("hook", {}, config=config.values)
+    assert settings == Settings()
+    assert settings.notes == DEFAULT_NOTES
+    assert settings.traces == DEFAULT_TRACES
+    assert (settings.exclude, settings.verify_files, settings.root) == ((), False, ".")
 
 
 def test_project_file_top_level_keys(tmp_path: Path) -> None:
@@ -55,15 +52,22 @@ verify_files = true
 files_root = "site"
 """)
     config = load_config(path)
-    assert config.notes == ("docs/**/*.md",)
-    assert config.traces == ("runs/*.jsonl",)
-    assert config.exclude == ("docs/drafts",)
-    assert (config.timeout, config.concurrency, config.per_host, config.max_bytes) == (
+    (tmp_path / "site").mkdir()
+    settings = resolve("hook", {}, config=config.values, config_path=config.path)
+    assert settings.notes == ("docs/**/*.md",)
+    assert settings.traces == ("runs/*.jsonl",)
+    assert settings.exclude == ("docs/drafts",)
+    assert (settings.timeout, settings.concurrency, settings.per_host, settings.max_bytes) == (
         5.0, 4, 2, 1000)
-    assert config.user_agent == "docs-bot/1.0 (+https://example.org)"
-    assert config.verify_files is True
-    assert config.files_root == "site"
-    assert config.base == str(tmp_path)
+    assert settings.user_agent == "docs-bot/1.0 (+https://example.org)"
+    assert settings.verify_files is True
+    # files_root is relative to the configuration file, as the globs are.
+    assert os.path.abspath(settings.root) == str(tmp_path / "site")
+    assert settings.config_base == str(tmp_path)
+    # Flags win over the file.
+    flagged = resolve("hook", {"timeout": 7.0, "root": "."}, config=config.values,
+                      config_path=config.path)
+    assert (flagged.timeout, flagged.root, flagged.concurrency) == (7.0, ".", 4)
 
 
 def test_pyproject_table(tmp_path: Path) -> None:
@@ -78,7 +82,7 @@ notes = ["*.cite"]
 notes = 1
 """)
     assert find_config(str(tmp_path)) == path
-    assert load_config(path).notes == ("*.cite",)
+    assert load_config(path).values["notes"] == ("*.cite",)
 
 
 def test_pyproject_without_the_table_is_not_a_config(tmp_path: Path) -> None:

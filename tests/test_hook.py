@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import http.server
+import io
 import json
 import os
 import shutil
@@ -16,13 +16,15 @@ import pytest
 
 from tests.conftest import EXAMPLES
 from tests.git_repo import ACTIONS_VARIABLES, BROKEN_NOTES, commit_all, git, make_repo, write
-from tracecite import hook
 from tracecite.checks.evidence import EvidenceScan
-from tracecite.cli import build_parser, main
+from tracecite.cli import main, run
 from tracecite.codes import Code
-from tracecite.config import Config
-from tracecite.findings import Finding, Summary
-from tracecite.inputs.notes import NotesFile
+from tracecite.commands import Inputs
+from tracecite.findings import Counts, Finding, Report
+from tracecite.hook import git as hook_git
+from tracecite.hook.selection import glob_regex, select
+from tracecite.hook.stages import stage_plan
+from tracecite.settings import STAGES, Settings
 
 GOOD_NOTES = "claim: c\nquote: q\nurl: https://example.org/\n"
 
@@ -76,15 +78,15 @@ def _no_actions(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_glob_semantics(pattern: str, path: str, matches: bool) -> None:
     import re
 
-    assert bool(re.fullmatch(hook.glob_regex(pattern), path)) is matches
+    assert bool(re.fullmatch(glob_regex(pattern), path)) is matches
 
 
 def test_default_globs_select_notes_and_traces_but_not_other_markdown(tmp_path: Path) -> None:
-    config = Config(path=str(tmp_path / ".tracecite.toml"))
+    config = Settings(config_path=str(tmp_path / ".tracecite.toml"))
     paths = ["README.md", "docs/guide.md", "docs/a.notes", "docs/b.notes.md", "c.notes.txt",
              "run.trace.jsonl", "traces/r1.jsonl", "eval/traces/2024/r2.jsonl", "data.jsonl",
              "docs/notes.md"]
-    chosen = hook.select([str(tmp_path / p) for p in paths], config)
+    chosen = select([str(tmp_path / p) for p in paths], config)
     assert [os.path.relpath(p, tmp_path) for p in chosen] == [
         "docs/a.notes", "docs/b.notes.md", "c.notes.txt", "run.trace.jsonl", "traces/r1.jsonl",
         "eval/traces/2024/r2.jsonl",
@@ -92,11 +94,11 @@ def test_default_globs_select_notes_and_traces_but_not_other_markdown(tmp_path: 
 
 
 def test_excludes_match_paths_and_their_folders(tmp_path: Path) -> None:
-    config = Config(path=str(tmp_path / ".tracecite.toml"),
-                    exclude=("vendor", "**/draft-*.notes", "old/**"))
+    config = Settings(config_path=str(tmp_path / ".tracecite.toml"),
+                      exclude=("vendor", "**/draft-*.notes", "old/**"))
     paths = ["vendor/x/a.notes", "docs/draft-1.notes", "docs/final.notes", "old/b.notes",
              "docs/vendor.notes"]
-    chosen = hook.select([str(tmp_path / p) for p in paths], config)
+    chosen = select([str(tmp_path / p) for p in paths], config)
     assert [os.path.relpath(p, tmp_path) for p in chosen] == ["docs/final.notes",
                                                               "docs/vendor.notes"]
 
@@ -104,14 +106,14 @@ def test_excludes_match_paths_and_their_folders(tmp_path: Path) -> None:
 def test_selection_keeps_paths_as_given_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                              ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert hook.select(["a.notes", "./a.notes", "a.notes"], Config()) == ["a.notes",
+    assert select(["a.notes", "./a.notes", "a.notes"], Settings()) == ["a.notes",
                                                                             "./a.notes"]
 
 
 def test_parse_name_status_keeps_new_names() -> None:
     data = b"A\0new.notes\0M\0mod.notes\0R087\0old.notes\0renamed.notes\0C100\0src\0copy\0"
-    assert hook.parse_name_status(data) == ["new.notes", "mod.notes", "renamed.notes", "copy"]
-    assert hook.parse_name_status(b"") == []
+    assert hook_git.parse_name_status(data) == ["new.notes", "mod.notes", "renamed.notes", "copy"]
+    assert hook_git.parse_name_status(b"") == []
 
 
 # ---- explicit files (pre-commit) ----------------------------------------------------------------
@@ -146,7 +148,7 @@ def test_offline_stage_checks_format_structure_and_evidence(
 def test_no_selected_files_passes_without_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    for stage in hook.STAGES:
+    for stage in STAGES:
         code, report = run_json(["hook", "--stage", stage, "missing.md"], capsys)
         assert code == 0
         assert report["findings"] == []
@@ -335,44 +337,45 @@ def test_merge_group_base(branched: Path, tmp_path: Path, monkeypatch: pytest.Mo
 
 class Recorder:
     """Stands in for the live checks, recording what each was given: which check, the inputs
-    (already read) by path, and the options the live factory built for it."""
+    (already read) by path, and the settings."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         from tracecite import commands
 
-        self.calls: list[tuple[str, list[str], object]] = []
-        monkeypatch.setattr(commands, "check_pages_live", self._pages)
-        monkeypatch.setattr(commands, "check_traces_live", self._traces)
+        self.calls: list[tuple[str, list[str], Settings]] = []
+        monkeypatch.setattr(commands, "_check_web", self._web)
+        monkeypatch.setattr(commands, "_check_files", self._files)
 
-    def _pages(self, notes: Sequence[NotesFile], traces: Sequence[EvidenceScan],
-               options: object) -> tuple[list[Finding], Summary]:
-        paths = [n.path for n in notes] + [t.scan.path for t in traces]
-        self.calls.append(("pages", paths, options))
-        findings, summary = [], Summary()
-        if notes:
-            summary += Summary(checked=2, matched=2, fetched=1)
-        if traces:
-            findings, web = self._live(traces, "web")
-            summary += web
-        return findings, summary
+    def _web(self, inputs: Inputs, settings: Settings, label: str
+             ) -> tuple[list[Finding], Counts]:
+        paths = [n.path for n in inputs.notes] + [t.scan.path for t in inputs.traces]
+        self.calls.append(("web", paths, settings))
+        findings, counts = [], Counts()
+        if inputs.notes:
+            counts += Counts(checked=2, matched=2)
+        if inputs.traces:
+            findings, web = self._live(inputs.traces, "web")
+            counts += web
+        return findings, counts
 
-    def _traces(self, traces: Sequence[EvidenceScan], kind: str, options: object
-                ) -> tuple[list[Finding], Summary]:
-        self.calls.append((kind, [t.scan.path for t in traces], options))
-        return self._live(traces, kind)
+    def _files(self, inputs: Inputs, settings: Settings, label: str
+               ) -> tuple[list[Finding], Counts]:
+        self.calls.append(("file", [t.scan.path for t in inputs.traces], settings))
+        return self._live(inputs.traces, "file")
 
     @staticmethod
-    def _live(traces: Sequence[EvidenceScan], kind: str) -> tuple[list[Finding], Summary]:
+    def _live(traces: Sequence[EvidenceScan], kind: str) -> tuple[list[Finding], Counts]:
         code = Code.QUOTE_NOT_ON_PAGE if kind == "web" else Code.QUOTE_NOT_IN_FILE
         live = Finding(code, "quote is not in the source now", file=traces[0].scan.path,
                        line=7, claim=1, citation=1)
         if kind == "web":
-            return [live], Summary(checked=3, matched=2, mismatched=1, fetched=2)
-        return [live], Summary(checked=1, mismatched=1)
+            return [live], Counts(checked=3, matched=2, not_found=1, skipped=1)
+        return [live], Counts(checked=1, not_found=1, skipped=3)
 
 
-def _parse(args: list[str]) -> argparse.Namespace:
-    return build_parser().parse_args(["hook", *args])
+def _hook(args: list[str]) -> Report:
+    """``tracecite hook ARGS`` in-process, its report (written as JSON to a file)."""
+    return run(["hook", "--report-file", "json:/dev/null", *args], stdout=io.StringIO())
 
 
 def test_online_checks_the_notes_and_the_traces_web_sources(
@@ -382,16 +385,17 @@ def test_online_checks_the_notes_and_the_traces_web_sources(
     write(tmp_path, "a.notes", GOOD_NOTES)
     shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "run.trace.jsonl")
 
-    report = hook.run_hook(_parse(["--stage", "online", "a.notes", "run.trace.jsonl"]),
-                           lambda label: label)
+    report = _hook(["--stage", "online", "a.notes", "run.trace.jsonl"])
     # One fetch of pages for notes and traces together: a page both cite is fetched once.
-    assert recorder.calls == [("pages", ["a.notes", "run.trace.jsonl"], "fetching pages")]
+    assert [call[:2] for call in recorder.calls] == [("web", ["a.notes", "run.trace.jsonl"])]
     assert report.command == "hook"
     assert [f.code for f in report.findings] == [Code.QUOTE_NOT_ON_PAGE]
     s = report.summary
-    # The live verdicts only (2 notes, 3 web); the trace's file: citation is skipped.
-    assert (s.inputs, s.records, s.citations, s.checked, s.matched, s.mismatched, s.skipped,
-            s.fetched) == (2, 1, 4, 5, 4, 1, 1, 3)
+    # Evidence counted as captured (the trace's 4 quotes), the live verdicts apart.
+    assert (s.inputs, s.records, s.citations) == (2, 1, 4)
+    assert s.captured == Counts(checked=4, matched=4)
+    assert s.live == Counts(checked=5, matched=4, not_found=1, skipped=1)
+    assert s.files == Counts()
 
 
 def test_all_reports_evidence_once_and_verify_files_when_configured(
@@ -402,17 +406,16 @@ def test_all_reports_evidence_once_and_verify_files_when_configured(
     shutil.copy(EXAMPLES / "failing-evidence.jsonl", tmp_path / "bad.trace.jsonl")
     write(tmp_path, ".tracecite.toml", "verify_files = true\nfiles_root = 'site'\n")
     (tmp_path / "site").mkdir()
-    args = _parse(["--stage", "all", "run.trace.jsonl", "bad.trace.jsonl"])
-    report = hook.run_hook(args, lambda label: label)
+    report = _hook(["--stage", "all", "run.trace.jsonl", "bad.trace.jsonl"])
     traces = ["run.trace.jsonl", "bad.trace.jsonl"]
-    assert recorder.calls == [("pages", traces, "fetching pages"),
-                              ("file", traces, "verify-files")]
-    assert args.root == "site"
+    assert [call[:2] for call in recorder.calls] == [("web", traces), ("file", traces)]
+    assert recorder.calls[1][2].root == "site"
     assert sorted(f.code.code for f in report.findings) == ["TC201", "TC202", "TC210", "TC211"]
     s = report.summary
-    # Evidence (4 + 2 quotes) plus the live checks (3 web, 1 file); every source is one of
-    # the two kinds, so none is skipped.
-    assert (s.citations, s.checked, s.matched, s.mismatched, s.skipped) == (6, 10, 7, 3, 0)
+    # Evidence (4 + 2 quotes) once, in captured; the live checks in live and files.
+    assert s.citations == 6
+    assert s.captured == Counts(checked=6, matched=5, not_found=1)
+    assert (s.live.checked, s.files.checked) == (3, 1)
 
 
 @pytest.mark.parametrize("stage", ["online", "all"])
@@ -427,14 +430,13 @@ def test_input_errors_stop_the_run_before_anything_is_fetched(
     write(tmp_path, "bad.notes", BROKEN_NOTES)
     shutil.copy(EXAMPLES / "failing-format.jsonl", tmp_path / "bad.trace.jsonl")
     shutil.copy(EXAMPLES / "failing-evidence.jsonl", tmp_path / "evidence.trace.jsonl")
-    report = hook.run_hook(_parse(["--stage", stage, "good.notes", bad,
-                                   "evidence.trace.jsonl"]), lambda label: label)
+    report = _hook(["--stage", stage, "good.notes", bad, "evidence.trace.jsonl"])
     assert report.exit_code == 1
     assert recorder.calls == []
     codes = {f.code.code for f in report.findings}
     assert code in codes
-    # Online reports evidence as verify-urls does, only once every input is well formed.
-    assert ("TC202" in codes) is (stage == "all")
+    # Every stage reports the evidence it read, as check --evidence does.
+    assert "TC202" in codes
 
 
 def test_flags_win_over_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -442,15 +444,16 @@ def test_flags_win_over_the_configuration(tmp_path: Path, monkeypatch: pytest.Mo
     from tracecite.fetch.limits import MAX_BYTES
 
     monkeypatch.chdir(tmp_path)
+    recorder = Recorder(monkeypatch)
     write(tmp_path, "pyproject.toml", "[tool.tracecite]\ntimeout = 5\nconcurrency = 3\n"
-                                      "user-agent = 'docs-bot/1'\n")
-    args = _parse(["--timeout", "7", "x.md"])
-    hook.run_hook(args, lambda label: label)
-    assert (args.timeout, args.concurrency, args.user_agent, args.max_bytes) == (
+                                      "user-agent = 'docs-bot/1'\nnotes = ['*.md']\n")
+    write(tmp_path, "x.md", GOOD_NOTES)
+    _hook(["--stage", "online", "--timeout", "7", "x.md"])
+    _hook(["--stage", "online", "x.md"])
+    first, second = (call[2] for call in recorder.calls)
+    assert (first.timeout, first.concurrency, first.user_agent, first.max_bytes) == (
         7.0, 3, "docs-bot/1", MAX_BYTES)
-    args = _parse(["x.md"])
-    hook.run_hook(args, lambda label: label)
-    assert args.timeout == 5.0
+    assert second.timeout == 5.0
 
 
 def test_verify_files_root_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -461,7 +464,7 @@ def test_verify_files_root_must_exist(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_unknown_stage_is_refused() -> None:
     with pytest.raises(Exception, match="unknown stage"):
-        hook.run_stage("sometimes", ["a.notes"])
+        stage_plan(Settings(stage="sometimes"))
 
 
 # ---- one real online run against a local server ---------------------------------------------
@@ -516,8 +519,8 @@ def test_online_end_to_end_against_a_local_server(
     findings = report["findings"]
     assert [(f["code"], f["file"], f.get("record")) for f in findings] == [
         ("TC210", "site.notes", 2)]
-    summary = report["summary"]
-    assert summary["fetched"] == 1  # cited by the notes and the trace, fetched once
+    # Two notes records and the trace's citation, on the one page they cite.
+    assert report["summary"]["live"]["checked"] == 3
     # Without --allow-net the loopback address is refused, never connected to.
     code, report = run_json(["hook", "--stage", "online", "--connect-to",
                              f"docs.test:80:127.0.0.1:{local_site}", "site.notes"], capsys)
@@ -573,10 +576,10 @@ def test_each_input_is_read_once_however_many_checks_use_it(
     assert scans == ["run.trace.jsonl"]
     assert notes_read == ["site.notes"]
     summary = report["summary"]
-    # Live: the notes' quote, the web and the file citation; "all" adds 3 evidence checks.
-    live = 3
-    assert summary["checked"] == summary["matched"] == (live if stage == "online" else live + 3)
     assert (summary["inputs"], summary["records"], summary["citations"]) == (2, 1, 3)
-    # urn: is neither web nor file; the page the notes and the trace both cite is fetched
-    # once, then the file is read.
-    assert (summary["skipped"], summary["fetched"]) == (1, 2)
+    # Every stage counts the same: each kind of check apart. Captured: the three citations.
+    # Live: the notes' quote and the web citation (the file: and urn: ones skipped); files:
+    # the file citation (the other two skipped). The page both cite is fetched once.
+    checks = {k: (summary[k]["checked"], summary[k]["matched"], summary[k]["skipped"])
+              for k in ("captured", "live", "files")}
+    assert checks == {"captured": (3, 3, 0), "live": (2, 2, 2), "files": (1, 1, 2)}

@@ -30,8 +30,8 @@ from tests.git_repo import (
     write,
 )
 from tracecite.cli import main
-from tracecite.config import Config
-from tracecite.hook import select
+from tracecite.hook.selection import select
+from tracecite.settings import Settings
 
 yaml = pytest.importorskip("yaml", reason="PyYAML comes with pre-commit (the test extra)")
 
@@ -84,7 +84,7 @@ SAMPLE_PATHS = [
 @pytest.mark.parametrize("hook_id", ["tracecite", "tracecite-online"])
 def test_files_regex_matches_the_default_globs(hook_id: str, tmp_path: Path) -> None:
     pattern = re.compile(_hook(hook_id)["files"])
-    config = Config(path=str(tmp_path / ".tracecite.toml"))
+    config = Settings(config_path=str(tmp_path / ".tracecite.toml"))
     for path in SAMPLE_PATHS:
         selected = bool(select([str(tmp_path / path)], config))
         assert bool(pattern.search(path)) is selected, path

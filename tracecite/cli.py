@@ -1,8 +1,11 @@
-"""The ``tracecite`` command line: parse options, run one command, report, exit.
+"""The ``tracecite`` command line: parse options, resolve the settings, run one command,
+report, exit.
 
-This module is the one error boundary: a bad command line is TC100 (exit 1); anything
-unexpected is TC900 (exit 3) with one line asking for a bug report (the traceback only with
-``--debug``). Everything else is a finding in the report.
+This module is the one error boundary: a user-caused problem (:class:`TraceCiteError`: a bad
+command line, configuration or git state) becomes the report's one finding, with exit 1;
+anything unexpected is TC900 (exit 3) with one line asking for a bug report (the traceback only
+with ``--debug``). Everything else is a finding in the report. :func:`run` returns the
+:class:`Report` (the Action takes its outputs from it); :func:`main` returns the exit code.
 """
 
 from __future__ import annotations
@@ -12,28 +15,21 @@ import contextlib
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from tracecite import __version__
 from tracecite.codes import Code
-from tracecite.errors import UsageError
-from tracecite.fetch.limits import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_PER_HOST,
-    MAX_BYTES,
-    MAX_CONCURRENCY,
-    MAX_TIMEOUT,
-)
-from tracecite.findings import EXIT_INPUT, EXIT_INTERNAL, Finding, Report
+from tracecite.errors import TraceCiteError, UsageError
+from tracecite.findings import Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import printable
+from tracecite.settings import action_values, add_flags, flag_values, resolve
 from tracecite.streams import is_terminal, write_stderr
 
-if TYPE_CHECKING:  # the live commands' modules, imported when a command needs them
-    from tracecite.commands import LiveOptions
-    from tracecite.fetch.options import FetchOptions
+if TYPE_CHECKING:
+    from tracecite.settings import Settings
 
 BUG_REPORT = "this is a bug in TraceCite; please report it at https://github.com/tracecite/tracecite/issues"
 
@@ -64,110 +60,7 @@ class Command:
 
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], Report]
-
-
-# ---- option helpers -------------------------------------------------------------------------
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
-
-
-def _add_output_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("output")
-    group.add_argument("--format", choices=sorted(REPORTERS), default=None,
-                       help="report format (default: github when GITHUB_ACTIONS=true, "
-                            "else console)")
-    group.add_argument("--json", action="store_const", const="json", dest="format",
-                       help="same as --format json")
-    group.add_argument("--report-file", action="append", default=[], metavar="FORMAT:PATH",
-                       help="also write the report in FORMAT to PATH (repeatable)")
-    group.add_argument("--quiet", "-q", action="store_true",
-                       help="console: print nothing when every check passes; no progress bar")
-    group.add_argument("--debug", action="store_true",
-                       help="show a traceback for internal errors")
-
-
-def _add_fetch_options(parser: argparse.ArgumentParser, *, web: bool = True) -> None:
-    """The options of commands that load sources; ``web``: also those only web fetches use."""
-    group = parser.add_argument_group("fetching")
-    group.add_argument("--no-progress", action="store_true",
-                       help="no progress bar (there is none unless stderr is a terminal)")
-    group.add_argument("--timeout", type=float, default=MAX_TIMEOUT, metavar="SECONDS",
-                       help=f"deadline per source, at most {MAX_TIMEOUT:g} (default)")
-    group.add_argument("--max-bytes", type=_positive_int, default=MAX_BYTES, metavar="N",
-                       help=f"body cap after decoding, at most {MAX_BYTES} (default)")
-    group.add_argument("--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY,
-                       metavar="N", help=f"sources fetched at once (default "
-                                         f"{DEFAULT_CONCURRENCY}, at most {MAX_CONCURRENCY})")
-    if web:
-        group.add_argument("--per-host", type=_positive_int, default=DEFAULT_PER_HOST,
-                           metavar="N", help=f"requests in flight to one host at once, "
-                                             f"redirects included (default {DEFAULT_PER_HOST}, "
-                                             f"at most {MAX_CONCURRENCY})")
-    group.add_argument("--user-agent", default=None, metavar="STR",
-                       help="User-Agent header (default: tracecite/VERSION)")
-    group.add_argument("--connect-to", action="append", default=[],
-                       metavar="HOST:PORT:ADDR:PORT2",
-                       help="connect to ADDR:PORT2 for HOST:PORT, keeping the URL, Host, SNI "
-                            "and certificate check of HOST (repeatable; curl's meaning)")
-    group.add_argument("--allow-net", action="append", default=[], metavar="CIDR",
-                       help="let addresses in CIDR pass the address policy (repeatable)")
-    group.add_argument("--ca-cert", default=None, metavar="FILE",
-                       help="trust this PEM CA bundle in addition to the system store")
-
-
-def fetch_options(args: argparse.Namespace) -> FetchOptions:
-    """The fetcher's options from the command line (TC100 for a bad value)."""
-    from tracecite.fetch.address_policy import parse_allow_net
-    from tracecite.fetch.options import FetchOptions, parse_connect_to
-
-    if not 0 < args.timeout <= MAX_TIMEOUT:
-        raise UsageError(f"--timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
-    if args.max_bytes > MAX_BYTES:
-        raise UsageError(f"--max-bytes must be at most {MAX_BYTES}")
-    if args.concurrency > MAX_CONCURRENCY:
-        raise UsageError(f"--concurrency must be at most {MAX_CONCURRENCY}")
-    per_host = getattr(args, "per_host", DEFAULT_PER_HOST)  # verify-files fetches nothing
-    if per_host > MAX_CONCURRENCY:
-        raise UsageError(f"--per-host must be at most {MAX_CONCURRENCY}")
-    try:
-        connect_to = tuple(parse_connect_to(spec) for spec in args.connect_to)
-        allow_net = tuple(parse_allow_net(spec) for spec in args.allow_net)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if args.ca_cert is not None and not os.path.isfile(args.ca_cert):
-        raise UsageError("--ca-cert names no readable file")
-    extra = {}
-    if args.user_agent is not None:
-        if not args.user_agent.isprintable() or not args.user_agent.isascii():
-            raise UsageError("--user-agent must be printable ASCII")
-        extra["user_agent"] = args.user_agent
-    try:
-        return FetchOptions(timeout=args.timeout, max_bytes=args.max_bytes,
-                            per_host=per_host, connect_to=connect_to, allow_net=allow_net,
-                            ca_cert=args.ca_cert, **extra)
-    except ValueError as exc:  # FetchOptions checks its own bounds (e.g. user agent length)
-        raise UsageError(str(exc)) from None
-
-
-def live_options(args: argparse.Namespace, label: str) -> LiveOptions:
-    """Everything a live command needs from its command line."""
-    from tracecite.commands import LiveOptions
-    from tracecite.progress import progress_for
-
-    return LiveOptions(
-        fetch=fetch_options(args),
-        concurrency=args.concurrency,
-        root=getattr(args, "root", "."),
-        progress=progress_for(enabled=not (args.no_progress or args.quiet), label=label),
-    )
+    run: Callable[[argparse.Namespace, Settings], Report]
 
 
 # ---- the commands ---------------------------------------------------------------------------
@@ -175,52 +68,38 @@ def live_options(args: argparse.Namespace, label: str) -> LiveOptions:
 def _configure_check(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="notes files, and traces (*.jsonl)")
-    parser.add_argument("--evidence", action="store_true",
-                        help="every quote must be in its source's captured content")
 
 
-def _run_check(args: argparse.Namespace) -> Report:
+def _run_check(args: argparse.Namespace, settings: Settings) -> Report:
     from tracecite.commands import run_check
 
-    return run_check(args.files, evidence=args.evidence)
+    return run_check(args.files, settings)
 
 
-def _configure_verify_notes(parser: argparse.ArgumentParser) -> None:
+def _configure_notes(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="NOTES", help="notes files")
-    _add_fetch_options(parser)
 
 
-def _run_verify_notes(args: argparse.Namespace) -> Report:
+def _run_verify_notes(args: argparse.Namespace, settings: Settings) -> Report:
     from tracecite.commands import run_verify_notes
 
-    return run_verify_notes(args.files, live_options(args, "verify-notes"))
+    return run_verify_notes(args.files, settings)
 
 
-def _configure_verify_urls(parser: argparse.ArgumentParser) -> None:
+def _configure_traces(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="TRACE", help="traces (*.jsonl)")
-    _add_fetch_options(parser)
 
 
-def _run_verify_urls(args: argparse.Namespace) -> Report:
+def _run_verify_urls(args: argparse.Namespace, settings: Settings) -> Report:
     from tracecite.commands import run_verify_urls
 
-    return run_verify_urls(args.files, live_options(args, "verify-urls"))
+    return run_verify_urls(args.files, settings)
 
 
-def _configure_verify_files(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="TRACE", help="traces (*.jsonl)")
-    parser.add_argument("--root", default=".", metavar="DIR",
-                        help="directory that file: paths resolve against and must stay in "
-                             "(default: the current directory)")
-    _add_fetch_options(parser, web=False)
-
-
-def _run_verify_files(args: argparse.Namespace) -> Report:
+def _run_verify_files(args: argparse.Namespace, settings: Settings) -> Report:
     from tracecite.commands import run_verify_files
 
-    if not os.path.isdir(args.root):
-        raise UsageError("--root names no directory")
-    return run_verify_files(args.files, live_options(args, "verify-files"))
+    return run_verify_files(args.files, settings)
 
 
 def _configure_compare(parser: argparse.ArgumentParser) -> None:
@@ -228,36 +107,33 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("new", metavar="NEW", help="the later trace")
 
 
-def _run_compare(args: argparse.Namespace) -> Report:
+def _run_compare(args: argparse.Namespace, settings: Settings) -> Report:
     from tracecite.commands import run_compare
 
     return run_compare(args.old, args.new)
 
 
 def _configure_hook(parser: argparse.ArgumentParser) -> None:
-    from tracecite.hook import add_arguments
-
-    add_arguments(parser)
-    _add_fetch_options(parser)
-    # Unset means "not on the command line": the configuration file fills these in (flags win).
-    parser.set_defaults(timeout=None, max_bytes=None, concurrency=None, per_host=None)
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="files to consider; those no notes/traces glob selects are "
+                             "ignored (pre-commit passes every changed file)")
 
 
-def _run_hook(args: argparse.Namespace) -> Report:
-    from tracecite.hook import run_hook
+def _run_hook(args: argparse.Namespace, settings: Settings) -> Report:
+    from tracecite.hook.stages import run_hook
 
-    return run_hook(args, lambda label: live_options(args, label))
+    return run_hook(args.files, settings)
 
 
 COMMANDS: dict[str, Command] = {
     "check": Command("offline: notes format, trace structure, and --evidence",
                      _configure_check, _run_check),
     "verify-notes": Command("fetch each notes URL; quotes must be on the page",
-                            _configure_verify_notes, _run_verify_notes),
+                            _configure_notes, _run_verify_notes),
     "verify-urls": Command("evidence, then every cited http(s) source re-fetched",
-                           _configure_verify_urls, _run_verify_urls),
+                           _configure_traces, _run_verify_urls),
     "verify-files": Command("evidence, then every cited file: source re-read",
-                            _configure_verify_files, _run_verify_files),
+                            _configure_traces, _run_verify_files),
     "compare": Command("compare two traces' captured sources by stable URI",
                        _configure_compare, _run_compare),
     "hook": Command("pre-commit and the Action: the stage's checks on selected files",
@@ -283,7 +159,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         child = sub.add_parser(name, help=command.help, description=command.help)
         if only is None or only == name:
             command.configure(child)
-            _add_output_options(child)
+            add_flags(child, name)
     return parser
 
 
@@ -350,62 +226,85 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
                              f"be written ({exc.strerror or 'error'})\n")
 
 
-def _check_report_files(specs: Sequence[str]) -> None:
-    for spec in specs:
-        file_format, colon, path = spec.partition(":")
-        if not colon or file_format not in REPORTERS or not path:
-            raise UsageError(f"--report-file takes FORMAT:PATH with FORMAT one of "
-                             f"{', '.join(sorted(REPORTERS))}")
-        directory = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(directory):
-            raise UsageError("--report-file names a path in a directory that does not exist")
-        if os.path.isdir(path):
-            raise UsageError("--report-file names a directory, not a file")
-
-
-def _fail(argv: Sequence[str], code: Code, message: str, command: str) -> int:
+def _fail(report: Report, fmt: str, *, stdout: TextIO | None = None) -> None:
     """Report an error that stopped the run, in the format asked for where possible."""
-    fmt = _guess_format(argv)
-    report = Report(command, (Finding(code, message),))
     if fmt == "console":
         # argparse's messages quote the command line, which may hold hostile file names.
-        write_stderr(f"tracecite: {code.code} {code.label}: {printable(message)}\n")
+        (finding,) = report.findings
+        where = f"{printable(finding.file)}:{finding.line or ''}: " if finding.file else ""
+        where = where.replace(":: ", ": ")
+        write_stderr(f"tracecite: {where}{finding.code.code} {finding.code.label}: "
+                     f"{printable(finding.message)}\n")
     else:
         with contextlib.suppress(OSError):  # the report is best effort here
-            emit(report, fmt)
-    return report.exit_code
+            emit(report, fmt, stdout=stdout)
 
 
-# ---- entry point ----------------------------------------------------------------------------
+# ---- entry points ---------------------------------------------------------------------------
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``tracecite`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+def _settings(command: str, args: argparse.Namespace,
+              action_inputs: Mapping[str, str] | None) -> Settings:
+    """The run's settings: flags over the Action's inputs over the configuration file."""
+    flags = flag_values(args)
+    action = action_values(action_inputs) if action_inputs is not None else {}
+    if command != "hook":
+        return resolve(command, flags, action=action)
+    from tracecite.config import discover
+
+    config = discover(flags.get("config", action.get("config")))
+    return resolve(command, flags, action=action, config=config.values,
+                   config_path=config.path)
+
+
+def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] | None = None,
+        stdout: TextIO | None = None) -> Report:
+    """Run ``tracecite`` with ``argv`` (default: ``sys.argv[1:]``), write its report, and
+    return it. ``action_inputs``: the GitHub Action's inputs by name, which stand where flags
+    do (a flag still wins). Interrupts (KeyboardInterrupt) are left to the caller."""
     args_list = _with_command(list(sys.argv[1:] if argv is None else argv))
-    debug = "--debug" in args_list
     command = args_list[0] if args_list and args_list[0] in COMMANDS else "tracecite"
+    fmt = (action_inputs or {}).get("format", "").strip() or _guess_format(args_list)
+    settings: Settings | None = None
     try:
         parser = build_parser(only=command if command in COMMANDS else None)
         args = parser.parse_args(args_list)
         if args.command is None:
             raise UsageError("no command or file given (see 'tracecite --help')")
-        _check_report_files(args.report_file)
-        report = COMMANDS[args.command].run(args)
-        emit(report, args.format or _default_format(), quiet=args.quiet,
-             report_files=args.report_file)
-        return report.exit_code
-    except _Exit as done:
-        return done.status
-    except UsageError as exc:
-        return _fail(args_list, Code.USAGE, str(exc), command)
+        settings = _settings(command, args, action_inputs)
+        report = COMMANDS[command].run(args, settings)
+    except _Exit:
+        return Report(command)
+    except TraceCiteError as exc:
+        report = Report(command, (exc.finding,))
+        if settings is None or exc.finding.code is Code.USAGE:
+            # The command line is wrong, or the report files are not known yet: one message.
+            _fail(report, fmt if fmt in REPORTERS else _default_format(), stdout=stdout)
+            return report
+    except Exception as exc:  # the one place unexpected errors are caught
+        if "--debug" in args_list:
+            traceback.print_exc()
+        report = Report(command, (Finding(Code.INTERNAL_ERROR,
+                                          f"{type(exc).__name__}: {BUG_REPORT}"),))
+        _fail(report, fmt if fmt in REPORTERS else _default_format(), stdout=stdout)
+        return report
+    try:
+        emit(report, settings.format or _default_format(), quiet=settings.quiet,
+             report_files=settings.report_files, stdout=stdout)
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); nothing more can be said to it, and the
+        # verdict stands.
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.close()
+    except TraceCiteError as exc:  # a report file that cannot be written
+        report = Report(command, (exc.finding,))
+        _fail(report, settings.format or _default_format(), stdout=stdout)
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``tracecite`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    try:
+        return run(argv).exit_code
     except KeyboardInterrupt:
         write_stderr("tracecite: interrupted\n")
         return 130
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`); nothing more can be said to it.
-        sys.stderr.close()
-        return EXIT_INPUT
-    except Exception as exc:  # the one place unexpected errors are caught
-        if debug:
-            traceback.print_exc()
-        _fail(args_list, Code.INTERNAL_ERROR, f"{type(exc).__name__}: {BUG_REPORT}", command)
-        return EXIT_INTERNAL

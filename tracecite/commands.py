@@ -1,59 +1,48 @@
-"""The commands, as plain functions from inputs and options to a :class:`Report`.
+"""The commands, as plain functions from inputs and :class:`~tracecite.settings.Settings` to a
+:class:`Report`, all assembled by one :func:`run_checks`.
 
-Each one first reads every input; if any has a format error, it stops there (SPEC §3: nothing
-is fetched or read when an input is bad) and the report carries those errors. Reading
-(:func:`read_inputs`) and the live checks of what was read (:func:`check_pages_live`,
-:func:`check_traces_live`) are separate steps, so ``hook`` can read each input once, however
-many checks it runs.
+Every command and every hook stage is a :class:`Plan`: which inputs are notes and which are
+traces, whether quotes are checked against their captures, and which live checks follow. The
+inputs are read once, first; if any has a format error the run stops there (SPEC §3: nothing is
+fetched or read when an input is bad). The summary counts each kind of check apart (SPEC §5):
+the same inputs give the same numbers whichever command or stage reads them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
-from tracecite.codes import Code
 from tracecite.errors import UsageError
-from tracecite.fetch.limits import DEFAULT_CONCURRENCY
-from tracecite.findings import EXIT_INPUT, Finding, Report, Summary
+from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary
 from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.inputs.trace import scan_trace
-from tracecite.model import Citation
+from tracecite.model import Citation, is_trace
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
-    from tracecite.checks.live import Progress
     from tracecite.checks.quotes import QuoteCheck
     from tracecite.fetch.fetcher import PinnedFetcher
-    from tracecite.fetch.options import FetchOptions
-
-TRACE_SUFFIX = ".jsonl"
-
-
-def is_trace(path: str) -> bool:
-    """Traces are ``.jsonl`` files; anything else is read as notes (SPEC §3)."""
-    return path.lower().endswith(TRACE_SUFFIX)
+    from tracecite.settings import Settings
 
 
 @dataclass(frozen=True)
-class LiveOptions:
-    """What the live commands need besides their inputs."""
+class Plan:
+    """What one run does with its inputs."""
 
-    fetch: FetchOptions
-    concurrency: int = DEFAULT_CONCURRENCY
-    root: str = "."
-    progress: Progress | None = None
+    command: str
+    evidence: bool = False
+    """Check every quote against its source's captured content."""
+    web: bool = False
+    """Fetch notes URLs and traces' cited http(s) sources; quotes must be on the page."""
+    files: bool = False
+    """Re-read traces' cited ``file:`` sources; quotes must be in the file."""
 
-
-def _fetcher(options: FetchOptions) -> PinnedFetcher:
-    """The run's fetcher; a ``--ca-cert`` file that holds no usable certificate is TC100."""
-    from tracecite.fetch.fetcher import PinnedFetcher
-
-    try:
-        return PinnedFetcher(options)
-    except ValueError as exc:  # the only thing the constructor checks is the CA bundle
-        raise UsageError(str(exc)) from None
+    @property
+    def live(self) -> bool:
+        """Whether anything is checked as it is now (so traces keep their cited URIs)."""
+        return self.web or self.files
 
 
 def has_input_errors(findings: Sequence[Finding]) -> bool:
@@ -78,77 +67,63 @@ class Inputs:
         """Quotes not found in their captured content (none if evidence was not checked)."""
         return [f for t in self.traces for f in t.findings]
 
-    def counts(self) -> Summary:
-        """What was read: inputs, notes records and trace citations."""
+    def summary(self) -> Summary:
+        """What was read (inputs, notes records, trace citations) and the evidence verdicts."""
         return Summary(inputs=len(self.notes) + len(self.traces),
                        records=sum(n.record_count for n in self.notes),
-                       citations=sum(len(t.scan.citations) for t in self.traces))
+                       citations=sum(len(t.scan.citations) for t in self.traces),
+                       captured=sum((t.summary for t in self.traces), Counts()))
 
-    def evidence_counts(self) -> Summary:
-        """The evidence verdicts' counts."""
-        return sum((t.summary for t in self.traces), Summary())
+    def cited(self) -> Iterator[tuple[Citation, str]]:
+        """Each citation with its source's URI, in the traces whose URIs can be trusted."""
+        for trace in self.traces:
+            if has_input_errors(trace.findings):
+                continue  # the trace changed under us: its URIs cannot be trusted
+            for citation in trace.scan.citations:
+                yield citation, trace.uris[citation.source_id]
 
 
-def _read_traces(paths: Sequence[str], *, evidence: bool,
-                 keep_uris: bool) -> tuple[EvidenceScan, ...]:
-    """Validate each trace and, with ``evidence``, check its quotes against its captures."""
+def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
+                keep_uris: bool) -> Inputs:
+    """Read each input once: notes parsed, traces validated and, with ``evidence``, their
+    quotes checked against their captures. ``keep_uris``: keep every cited source's URI, which
+    the live checks need."""
     if evidence:
-        return tuple(scan_with_evidence(p, keep_uris=keep_uris) for p in paths)
-    return tuple(EvidenceScan(scan_trace(p), (), Summary(), {}) for p in paths)
+        scans = tuple(scan_with_evidence(p, keep_uris=keep_uris) for p in traces)
+    else:
+        scans = tuple(EvidenceScan(scan_trace(p), (), Counts(), {}) for p in traces)
+    return Inputs(tuple(read_notes(p) for p in notes), scans)
 
 
-def read_inputs(paths: Sequence[str], *, evidence: bool, keep_uris: bool) -> Inputs:
-    """Read each input once: traces (``.jsonl``) validated and, with ``evidence``, their quotes
-    checked against their captures; anything else parsed as notes. ``keep_uris``: keep every
-    cited source's URI, which the live checks of traces need."""
-    return Inputs(tuple(read_notes(p) for p in paths if not is_trace(p)),
-                  _read_traces([p for p in paths if is_trace(p)], evidence=evidence,
-                               keep_uris=keep_uris))
+def split_inputs(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Notes and traces: ``.jsonl`` files are traces, anything else notes (SPEC §3)."""
+    return [p for p in paths if not is_trace(p)], [p for p in paths if is_trace(p)]
 
 
-def run_check(paths: Sequence[str], *, evidence: bool) -> Report:
-    """Offline: notes format, trace structure and, with ``evidence``, every quote in its
-    captured content."""
-    inputs = read_inputs(paths, evidence=evidence, keep_uris=False)
-    return Report("check", (*inputs.format_findings(), *inputs.evidence_findings()),
-                  inputs.counts() + inputs.evidence_counts())
+def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
+               settings: Settings) -> Report:
+    """The one report assembly: read every input, stop on a format error, then the evidence
+    and the live checks the plan asks for; each kind of check counted apart."""
+    inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=plan.live)
+    findings = [*inputs.format_findings(), *inputs.evidence_findings()]
+    summary = inputs.summary()
+    if has_input_errors(findings):  # nothing is fetched or read (SPEC §3)
+        return Report(plan.command, tuple(findings), summary)
+    if plan.web:
+        found, live = _check_web(inputs, settings, _label(plan.command, "fetching pages"))
+        findings += found
+        summary += Summary(live=live)
+    if plan.files and inputs.traces:
+        found, files = _check_files(inputs, settings, _label(plan.command, "verify-files"))
+        findings += found
+        summary += Summary(files=files)
+    return Report(plan.command, tuple(findings), summary)
 
 
-def run_compare(old: str, new: str) -> Report:
-    """Compare two traces' captured contents by stable URI (TC400–TC402)."""
-    from tracecite.checks.compare import compare_traces
+def _label(command: str, stage: str) -> str:
+    """What the progress bar calls the live check: the command, or the hook's stage of it."""
+    return stage if command == "hook" else command
 
-    findings, changes = compare_traces(old, new)
-    return Report("compare", tuple(findings), Summary(inputs=2), changes)
-
-
-def run_verify_notes(paths: Sequence[str], options: LiveOptions) -> Report:
-    """Fetch each notes URL once; every quote must be in its page's visible text (TC210)."""
-    inputs = Inputs(notes=tuple(read_notes(p) for p in paths))
-    findings = inputs.format_findings()
-    if has_input_errors(findings):
-        return Report("verify-notes", tuple(findings), inputs.counts())
-    found, live = check_pages_live(inputs.notes, (), options)
-    return Report("verify-notes", (*findings, *found), inputs.counts() + live)
-
-
-def check_pages_live(notes: Sequence[NotesFile], traces: Sequence[EvidenceScan],
-                     options: LiveOptions) -> tuple[list[Finding], Summary]:
-    """Fetch each page that notes records or the traces' http(s) sources cite, once however
-    many of them cite it; each quote must be in its visible text (TC210). The live verdicts'
-    counts come with the findings."""
-    from tracecite.checks.quotes import QuoteCheck
-
-    checks = [QuoteCheck.from_note(r) for n in notes for r in n.records]
-    checks += _trace_checks(traces, "web")
-    return _check_pages(checks, options)
-
-
-SourceKind = Literal["web", "file"]
-"""What a live check of traces re-reads: http(s) pages, or ``file:`` sources on disk."""
-
-LIVE_COMMAND: dict[SourceKind, str] = {"web": "verify-urls", "file": "verify-files"}
-"""The command that checks each kind of cited source as it is now."""
 
 # What a browser strips around a URL (WHATWG: C0 controls and space). A cited URI that is
 # http(s) once stripped is checked (and refused, TC300, for the junk), never skipped: an agent
@@ -160,87 +135,98 @@ def _is_web(uri: str) -> bool:
     return uri.strip(_URL_JUNK).split(":", 1)[0].lower() in ("http", "https")
 
 
-def _is_kind(kind: SourceKind) -> Callable[[str], bool]:
-    if kind == "web":
-        return _is_web
-    from tracecite.checks.files import is_file_uri
-
-    return is_file_uri
-
-
-def _cited(traces: Sequence[EvidenceScan]) -> Iterator[tuple[Citation, str]]:
-    """Each citation with its source's URI, in the traces whose URIs can be trusted."""
-    for trace in traces:
-        if has_input_errors(trace.findings):
-            continue  # the trace changed under us: its URIs cannot be trusted
-        for citation in trace.scan.citations:
-            yield citation, trace.uris[citation.source_id]
-
-
-def check_traces_live(traces: Sequence[EvidenceScan], kind: SourceKind, options: LiveOptions
-                      ) -> tuple[list[Finding], Summary]:
-    """Check each cited source of ``kind`` as it is now, in traces already read (well formed,
-    evidence checked, URIs kept: see :func:`read_inputs`). The captured content plays no part.
-    Returns the live findings and the live verdicts' counts; the citations of other kinds are
-    left for :func:`count_skipped`."""
-    if kind == "web":
-        return check_pages_live((), traces, options)
-    from tracecite.checks.files import FileLoader
-    from tracecite.checks.live import run_live_checks
-
-    return run_live_checks(
-        _trace_checks(traces, kind), FileLoader(options.root, options.fetch.max_bytes),
-        concurrency=options.concurrency, not_found=(Code.QUOTE_NOT_IN_FILE, "the file"),
-        progress=options.progress, parse_budget=options.fetch.timeout,
-    )
-
-
-def _trace_checks(traces: Sequence[EvidenceScan], kind: SourceKind) -> list[QuoteCheck]:
+def _split_cited(inputs: Inputs, is_kind: Callable[[str], bool]
+                 ) -> tuple[list[QuoteCheck], int]:
+    """The live checks of the cited sources of one kind, and how many citations are of
+    another kind (skipped: SPEC §3, counted, not failures)."""
     from tracecite.checks.quotes import QuoteCheck
 
-    wanted = _is_kind(kind)
-    return [QuoteCheck.from_citation(c, uri) for c, uri in _cited(traces) if wanted(uri)]
+    checks: list[QuoteCheck] = []
+    skipped = 0
+    for citation, uri in inputs.cited():
+        if is_kind(uri):
+            checks.append(QuoteCheck.from_citation(citation, uri))
+        else:
+            skipped += 1
+    return checks, skipped
 
 
-def count_skipped(traces: Sequence[EvidenceScan], kinds: Collection[SourceKind]) -> int:
-    """How many citations no live check of ``kinds`` takes (SPEC §3: counted, not failures)."""
-    tests = [_is_kind(kind) for kind in kinds]
-    return sum(1 for _, uri in _cited(traces) if not any(test(uri) for test in tests))
-
-
-def _check_pages(checks: Sequence[QuoteCheck], options: LiveOptions
-                 ) -> tuple[list[Finding], Summary]:
-    """Fetch each distinct page once; each quote must be in its visible text (TC210)."""
+def _check_web(inputs: Inputs, settings: Settings, label: str) -> tuple[list[Finding], Counts]:
+    """Fetch each page that notes records or the traces' http(s) sources cite, once however
+    many cite it; each quote must be in its visible text (TC210)."""
     from tracecite.checks.live import run_live_checks
+    from tracecite.checks.quotes import QuoteCheck
     from tracecite.checks.web import WebLoader, url_key
+    from tracecite.codes import Code
+    from tracecite.progress import progress_for
 
-    with _fetcher(options.fetch) as fetcher:
-        return run_live_checks(
-            checks, WebLoader(fetcher), key=url_key, concurrency=options.concurrency,
+    checks = [QuoteCheck.from_note(r) for n in inputs.notes for r in n.records]
+    cited, skipped = _split_cited(inputs, _is_web)
+    with _fetcher(settings) as fetcher:
+        findings, counts = run_live_checks(
+            [*checks, *cited], WebLoader(fetcher), key=url_key,
+            concurrency=settings.concurrency,
             not_found=(Code.QUOTE_NOT_ON_PAGE, "the page's visible text"),
-            progress=options.progress, parse_budget=options.fetch.timeout,
+            progress=progress_for(enabled=settings.progress, label=label),
+            parse_budget=settings.timeout,
         )
+    return findings, counts + Counts(skipped=skipped)
 
 
-def _run_traces_live(kind: SourceKind, paths: Sequence[str], options: LiveOptions) -> Report:
-    """Evidence first, then each cited source of ``kind`` checked as it is now."""
-    command = LIVE_COMMAND[kind]
-    inputs = Inputs(traces=_read_traces(paths, evidence=True, keep_uris=True))
-    findings = inputs.format_findings()
-    if has_input_errors(findings):
-        return Report(command, tuple(findings), inputs.counts())
-    findings += inputs.evidence_findings()
-    found, live = check_traces_live(inputs.traces, kind, options)
-    # The live pass checks quotes a second time; the summary counts the live verdicts.
-    skipped = Summary(skipped=count_skipped(inputs.traces, (kind,)))
-    return Report(command, (*findings, *found), inputs.counts() + skipped + live)
+def _check_files(inputs: Inputs, settings: Settings, label: str
+                 ) -> tuple[list[Finding], Counts]:
+    """Re-read each cited ``file:`` source under the root (TC211)."""
+    from tracecite.checks.files import FileLoader, is_file_uri
+    from tracecite.checks.live import run_live_checks
+    from tracecite.codes import Code
+    from tracecite.progress import progress_for
+
+    checks, skipped = _split_cited(inputs, is_file_uri)
+    findings, counts = run_live_checks(
+        checks, FileLoader(settings.root, settings.max_bytes),
+        concurrency=settings.concurrency, not_found=(Code.QUOTE_NOT_IN_FILE, "the file"),
+        progress=progress_for(enabled=settings.progress, label=label),
+        parse_budget=settings.timeout,
+    )
+    return findings, counts + Counts(skipped=skipped)
 
 
-def run_verify_urls(paths: Sequence[str], options: LiveOptions) -> Report:
+def _fetcher(settings: Settings) -> PinnedFetcher:
+    """The run's fetcher; a ``--ca-cert`` file that holds no usable certificate is TC100."""
+    from tracecite.fetch.fetcher import PinnedFetcher
+
+    try:
+        return PinnedFetcher(settings.fetch_options())
+    except ValueError as exc:  # the only thing the constructor checks is the CA bundle
+        raise UsageError(str(exc)) from None
+
+
+# ---- the commands -----------------------------------------------------------------------------
+
+def run_check(paths: Sequence[str], settings: Settings) -> Report:
+    """Offline: notes format, trace structure and, with ``settings.evidence``, every quote in
+    its captured content."""
+    return run_checks(Plan("check", evidence=settings.evidence), *split_inputs(paths), settings)
+
+
+def run_verify_notes(paths: Sequence[str], settings: Settings) -> Report:
+    """Fetch each notes URL once; every quote must be in its page's visible text (TC210)."""
+    return run_checks(Plan("verify-notes", web=True), paths, (), settings)
+
+
+def run_verify_urls(paths: Sequence[str], settings: Settings) -> Report:
     """Evidence check, then every cited http(s) source re-fetched and matched (TC210)."""
-    return _run_traces_live("web", paths, options)
+    return run_checks(Plan("verify-urls", evidence=True, web=True), (), paths, settings)
 
 
-def run_verify_files(paths: Sequence[str], options: LiveOptions) -> Report:
+def run_verify_files(paths: Sequence[str], settings: Settings) -> Report:
     """Evidence check, then every cited ``file:`` source re-read under the root (TC211)."""
-    return _run_traces_live("file", paths, options)
+    return run_checks(Plan("verify-files", evidence=True, files=True), (), paths, settings)
+
+
+def run_compare(old: str, new: str) -> Report:
+    """Compare two traces' captured contents by stable URI (TC400–TC402)."""
+    from tracecite.checks.compare import compare_traces
+
+    findings, changes = compare_traces(old, new)
+    return Report("compare", tuple(findings), Summary(inputs=2), changes)

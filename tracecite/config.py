@@ -11,18 +11,17 @@ traceback.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tracecite.codes import Code
-from tracecite.commands import is_trace
-from tracecite.fetch.limits import MAX_BYTES, MAX_CONCURRENCY, MAX_TIMEOUT
+from tracecite.errors import ConfigError
 from tracecite.findings import Finding
+from tracecite.settings import CONFIG_KEYS, REFUSED_KEYS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,46 +31,14 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 PROJECT_FILE = ".tracecite.toml"
 PYPROJECT = "pyproject.toml"
 
-DEFAULT_NOTES = ("*.notes", "*.notes.md", "*.notes.txt")
-"""Notes files: names ending in ``.notes``, ``.notes.md`` or ``.notes.txt``, at any depth.
-Deliberately narrow, so a documentation repository's other Markdown is never read as notes."""
-
-DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl")
-"""Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` folder."""
-
-REFUSED_KEYS = frozenset({"allow_net", "connect_to", "ca_cert"})
-"""Keys that are command-line/Action-input only, whatever a repository file says."""
-
-
-class ConfigError(Exception):
-    """A configuration file that cannot be used; ``finding`` says where and why (TC104)."""
-
-    def __init__(self, finding: Finding) -> None:
-        super().__init__(finding.message)
-        self.finding = finding
-
 
 @dataclass(frozen=True)
 class Config:
-    """The hook's settings; every field has the documented default."""
+    """A configuration file's values, checked by the settings table, by option name (the key
+    ``files_root`` is the option ``root``); ``path`` is the file (None: there is none)."""
 
-    notes: tuple[str, ...] = DEFAULT_NOTES
-    traces: tuple[str, ...] = DEFAULT_TRACES
-    exclude: tuple[str, ...] = ()
-    timeout: float | None = None
-    concurrency: int | None = None
-    per_host: int | None = None
-    max_bytes: int | None = None
-    user_agent: str | None = None
-    verify_files: bool = False
-    files_root: str | None = None
     path: str | None = None
-    """The file the settings came from (None: built-in defaults)."""
-
-    @property
-    def base(self) -> str:
-        """The directory globs and ``files_root`` are relative to: the config file's own."""
-        return os.path.dirname(os.path.abspath(self.path)) if self.path else os.getcwd()
+    values: Mapping[str, Any] = field(default_factory=dict)
 
 
 # ---- finding and reading the file -----------------------------------------------------------
@@ -95,6 +62,23 @@ def _mentions_tracecite(path: str) -> bool:
             return b"tracecite" in handle.read()
     except OSError:
         return False
+
+
+def discover(explicit: str | None) -> Config:
+    """The configuration of a hook run: ``explicit`` (``--config``), else the file found here,
+    else at the git top level, else none; raises :class:`ConfigError` for a bad one."""
+    if explicit is not None:
+        return load_config(explicit)
+    from tracecite.hook.git import git_top_level
+
+    here = os.getcwd()
+    path = find_config(here)
+    if path is None:
+        top = git_top_level(here)
+        if top is not None:
+            path = find_config(top)
+    # Relative to here, as input files are, so an annotation can point at it.
+    return load_config(os.path.relpath(path) if path is not None else None)
 
 
 def load_config(path: str | None) -> Config:
@@ -162,90 +146,22 @@ def _validate(table: Mapping[str, Any], path: str, text: str, *, in_pyproject: b
             raise _error(path, f"'{raw_key}' is never read from a configuration file in a "
                                f"repository; pass {flag} on the command line or the Action's "
                                f"'{key.replace('_', '-')}' input", line)
-        if key not in _CHECKS:
-            known = ", ".join(sorted(_CHECKS))
+        if key not in CONFIG_KEYS:
+            known = ", ".join(sorted(CONFIG_KEYS))
             raise _error(path, f"unknown key '{_safe(raw_key)}' (known keys: {known})", line)
         if key in seen:
             raise _error(path, f"'{raw_key}' and '{seen[key]}' are the same key", line)
         seen[key] = raw_key
+        option = CONFIG_KEYS[key]
         try:
-            values[key] = _CHECKS[key](value)
+            values[option.name] = option.check(value)
         except ValueError as exc:
             raise _error(path, f"'{raw_key}' {exc}", line) from None
-    return Config(path=path, **values)
+    return Config(path=path, values=values)
 
 
 def _safe(text: str) -> str:
     return text.encode("ascii", "backslashreplace").decode("ascii")[:60]
-
-
-def _globs(what: str) -> Any:
-    def check(value: object) -> tuple[str, ...]:
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise ValueError("must be a list of non-empty glob strings")
-        for pattern in value:
-            trace_like = is_trace(pattern)
-            if what == "traces" and not trace_like:
-                raise ValueError(f"pattern {pattern!r} must end in .jsonl (a file is read as a "
-                                 "trace by its .jsonl suffix)")
-            if what == "notes" and trace_like:
-                raise ValueError(f"pattern {pattern!r} ends in .jsonl, which is read as a trace")
-        return tuple(value)
-    return check
-
-
-def _timeout(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError("must be a number of seconds")
-    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT):
-        raise ValueError(f"must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
-    return float(value)
-
-
-def _bounded_int(low: int, high: int) -> Any:
-    def check(value: object) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError("must be a whole number")
-        if not low <= value <= high:
-            raise ValueError(f"must be from {low} to {high}")
-        return value
-    return check
-
-
-def _user_agent(value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError("must be a non-empty string")
-    if not (value.isascii() and value.isprintable()):
-        raise ValueError("must be printable ASCII")
-    return value
-
-
-def _boolean(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError("must be true or false")
-    return value
-
-
-def _directory(value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError("must be a non-empty path")
-    return value
-
-
-_CHECKS: dict[str, Any] = {
-    "notes": _globs("notes"),
-    "traces": _globs("traces"),
-    "exclude": _globs("exclude"),
-    "timeout": _timeout,
-    "concurrency": _bounded_int(1, MAX_CONCURRENCY),
-    "per_host": _bounded_int(1, MAX_CONCURRENCY),
-    "max_bytes": _bounded_int(1, MAX_BYTES),
-    "user_agent": _user_agent,
-    "verify_files": _boolean,
-    "files_root": _directory,
-}
 
 
 # ---- locating a key for the error message ----------------------------------------------------

@@ -37,8 +37,13 @@ class Finding:
 
     @property
     def exit(self) -> int:
-        """The exit code this finding alone would give."""
+        """The exit code this finding alone would give (0 for a warning)."""
         return self.code.exit
+
+    @property
+    def severity(self) -> str:
+        """``warning`` for a finding that never fails a run, else ``error``."""
+        return "warning" if self.exit == EXIT_OK else "error"
 
     def sort_key(self) -> tuple[int, str, int, int, int, int, str]:
         """Input errors first, then by file and position: the order people fix things in."""
@@ -84,19 +89,25 @@ class Counts:
         return dataclasses.asdict(self)
 
 
+CHECK_KINDS = ("captured", "live", "files")
+"""The kinds of check a summary counts apart: against captured content, live web pages, and
+local files (SPEC §5, schema 2)."""
+
+
 @dataclass(frozen=True)
 class Summary:
-    """Counts for the end-of-run summary; every field is a count."""
+    """What a run read and, per kind of check, what it verified.
+
+    A quote checked against its capture and again live counts once in ``captured`` and once in
+    ``live``: never as two quotes of one kind.
+    """
 
     inputs: int = 0
     records: int = 0
     citations: int = 0
-    checked: int = 0
-    matched: int = 0
-    mismatched: int = 0
-    unavailable: int = 0
-    skipped: int = 0
-    fetched: int = 0
+    captured: Counts = field(default_factory=Counts)
+    live: Counts = field(default_factory=Counts)
+    files: Counts = field(default_factory=Counts)
 
     def __add__(self, other: Summary) -> Summary:
         return Summary(
@@ -104,9 +115,9 @@ class Summary:
                for f in dataclasses.fields(self)}
         )
 
-    def as_dict(self) -> dict[str, int]:
-        """The counts by name, in declaration order."""
-        return dataclasses.asdict(self)
+    def kinds(self) -> dict[str, Counts]:
+        """The counts of each kind of check, by its JSON name."""
+        return {kind: getattr(self, kind) for kind in CHECK_KINDS}
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,16 @@ class Report:
     def exit_code(self) -> int:
         """3 over everything, then 1 over 2 over 0 (SPEC §3)."""
         return exit_code_of(self.findings)
+
+    @property
+    def errors(self) -> int:
+        """How many findings are errors (they fail the run)."""
+        return sum(1 for f in self.findings if f.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        """How many findings are warnings (reported, never failing the run)."""
+        return len(self.findings) - self.errors
 
     def sorted_findings(self) -> list[Finding]:
         """Findings in the order reporters show them."""

@@ -12,6 +12,13 @@ from typing import overload
 
 NOTE_FIELDS = ("claim", "quote", "url")
 
+TRACE_SUFFIX = ".jsonl"
+
+
+def is_trace(path: str) -> bool:
+    """Traces are ``.jsonl`` files; anything else is read as notes (SPEC §3)."""
+    return path.lower().endswith(TRACE_SUFFIX)
+
 
 @dataclass(frozen=True)
 class NoteRecord:

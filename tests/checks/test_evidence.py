@@ -43,7 +43,7 @@ def one_quote(content: str, quote: str) -> list[Any]:
 def test_matching_quote(evidence: Any) -> None:
     findings, summary = evidence(one_quote("The quick brown fox.", "quick brown"))
     assert findings == []
-    assert (summary.checked, summary.matched, summary.mismatched) == (1, 1, 0)
+    assert (summary.checked, summary.matched, summary.not_found) == (1, 1, 0)
 
 
 def test_no_claims(evidence: Any) -> None:
@@ -70,7 +70,7 @@ def test_quote_not_in_capture_is_located(evidence: Any) -> None:
     f = findings[0]
     assert (f.code.code, f.line, f.claim, f.citation, f.source_id, f.uri) == (
         "TC202", 3, 2, 2, "s2", "https://two/")
-    assert (summary.checked, summary.matched, summary.mismatched) == (3, 2, 1)
+    assert (summary.checked, summary.matched, summary.not_found) == (3, 2, 1)
 
 
 def test_each_source_read_once_whatever_the_citation_order(evidence: Any,
@@ -174,7 +174,7 @@ def _verdicts(result: Any) -> tuple[list[tuple[str, int | None, int | None, str 
                                     tuple[int, int, int]]:
     found = [(f.code.code, f.claim, f.citation, f.uri) for f in result.findings]
     s = result.summary
-    return found, (s.checked, s.matched, s.mismatched)
+    return found, (s.checked, s.matched, s.not_found)
 
 
 EXPECTED = ([("TC202", 2, 1, "https://two/")], (3, 2, 1))

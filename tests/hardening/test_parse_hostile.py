@@ -150,7 +150,7 @@ def test_verify_files_reports_a_page_past_a_limit_as_tc318(cli: Cli, tmp_path: P
     assert [(f["code"], f["name"], f["source_id"], f["exit"]) for f in report["findings"]] == [
         ("TC318", "parse-limit", "s2", 2)]
     assert report["exit_code"] == run.exit == 2
-    assert report["summary"]["matched"] == 2
+    assert report["summary"]["files"]["matched"] == 2
     assert CANARY not in run.out and CANARY not in run.err
 
 

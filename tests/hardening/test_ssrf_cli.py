@@ -121,8 +121,8 @@ def test_verify_notes_refuses_every_hostile_url_without_a_socket(
     for index, (url, code) in enumerate(HOSTILE, start=1):
         finding = by_record[index]
         assert (finding["code"], finding["uri"]) == (code, url), finding
-    assert report["summary"]["unavailable"] == len(HOSTILE)
-    assert report["summary"]["fetched"] == 0
+    assert report["summary"]["live"]["unavailable"] == len(HOSTILE)
+    assert report["summary"]["live"]["matched"] == 0
     # Each name was looked up once (the injected resolver), nothing else was.
     assert sorted(host for host, _ in resolver.calls) == sorted(ANSWERS)
 
@@ -141,7 +141,7 @@ def test_verify_urls_refuses_every_hostile_web_source_without_a_socket(
     # verify-urls checks http(s) sources only; the others are counted as skipped (SPEC §3).
     web = [(url, code) for url, code in HOSTILE if url.split(":", 1)[0] in ("http", "https")]
     skipped = len(HOSTILE) - len(web)
-    assert report["summary"]["skipped"] == skipped == 6
+    assert report["summary"]["live"]["skipped"] == skipped == 6
     got = sorted((f["uri"], f["code"]) for f in report["findings"])
     assert got == sorted(web)
     assert all(f["source_id"] for f in report["findings"])

@@ -389,7 +389,7 @@ def test_evidence_memory(big_traces: tuple[Path, Path, int], which: int) -> None
     cited = range(0, results, 50)
     assert checked.scan.findings == ()
     assert checked.summary.checked == len(cited)
-    assert checked.summary.mismatched == sum(1 for i in cited if i % 7 == 0)
+    assert checked.summary.not_found == sum(1 for i in cited if i % 7 == 0)
     assert {f.code.code for f in checked.findings} == {"TC202"}
     assert peak < 20 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
     assert elapsed < 30, f"{elapsed:.1f} s"
@@ -427,7 +427,7 @@ def test_long_answer_line_with_evidence(cli: Any, tmp_path: Path) -> None:
     path = write_trace(tmp_path / "t.jsonl", [call(), result(), huge])
     run = cli("check", path, "--evidence", "--json")
     assert (run.exit, run.codes()) == (0, [])
-    assert run.json()["summary"]["checked"] == 1100
+    assert run.json()["summary"]["captured"]["checked"] == 1100
 
 
 # ---- the claim-by-claim decoder agrees with json.loads ---------------------------------------

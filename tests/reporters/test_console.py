@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import Cli
 from tracecite.cli import _is_color
 from tracecite.codes import Code
-from tracecite.findings import Finding, Report, Summary
+from tracecite.findings import Counts, Finding, Report, Summary
 from tracecite.reporters import OutputStyle
 from tracecite.reporters.console import format_console
 from tracecite.reporters.escape import printable
@@ -20,9 +20,10 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def test_passing_report() -> None:
-    report = Report("check", (), Summary(checked=2, matched=2))
+    report = Report("check", (), Summary(captured=Counts(checked=2, matched=2)))
     assert format_console(report, OutputStyle()) == (
-        "passed tracecite check: 0 findings; 2 quotes checked, 2 matched; exit 0\n")
+        "passed tracecite check: 0 findings; 2 quotes checked against captured content, "
+        "2 matched; exit 0\n")
     assert format_console(report, OutputStyle(quiet=True)) == ""
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import Cli
 from tracecite.codes import Code
-from tracecite.findings import Finding, Report, Summary
+from tracecite.findings import Counts, Finding, Report, Summary
 from tracecite.reporters.escape import printable
 from tracecite.reporters.github import (
     ANNOTATION_LIMIT,
@@ -148,8 +148,9 @@ def test_legacy_commands_are_escaped() -> None:
 
 
 def test_summary_line_last() -> None:
-    text = format_github(Report("check", (), Summary(checked=3, matched=3)))
-    assert text == "tracecite check: 0 findings; 3 quotes checked, 3 matched; exit 0\n"
+    text = format_github(Report("check", (), Summary(captured=Counts(checked=3, matched=3))))
+    assert text == ("tracecite check: 0 findings; 3 quotes checked against captured content, "
+                    "3 matched; exit 0\n")
 
 
 def test_step_summary_table() -> None:

@@ -13,8 +13,10 @@ from tracecite.reporters.json import finding_dict, format_json
 
 TOP = ["tool", "version", "schema", "command", "exit_code", "summary", "findings"]
 FIXED = ["code", "name", "severity", "exit", "file", "line", "column"]
-SUMMARY = ["inputs", "records", "citations", "checked", "matched", "mismatched", "unavailable",
-           "skipped", "fetched", "findings"]
+SUMMARY = ["inputs", "records", "citations", "findings", "errors", "warnings", "captured",
+           "live", "files"]
+COUNTS = ["checked", "matched", "not_found", "unavailable", "skipped", "cached", "unchanged",
+          "retried", "interrupted"]
 
 
 def test_top_level() -> None:
@@ -23,12 +25,14 @@ def test_top_level() -> None:
     assert list(doc) == TOP
     assert doc["tool"] == "tracecite"
     assert doc["version"] == __version__
-    assert doc["schema"] == 1
+    assert doc["schema"] == 2
     assert doc["command"] == "check"
     assert doc["exit_code"] == 0
     assert list(doc["summary"]) == SUMMARY
     assert doc["summary"]["inputs"] == 2 and doc["summary"]["records"] == 3
     assert doc["summary"]["findings"] == 0
+    for kind in ("captured", "live", "files"):
+        assert doc["summary"][kind] == dict.fromkeys(COUNTS, 0)
     assert doc["findings"] == []
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from tracecite.codes import Code
-from tracecite.findings import Finding, Summary
+from tracecite.findings import Counts, Finding
 from tracecite.inputs.answer import read_final_answer
 from tracecite.inputs.files import open_input
 from tracecite.inputs.sources import TraceChangedError, read_sources_at
@@ -39,7 +39,7 @@ def _claim_findings(scan: TraceScan) -> list[Finding]:
 
 
 def check_evidence(scan: TraceScan, *,
-                   tester: _QuoteTester | None = None) -> tuple[list[Finding], Summary]:
+                   tester: _QuoteTester | None = None) -> tuple[list[Finding], Counts]:
     """TC200/TC201 for an answer without claims or citations, TC202 for each quote not found,
     reading the lines that hold cited sources again, each once, in file order.
 
@@ -52,7 +52,7 @@ def check_evidence(scan: TraceScan, *,
         _test_again(scan, tester)
     except (TraceChangedError, OSError):
         changed = Finding(Code.INPUT_UNREADABLE, TRACE_CHANGED, file=scan.path)
-        return [*_claim_findings(scan), changed], Summary()
+        return [*_claim_findings(scan), changed], Counts()
     return _verdicts(scan, tester)
 
 
@@ -69,7 +69,7 @@ def _test_again(scan: TraceScan, tester: _QuoteTester) -> None:
         raise TraceChangedError("the trace changed while it was being checked")
 
 
-def _verdicts(scan: TraceScan, tester: _QuoteTester) -> tuple[list[Finding], Summary]:
+def _verdicts(scan: TraceScan, tester: _QuoteTester) -> tuple[list[Finding], Counts]:
     """The findings and counts once ``tester`` has seen every cited source."""
     findings = _claim_findings(scan)
     if tester.missed:
@@ -79,8 +79,8 @@ def _verdicts(scan: TraceScan, tester: _QuoteTester) -> tuple[list[Finding], Sum
     findings.extend(not_found(c, Code.QUOTE_NOT_IN_CAPTURE, "quote is not in the captured content",
                               tester.uris[c.source_id]) for c in missed)
     checked = len(scan.citations)
-    return findings, Summary(checked=checked, matched=checked - len(missed),
-                             mismatched=len(missed))
+    return findings, Counts(checked=checked, matched=checked - len(missed),
+                            not_found=len(missed))
 
 
 def _cited(scan: TraceScan) -> Iterator[tuple[str, str]]:
@@ -137,7 +137,7 @@ class EvidenceScan:
 
     scan: TraceScan
     findings: tuple[Finding, ...]
-    summary: Summary
+    summary: Counts
     uris: Mapping[str, str]
     """The URI of every cited source (``keep_uris``), or of those with a quote not found."""
 
@@ -151,7 +151,7 @@ def scan_with_evidence(path: str, *, keep_uris: bool = True) -> EvidenceScan:
     """
     opened = open_input(path)
     if isinstance(opened, Finding):
-        return EvidenceScan(unreadable_trace(path, opened), (), Summary(), {})
+        return EvidenceScan(unreadable_trace(path, opened), (), Counts(), {})
     with opened:
         answer = read_final_answer(path, opened)
         tester = (_QuoteTester(zip(answer.draft.source_ids, answer.draft.quotes, strict=True),
@@ -165,7 +165,7 @@ def scan_with_evidence(path: str, *, keep_uris: bool = True) -> EvidenceScan:
 
 def _evidence(scan: TraceScan, tester: _QuoteTester | None, keep_uris: bool) -> EvidenceScan:
     if not scan.valid:
-        return EvidenceScan(scan, (), Summary(), {})
+        return EvidenceScan(scan, (), Counts(), {})
     if tester is not None and scan.answer_read_ahead:
         # The answer is the one read ahead, and the trace is valid, so every cited source was
         # seen, and tested, as it streamed by.

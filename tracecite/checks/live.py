@@ -23,7 +23,7 @@ from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.limits import MAX_TIMEOUT
-from tracecite.findings import Finding, Summary
+from tracecite.findings import Counts, Finding
 from tracecite.matching import MatchText
 
 if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `check` needs none
@@ -251,7 +251,7 @@ def run_live_checks(
     progress: Progress | None = None,
     parse_workers: int | None = None,
     parse_budget: float = MAX_TIMEOUT,
-) -> tuple[list[Finding], Summary]:
+) -> tuple[list[Finding], Counts]:
     """Load each distinct source once (``key`` says which targets are the same source) and
     report each quote that is not in it (``not_found``: code and what to call the source) or
     whose source could not be loaded (the loader's :class:`FetchError` code) or parsed within
@@ -286,9 +286,9 @@ def run_live_checks(
             _load_and_match(groups, load, parser, concurrency, settle, progress, parse_budget)
         finally:
             progress.stop()
-    summary = Summary(checked=len(checks), matched=matched, unavailable=unavailable,
-                      mismatched=len(checks) - matched - unavailable, fetched=fetched)
-    return findings, summary
+    counts = Counts(checked=len(checks), matched=matched, unavailable=unavailable,
+                    not_found=len(checks) - matched - unavailable)
+    return findings, counts
 
 
 def _matched(parsed: Future[list[bool]]) -> list[bool] | FetchError:

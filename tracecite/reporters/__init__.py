@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tracecite.findings import Report
+from tracecite.findings import Counts, Report
 
 
 @dataclass(frozen=True)
@@ -22,20 +22,31 @@ class OutputStyle:
 Reporter = Callable[[Report, OutputStyle], str]
 
 
+_WHERE = {"captured": "against captured content", "live": "on live pages",
+          "files": "in local files"}
+
+
 def summary_line(report: Report) -> str:
-    """One line of counts for the end of a run."""
-    s = report.summary
+    """One line of counts for the end of a run: each kind of check that ran, apart."""
     head = f"tracecite {report.command}: {_count(len(report.findings), 'finding')}"
     if report.changes is not None:
         c = report.changes
         body = f"{len(c.added)} added, {len(c.removed)} removed, {len(c.changed)} changed"
     else:
-        body = f"{_count(s.checked, 'quote')} checked, {s.matched} matched"
-        if s.unavailable:
-            body += f", {s.unavailable} with the source unavailable"
-        if s.skipped:
-            body += f", {s.skipped} skipped"
+        parts = [_kind_phrase(kind, counts)
+                 for kind, counts in report.summary.kinds().items() if counts]
+        body = "; ".join(parts) or "no quote checked"
     return f"{head}; {body}; exit {report.exit_code}"
+
+
+def _kind_phrase(kind: str, counts: Counts) -> str:
+    phrase = f"{_count(counts.checked, 'quote')} checked {_WHERE[kind]}, {counts.matched} matched"
+    for name, words in (("not_found", "not found"), ("unavailable", "with the source unavailable"),
+                        ("skipped", "skipped"), ("cached", "cached"),
+                        ("unchanged", "unchanged"), ("interrupted", "interrupted")):
+        if getattr(counts, name):
+            phrase += f", {getattr(counts, name)} {words}"
+    return phrase
 
 
 def _count(n: int, noun: str) -> str:

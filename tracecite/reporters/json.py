@@ -8,7 +8,7 @@ from typing import Any
 from tracecite import __version__
 from tracecite.findings import Finding, Report
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _OPTIONAL = ("record", "claim", "citation", "source_id", "uri", "status")
 
 
@@ -17,7 +17,7 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
     out: dict[str, Any] = {
         "code": finding.code.code,
         "name": finding.code.label,
-        "severity": "error",
+        "severity": finding.severity,
         "exit": finding.exit,
         "file": finding.file,
         "line": finding.line,
@@ -31,6 +31,17 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
     return out
 
 
+def summary_dict(report: Report) -> dict[str, Any]:
+    """The summary object of schema 2: what was read, the findings, and per kind of check."""
+    s = report.summary
+    return {
+        "inputs": s.inputs, "records": s.records, "citations": s.citations,
+        "findings": len(report.findings), "errors": report.errors,
+        "warnings": report.warnings,
+        **{kind: counts.as_dict() for kind, counts in s.kinds().items()},
+    }
+
+
 def report_dict(report: Report) -> dict[str, Any]:
     """The whole report as the JSON document's object."""
     findings = report.sorted_findings()
@@ -40,7 +51,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "schema": SCHEMA_VERSION,
         "command": report.command,
         "exit_code": report.exit_code,
-        "summary": {**report.summary.as_dict(), "findings": len(findings)},
+        "summary": summary_dict(report),
         "findings": [finding_dict(f) for f in findings],
     }
     if report.changes is not None:

@@ -1,0 +1,64 @@
+"""``tracecite hook``: find the files (given, changed since a ref or a pull request's base, or
+every tracked file) → keep those the configured globs select → run the stage's checks → one
+report with one exit code.
+
+- ``offline``: notes format, trace structure and evidence (``check --evidence``).
+- ``online`` and ``all``: the same, then ``verify-notes`` on the notes and ``verify-urls`` on the
+  traces (and ``verify-files`` when the configuration asks for it), each finding reported once.
+
+Every input is read once, before anything is fetched, and every check of the stage works on
+what was read (a trace can be hundreds of MB): one malformed file stops the run with exit 1
+before any network access, whatever the stage.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from tracecite.commands import Plan, run_checks, split_inputs
+from tracecite.errors import UsageError
+from tracecite.findings import Report
+from tracecite.hook.git import changed_files, pull_request_base, tracked_files
+from tracecite.hook.selection import select
+from tracecite.settings import STAGES
+
+if TYPE_CHECKING:
+    from tracecite.settings import Settings
+
+COMMAND = "hook"
+
+
+def stage_plan(settings: Settings) -> Plan:
+    """What the settings' stage runs."""
+    if settings.stage not in STAGES:
+        raise UsageError(f"unknown stage {settings.stage!r}")
+    online = settings.stage != "offline"
+    return Plan(COMMAND, evidence=True, web=online, files=online and settings.verify_files)
+
+
+def run_hook(files: Sequence[str], settings: Settings) -> Report:
+    """Run ``tracecite hook`` on ``files`` (empty: found through git, as the settings say)."""
+    if files and (settings.all_files or settings.since):
+        raise UsageError("FILE arguments cannot be combined with --all or --since")
+    plan = stage_plan(settings)
+    paths = select(files or candidates(settings), settings)
+    if not paths:
+        return Report(COMMAND)
+    return run_checks(plan, *split_inputs(paths), settings)
+
+
+def candidates(settings: Settings) -> list[str]:
+    """The files to consider when none are given, relative to the current directory."""
+    base = settings.config_base
+    if settings.all_files:
+        found = tracked_files(base)
+    elif settings.since:
+        found = changed_files(base, settings.since)
+    elif os.environ.get("GITHUB_ACTIONS") == "true":
+        found = changed_files(base, pull_request_base(base, os.environ))
+    else:
+        raise UsageError("no files: give FILE arguments, --since REF or --all")
+    here = os.getcwd()
+    return [os.path.relpath(os.path.join(base, p), here) for p in found]

@@ -1,0 +1,484 @@
+"""The run's settings: one table of options, and one :func:`resolve` that turns the command
+line, the configuration file and the Action's inputs into a frozen :class:`Settings`.
+
+Each option is one row of :data:`OPTIONS`: its default, how its value is checked, and where it
+may come from (a flag, a configuration key, an Action input). argparse, the TOML reader and the
+Action all check values with the row's own check, so a bound is written once. Flags win over the
+configuration, which wins over the defaults; the Action's inputs stand where flags do.
+
+Options that widen what the fetcher may reach (``allow_net``, ``connect_to``, ``ca_cert``) have no
+configuration key on purpose: a repository's own files must never be able to point the checker
+at a private network (SPEC §6).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
+
+from tracecite import __version__
+from tracecite.errors import UsageError
+from tracecite.fetch.limits import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_PER_HOST,
+    MAX_BYTES,
+    MAX_CONCURRENCY,
+    MAX_TIMEOUT,
+)
+from tracecite.model import is_trace
+from tracecite.reporters import REPORTERS
+
+if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never imports them
+    from ipaddress import IPv4Network, IPv6Network
+
+    from tracecite.fetch.options import ConnectTo, FetchOptions
+
+STAGES = ("offline", "online", "all")
+"""What ``tracecite hook`` runs: offline checks, online checks, or both."""
+
+DEFAULT_NOTES = ("*.notes", "*.notes.md", "*.notes.txt")
+"""Notes files: names ending in ``.notes``, ``.notes.md`` or ``.notes.txt``, at any depth.
+Deliberately narrow, so a documentation repository's other Markdown is never read as notes."""
+
+DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl")
+"""Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` folder."""
+
+DEFAULT_USER_AGENT = f"tracecite/{__version__}"
+
+_USER_AGENT = re.compile(r"[\x20-\x7e]{1,1000}")
+
+
+# ---- checks: a value from TOML, or from text already converted by the row's parser ----------
+
+Check = Callable[[Any], Any]
+"""Checks one value and returns it normalised; raises ValueError("must …") when it is bad."""
+
+
+def _seconds(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be a number of seconds")
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT):
+        raise ValueError(f"must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
+    return float(value)
+
+
+def _whole(low: int, high: int) -> Check:
+    def check(value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError("must be a whole number")
+        if not low <= value <= high:
+            raise ValueError(f"must be from {low} to {high}")
+        return value
+    return check
+
+
+def _user_agent(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("must be a non-empty string")
+    if not _USER_AGENT.fullmatch(value):
+        raise ValueError("must be printable ASCII (at most 1000 characters)")
+    return value
+
+
+def _boolean(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+def _path(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("must be a non-empty path")
+    return value
+
+
+def _choice(choices: Iterable[str]) -> Check:
+    allowed = tuple(choices)
+
+    def check(value: object) -> str:
+        if value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return str(value)
+    return check
+
+
+def _globs(what: str) -> Check:
+    def check(value: object) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ValueError("must be a list of non-empty glob strings")
+        for pattern in value:
+            trace_like = is_trace(pattern)
+            if what == "traces" and not trace_like:
+                raise ValueError(f"pattern {pattern!r} must end in .jsonl (a file is read as a "
+                                 "trace by its .jsonl suffix)")
+            if what == "notes" and trace_like:
+                raise ValueError(f"pattern {pattern!r} ends in .jsonl, which is read as a trace")
+        return tuple(value)
+    return check
+
+
+def _connect_to(value: object) -> ConnectTo:
+    from tracecite.fetch.options import parse_connect_to
+
+    return parse_connect_to(str(value))
+
+
+def _allow_net(value: object) -> IPv4Network | IPv6Network:
+    from tracecite.fetch.address_policy import parse_allow_net
+
+    return parse_allow_net(str(value))
+
+
+def _readable_file(value: object) -> str:
+    path = _path(value)
+    if not os.path.isfile(path):
+        raise ValueError("names no readable file")
+    return path
+
+
+def _report_file(value: object) -> str:
+    spec = str(value)
+    file_format, colon, path = spec.partition(":")
+    if not colon or file_format not in REPORTERS or not path:
+        raise ValueError(f"takes FORMAT:PATH with FORMAT one of {', '.join(sorted(REPORTERS))}")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise ValueError("names a path in a directory that does not exist")
+    if os.path.isdir(path):
+        raise ValueError("names a directory, not a file")
+    return spec
+
+
+# ---- parsers: text (a flag or an Action input) to the value a check takes --------------------
+
+def _number(text: str) -> object:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError("must be a number of seconds") from None
+
+
+def _integer(text: str) -> object:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError("must be a whole number") from None
+
+
+TRUE_WORDS = ("true", "True", "TRUE")
+FALSE_WORDS = ("false", "False", "FALSE")
+
+
+def _truth(text: str) -> object:
+    """The Actions toolkit's ``getBooleanInput``: true/True/TRUE or false/False/FALSE."""
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    raise ValueError("must be true or false")
+
+
+def _as_is(text: str) -> object:
+    return text
+
+
+# ---- the table --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: where it may be given, its default, and the one check of its value.
+
+    ``group`` says which commands take its flag (see :func:`add_flags`); ``many``: a repeatable
+    flag (a tuple of values); ``switch``: a flag without a value (``store_true``).
+    """
+
+    name: str
+    default: Any
+    check: Check
+    group: str
+    help: str
+    flag: str | None = None
+    config: bool = False
+    action: str | None = None
+    parse: Callable[[str], object] = _as_is
+    many: bool = False
+    switch: bool = False
+    metavar: str | None = None
+    short: str | None = None
+
+    def from_text(self, text: str) -> Any:
+        """The checked value of one flag or Action input (ValueError "must …" when bad)."""
+        return self.check(self.parse(text))
+
+
+OPTIONS: tuple[Option, ...] = (
+    # output: every command
+    Option("format", None, _choice(sorted(REPORTERS)), "output", flag="--format",
+           action="format", metavar="FORMAT",
+           help="report format: console, json, github or sarif (default: github when "
+                "GITHUB_ACTIONS=true, else console)"),
+    Option("report_files", (), _report_file, "output", flag="--report-file", many=True,
+           metavar="FORMAT:PATH", help="also write the report in FORMAT to PATH (repeatable)"),
+    Option("quiet", False, _boolean, "output", flag="--quiet", short="-q", switch=True,
+           help="console: print nothing when every check passes; no progress bar"),
+    Option("debug", False, _boolean, "output", flag="--debug", switch=True,
+           help="show a traceback for internal errors"),
+    # loading sources: the live commands
+    Option("no_progress", False, _boolean, "load", flag="--no-progress", switch=True,
+           help="no progress bar (there is none unless stderr is a terminal)"),
+    Option("timeout", MAX_TIMEOUT, _seconds, "load", flag="--timeout", config=True,
+           action="timeout", parse=_number, metavar="SECONDS",
+           help=f"deadline per source, at most {MAX_TIMEOUT:g} (default)"),
+    Option("max_bytes", MAX_BYTES, _whole(1, MAX_BYTES), "load", flag="--max-bytes",
+           config=True, parse=_integer, metavar="N",
+           help=f"body cap after decoding, at most {MAX_BYTES} (default)"),
+    Option("concurrency", DEFAULT_CONCURRENCY, _whole(1, MAX_CONCURRENCY), "load",
+           flag="--concurrency", config=True, action="concurrency", parse=_integer,
+           metavar="N", help=f"sources loaded at once (default {DEFAULT_CONCURRENCY}, at most "
+                             f"{MAX_CONCURRENCY})"),
+    Option("user_agent", DEFAULT_USER_AGENT, _user_agent, "load", flag="--user-agent",
+           config=True, metavar="STR", help="User-Agent header (default: tracecite/VERSION)"),
+    Option("connect_to", (), _connect_to, "load", flag="--connect-to", action="connect-to",
+           many=True, metavar="HOST:PORT:ADDR:PORT2",
+           help="connect to ADDR:PORT2 for HOST:PORT, keeping the URL, Host, SNI and "
+                "certificate check of HOST (repeatable; curl's meaning)"),
+    Option("allow_net", (), _allow_net, "load", flag="--allow-net", action="allow-net",
+           many=True, metavar="CIDR",
+           help="let addresses in CIDR pass the address policy (repeatable)"),
+    Option("ca_cert", None, _readable_file, "load", flag="--ca-cert", action="ca-cert",
+           metavar="FILE", help="trust this PEM CA bundle in addition to the system store"),
+    # the web: commands that fetch pages
+    Option("per_host", DEFAULT_PER_HOST, _whole(1, MAX_CONCURRENCY), "web", flag="--per-host",
+           config=True, action="per-host", parse=_integer, metavar="N",
+           help=f"requests in flight to one host at once, redirects included (default "
+                f"{DEFAULT_PER_HOST}, at most {MAX_CONCURRENCY})"),
+    # check
+    Option("evidence", False, _boolean, "check", flag="--evidence", switch=True,
+           help="every quote must be in its source's captured content"),
+    # file: sources (verify-files, and hook when verify_files is on)
+    Option("root", ".", _path, "files", flag="--root", config=True, metavar="DIR",
+           help="directory that file: paths resolve against and must stay in (config: "
+                "files_root, relative to the configuration file; default: the current "
+                "directory)"),
+    # hook
+    Option("stage", "offline", _choice(STAGES), "hook", flag="--stage", action="stage",
+           metavar="STAGE", help="offline: format, structure and evidence (default); online: "
+                                 "live pages (and files); all: both"),
+    Option("all_files", False, _boolean, "hook", flag="--all", switch=True, action="all",
+           parse=_truth, help="every tracked file the globs select (for scheduled runs)"),
+    Option("since", None, _path, "hook", flag="--since", action="since", metavar="REF",
+           help="files changed since the merge base of REF and HEAD, plus untracked files"),
+    Option("config", None, _path, "hook", flag="--config", action="config", metavar="FILE",
+           help="configuration file (default: .tracecite.toml or pyproject.toml "
+                "[tool.tracecite] here or at the git top level)"),
+    Option("verify_files", False, _boolean, "hook", flag="--verify-files", switch=True,
+           config=True, help="online: also re-read cited file: sources (config: verify_files)"),
+    Option("notes", DEFAULT_NOTES, _globs("notes"), "select", config=True,
+           help="globs of notes files"),
+    Option("traces", DEFAULT_TRACES, _globs("traces"), "select", config=True,
+           help="globs of traces"),
+    Option("exclude", (), _globs("exclude"), "select", config=True,
+           help="globs of files and folders to leave out"),
+    # the Action's own
+    Option("fail_on_findings", True, _boolean, "action", action="fail-on-findings",
+           parse=_truth, help="exit 2 fails the step (the Action's input)"),
+)
+"""Every setting, in the order ``--help`` lists them."""
+
+BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}
+
+CONFIG_KEYS: dict[str, Option] = {
+    ("files_root" if o.name == "root" else o.name): o for o in OPTIONS if o.config}
+"""The configuration file's keys (``files_root`` is the key of ``root``)."""
+
+REFUSED_KEYS: frozenset[str] = frozenset({"allow_net", "connect_to", "ca_cert"})
+"""Keys that are command-line/Action-input only, whatever a repository file says."""
+
+COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
+    "check": ("check", "output"),
+    "verify-notes": ("load", "web", "output"),
+    "verify-urls": ("load", "web", "output"),
+    "verify-files": ("files", "load", "output"),
+    "compare": ("output",),
+    "hook": ("hook", "files", "load", "web", "output"),
+}
+"""The option groups whose flags each command takes."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run is set to do, resolved once (see :func:`resolve`); never a Namespace.
+
+    ``config_path``: the configuration file the values came from (None: none was read).
+    """
+
+    format: str | None = None
+    report_files: tuple[str, ...] = ()
+    quiet: bool = False
+    debug: bool = False
+    no_progress: bool = False
+    timeout: float = MAX_TIMEOUT
+    max_bytes: int = MAX_BYTES
+    concurrency: int = DEFAULT_CONCURRENCY
+    user_agent: str = DEFAULT_USER_AGENT
+    connect_to: tuple[ConnectTo, ...] = ()
+    allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
+    ca_cert: str | None = None
+    per_host: int = DEFAULT_PER_HOST
+    evidence: bool = False
+    root: str = "."
+    stage: str = "offline"
+    all_files: bool = False
+    since: str | None = None
+    config: str | None = None
+    verify_files: bool = False
+    notes: tuple[str, ...] = DEFAULT_NOTES
+    traces: tuple[str, ...] = DEFAULT_TRACES
+    exclude: tuple[str, ...] = ()
+    fail_on_findings: bool = True
+    config_path: str | None = None
+
+    @property
+    def config_base(self) -> str:
+        """The directory globs are relative to: the configuration file's own, else here."""
+        return (os.path.dirname(os.path.abspath(self.config_path)) if self.config_path
+                else os.getcwd())
+
+    @property
+    def progress(self) -> bool:
+        """Whether a progress bar may be shown (on a terminal)."""
+        return not (self.no_progress or self.quiet)
+
+    def fetch_options(self) -> FetchOptions:
+        """The fetcher's options."""
+        from tracecite.fetch.options import FetchOptions
+
+        return FetchOptions(timeout=self.timeout, max_bytes=self.max_bytes,
+                            per_host=self.per_host, user_agent=self.user_agent,
+                            connect_to=self.connect_to, allow_net=self.allow_net,
+                            ca_cert=self.ca_cert)
+
+
+# Every option is a field and every field but config_path is an option: one table.
+assert {o.name for o in OPTIONS} == {f.name for f in fields(Settings)} - {"config_path"}
+
+
+# ---- the three sources ----------------------------------------------------------------------
+
+def add_flags(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add the flags of ``command``'s option groups; unset flags parse as None (or ``[]``)."""
+    groups = COMMAND_GROUPS[command]
+    titles = {"output": "output", "load": "loading sources", "web": "loading sources",
+              "files": "file: sources", "hook": "hook", "check": "check"}
+    made: dict[str, argparse._ArgumentGroup] = {}
+    for group in groups:
+        for option in OPTIONS:
+            if option.group != group or option.flag is None:
+                continue
+            title = titles[group]
+            target = made.get(title) or made.setdefault(title, parser.add_argument_group(title))
+            names = [option.flag] + ([option.short] if option.short else [])
+            if option.switch:
+                target.add_argument(*names, dest=option.name, action="store_true",
+                                    default=None, help=option.help)
+            else:
+                target.add_argument(*names, dest=option.name, type=_argument_type(option),
+                                    action="append" if option.many else "store", default=None,
+                                    metavar=option.metavar, help=option.help)
+    if "output" in groups:
+        made["output"].add_argument("--json", action="store_const", const="json",
+                                    dest="format", help="same as --format json")
+
+
+def _argument_type(option: Option) -> Callable[[str], Any]:
+    def convert(text: str) -> Any:
+        try:
+            return option.from_text(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = option.name  # argparse names the type in some messages
+    return convert
+
+
+def flag_values(namespace: argparse.Namespace) -> dict[str, Any]:
+    """The options given on the command line (those left unset are absent)."""
+    given: dict[str, Any] = {}
+    for option in OPTIONS:
+        value = getattr(namespace, option.name, None)
+        if value is not None:
+            given[option.name] = tuple(value) if option.many else value
+    return given
+
+
+def action_values(inputs: Mapping[str, str]) -> dict[str, Any]:
+    """The options the Action's inputs give (empty inputs are absent); TC100 naming the input
+    for a bad value."""
+    given: dict[str, Any] = {}
+    for option in OPTIONS:
+        if option.action is None:
+            continue
+        text = inputs.get(option.action, "").strip()
+        if not text:
+            continue
+        try:
+            if option.many:
+                given[option.name] = tuple(option.from_text(item)
+                                           for item in re.split(r"[\s,]+", text) if item)
+            else:
+                given[option.name] = option.from_text(text)
+        except ValueError as exc:
+            raise UsageError(f"input '{option.action}' {exc}") from None
+    return given
+
+
+def check_config_value(key: str, value: object) -> Any:
+    """The checked value of configuration key ``key`` (ValueError "must …" when bad; KeyError
+    for a key that is not one)."""
+    return CONFIG_KEYS[key].check(value)
+
+
+def resolve(command: str, flags: Mapping[str, Any], *, action: Mapping[str, Any] | None = None,
+            config: Mapping[str, Any] | None = None, config_path: str | None = None) -> Settings:
+    """The settings of one run: ``flags`` over ``action`` (the Action's inputs) over
+    ``config`` (checked configuration values by option name) over the defaults.
+
+    Everything that can be known before an input is read is checked here (TC100): the CA
+    bundle is loaded, and a ``root`` that must exist is looked at.
+    """
+    values: dict[str, Any] = {}
+    for layer in (config or {}), (action or {}), flags:
+        values.update(layer)
+    if "root" in (config or {}) and "root" not in flags and "root" not in (action or {}):
+        # files_root is relative to the configuration file, as the globs are.
+        base = os.path.dirname(os.path.abspath(config_path)) if config_path else os.getcwd()
+        values["root"] = os.path.relpath(os.path.join(base, config["root"]))  # type: ignore[index]
+    settings = replace(Settings(config_path=config_path), **values)
+    _check_run(command, settings)
+    return settings
+
+
+def _check_run(command: str, settings: Settings) -> None:
+    if settings.ca_cert is not None and command != "verify-files":
+        load_ca_bundle(settings.ca_cert)
+    needs_root = command == "verify-files" or (
+        command == "hook" and settings.stage != "offline" and settings.verify_files)
+    if needs_root and not os.path.isdir(settings.root):
+        raise UsageError("the file: sources' root (--root or files_root) names no directory")
+
+
+def load_ca_bundle(path: str) -> None:
+    """Load a PEM CA bundle as the fetcher will (TC100 if it holds no usable certificate)."""
+    import ssl
+
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=path)
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        reason = getattr(exc, "reason", None) or type(exc).__name__
+        raise UsageError(f"--ca-cert: cannot load CA certificates ({reason})") from None
+
