@@ -15,7 +15,8 @@ import pytest
 import trustme
 
 from tests.fetch.servers import HTTPTestServer, RawServer, Servers, server_tls_context
-from tracecite.fetch.fetcher import ConnectTo, FetchOptions, PinnedFetcher
+from tracecite.fetch.fetcher import PinnedFetcher
+from tracecite.fetch.options import ConnectTo, FetchOptions
 
 HOST = "example.test"
 LOOPBACK = ipaddress.ip_network("127.0.0.1/32")

@@ -38,16 +38,9 @@ from tests.fetch.servers import (
 )
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
-from tracecite.fetch.fetcher import (
-    MAX_BYTES,
-    MAX_TIMEOUT,
-    ConnectTo,
-    FetchOptions,
-    Page,
-    PinnedFetcher,
-    parse_connect_to,
-)
-from tracecite.fetch.limits import DEFAULT_PER_HOST, MAX_CONCURRENCY
+from tracecite.fetch.fetcher import Page, PinnedFetcher
+from tracecite.fetch.limits import DEFAULT_PER_HOST, MAX_BYTES, MAX_CONCURRENCY, MAX_TIMEOUT
+from tracecite.fetch.options import ConnectTo, FetchOptions, parse_connect_to
 
 pytestmark = pytest.mark.network
 
