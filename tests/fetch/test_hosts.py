@@ -1,5 +1,5 @@
-"""Tests of the per-host limit through the fetcher against local servers (loopback only, see
-conftest.py)."""
+"""Tests of `HostSlots`, the per-host limit: directly, then through the fetcher against local
+servers (loopback only, see conftest.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,97 @@ import pytest
 from tests.fetch.conftest import HTML, MakeFetcher, fetch_error, redirect
 from tests.fetch.servers import HTTPTestServer, Reply
 from tracecite.codes import Code
+from tracecite.fetch.errors import FetchError
 from tracecite.fetch.fetcher import PinnedFetcher
+from tracecite.fetch.hosts import HostSlots
 from tracecite.fetch.options import ConnectTo
+
+# --------------------------------------------------------------------------------------------
+# HostSlots
+
+
+def later(seconds: float) -> float:
+    """A deadline ``seconds`` from now."""
+    return time.monotonic() + seconds
+
+
+def test_limit_holds_across_threads() -> None:
+    slots = HostSlots(2)
+    lock = threading.Lock()
+    now = peak = 0
+
+    def request(host: str) -> None:
+        nonlocal now, peak
+        with slots.hold(host, later(5), 5):
+            with lock:
+                now += 1
+                peak = max(peak, now)
+            time.sleep(0.05)
+            with lock:
+                now -= 1
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(request, ["a.test"] * 8))
+    assert peak == 2
+
+
+def test_hosts_are_counted_apart() -> None:
+    slots = HostSlots(1)
+    with slots.hold("a.test", later(5), 5):
+        started = time.monotonic()
+        with slots.hold("b.test", later(5), 5):
+            pass
+        assert time.monotonic() - started < 0.1  # a.test's slot does not hold b.test up
+
+
+def test_a_waiting_request_gets_the_slot_when_it_frees() -> None:
+    slots = HostSlots(1)
+    held = threading.Event()
+
+    def holder() -> None:
+        with slots.hold("a.test", later(5), 5):
+            held.set()
+            time.sleep(0.2)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(holder)
+        assert held.wait(5)
+        started = time.monotonic()
+        with slots.hold("a.test", later(5), 5):
+            waited = time.monotonic() - started
+    assert 0.1 < waited < 1
+
+
+def test_no_slot_before_the_deadline_is_tc313() -> None:
+    slots = HostSlots(1)
+    with slots.hold("a.test", later(5), 5):
+        started = time.monotonic()
+        with pytest.raises(FetchError) as caught, slots.hold("a.test", later(0.3), 0.3):
+            pass
+        elapsed = time.monotonic() - started
+        with pytest.raises(FetchError), slots.hold("a.test", later(-1), 2):
+            pass  # a deadline already gone: no wait at all
+    assert caught.value.code is Code.TIMEOUT
+    assert caught.value.detail == (
+        "no request slot for the host came free within 0.3 s (at most 1 at once)")
+    assert 0.3 <= elapsed < 1
+    with slots.hold("a.test", later(0.1), 0.1):  # the refused waits took no slot
+        pass
+
+
+def test_counts_are_dropped_when_a_host_is_idle() -> None:
+    slots = HostSlots(2)
+    with slots.hold("a.test", later(5), 5), slots.hold("a.test", later(5), 5):
+        with slots.hold("b.test", later(5), 5):
+            assert slots._busy == {"a.test": 2, "b.test": 1}
+        assert slots._busy == {"a.test": 2}
+    with pytest.raises(RuntimeError), slots.hold("c.test", later(5), 5):
+        raise RuntimeError("the request failed")
+    assert slots._busy == {}  # nothing kept for hosts with no request in flight
+
+
+
+
 
 # --------------------------------------------------------------------------------------------
 # Per-host limits through the fetcher
