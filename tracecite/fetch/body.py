@@ -38,6 +38,9 @@ from tracecite.fetch.connection import FetchClock
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.failures import network_errors
 
+ACCEPT = "text/html,application/xhtml+xml,text/*;q=0.9,application/json;q=0.9,*/*;q=0.8"
+"""The ``Accept`` request header: HTML first, then the other types read as text here."""
+
 ACCEPT_ENCODING = "gzip, deflate"
 """The ``Accept-Encoding`` request header: the content codings decoded here."""
 

@@ -7,7 +7,12 @@ second time: the pools are keyed by IP address and open their sockets to that IP
 (``tracecite.fetch.connection``).
 
 One deadline covers a whole source: the name lookups (run on a small thread pool, since
-``getaddrinfo`` has no timeout), every connect, TLS handshake, request, redirect and the body.
+``getaddrinfo`` has no timeout), the wait for a request slot on each host, every connect, TLS
+handshake, request, redirect and the body.
+
+The pieces, each in its own module: ``connection`` (sockets under the deadline, the pinned pools,
+TLS), ``failures`` (what the network raised → registry codes), ``body`` (type, charset, codings,
+caps, the text) and ``hosts`` (requests in flight per host name).
 
 Decisions the specification leaves open:
 
@@ -34,7 +39,7 @@ from urllib3.util import Timeout
 
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy, Resolver, system_resolver
-from tracecite.fetch.body import ACCEPT_ENCODING, drain_short_body, read_body
+from tracecite.fetch.body import ACCEPT, ACCEPT_ENCODING, drain_short_body, read_body
 from tracecite.fetch.connection import (
     FetchClock,
     PinnedHTTPConnectionPool,
@@ -55,7 +60,6 @@ __all__ = ["Page", "PinnedFetcher"]
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _MAX_POOLS = 64  # least recently used pools beyond this are closed
 _LOOKUP_THREADS = 16
-_ACCEPT = "text/html,application/xhtml+xml,text/*;q=0.9,application/json;q=0.9,*/*;q=0.8"
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,7 @@ class PinnedFetcher:
             self._connect_to.setdefault((rule.host, rule.port), rule)  # first match wins, as curl
         self._headers = {
             "User-Agent": options.user_agent,
-            "Accept": _ACCEPT,
+            "Accept": ACCEPT,
             "Accept-Encoding": ACCEPT_ENCODING,
         }
         self._pools = _Pools()
