@@ -29,8 +29,9 @@ from tracecite.checks.web import WebLoader, kind_of, url_key
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import parse_allow_net
 from tracecite.fetch.errors import FetchError
-from tracecite.fetch.fetcher import ConnectTo, FetchOptions, PinnedFetcher
+from tracecite.fetch.fetcher import PinnedFetcher
 from tracecite.fetch.limits import DEFAULT_PER_HOST
+from tracecite.fetch.options import ConnectTo, FetchOptions
 
 NOT_FOUND = (Code.QUOTE_NOT_ON_PAGE, "the page")
 

@@ -1,4 +1,5 @@
-"""Fixtures for the fetcher tests: a trustme CA, local servers and fetchers wired to them.
+"""Fixtures and helpers for the fetch tests: a trustme CA, local servers, fetchers wired to
+them, and the small helpers the test modules share (`fetch_error`, `redirect`, `HTML`).
 
 Nothing here reaches beyond loopback: fetchers get their addresses from ``--connect-to`` rules
 pointing at 127.0.0.1 (or ::1), or from a resolver the test injects; the default resolver used
@@ -14,11 +15,30 @@ from typing import Any
 import pytest
 import trustme
 
-from tests.fetch.servers import HTTPTestServer, RawServer, Servers, server_tls_context
-from tracecite.fetch.fetcher import ConnectTo, FetchOptions, PinnedFetcher
+from tests.fetch.servers import HTTPTestServer, RawServer, Reply, Servers, server_tls_context
+from tracecite.fetch.errors import FetchError
+from tracecite.fetch.fetcher import PinnedFetcher
+from tracecite.fetch.options import ConnectTo, FetchOptions
 
 HOST = "example.test"
 LOOPBACK = ipaddress.ip_network("127.0.0.1/32")
+HTML = (("Content-Type", "text/html; charset=utf-8"),)
+MiB = 1024 * 1024
+
+StartRaw = Callable[..., RawServer]
+StartServer = Callable[..., HTTPTestServer]
+
+
+def fetch_error(fetcher: PinnedFetcher, url: str) -> FetchError:
+    """Fetch ``url``, expecting a FetchError, and return it."""
+    with pytest.raises(FetchError) as caught:
+        fetcher.fetch(url)
+    return caught.value
+
+
+def redirect(status: int, location: str) -> Reply:
+    """A redirect reply with a short body."""
+    return Reply(status, (("Location", location),), b"moved")
 
 
 def no_dns(host: str, port: int) -> list[str]:

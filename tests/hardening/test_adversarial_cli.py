@@ -7,8 +7,9 @@ injected resolver answers). Every row must end with its code (or pass), inside t
 (wall time < ``--timeout`` + 1 s; rows that expect TC313 must have waited for it), and within
 3 × the body cap of traced memory (tracemalloc peak over the whole command, all threads).
 
-tests/fetch/test_fetcher.py covers the same ground against ``PinnedFetcher`` directly; this is
-the end-to-end check that the CLI, the runner and the reporters keep those promises.
+tests/fetch/ (test_fetcher.py, test_connection.py, test_failures.py, test_body.py) covers the
+same ground against ``PinnedFetcher`` directly; this is the end-to-end check that the CLI, the
+runner and the reporters keep those promises.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from tracecite.checks.live import HTML, JSON, TEXT
+from tracecite.fetch.body import is_json_type
 from tracecite.fetch.errors import FetchError
-from tracecite.fetch.fetcher import PinnedFetcher, is_json_type
+from tracecite.fetch.fetcher import PinnedFetcher
 from tracecite.fetch.url_policy import parse_target
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})

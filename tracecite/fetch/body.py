@@ -1,0 +1,258 @@
+"""A response's body: its type, charset and content codings from the headers, then its bytes
+read under the deadline and the size cap, decoded to text (SPEC §4).
+
+Decisions the specification leaves open:
+
+- Content codings: ``identity``, ``gzip``/``x-gzip`` (several members allowed; junk after a
+  complete member is ignored) and ``deflate`` (zlib-wrapped or raw, told apart by the zlib header)
+  are decoded here, stacked in any order, at most four deep. Any other coding (``br``, ``zstd``,
+  ``compress``, …) is TC316, decided from the headers before the body is read: we never advertise
+  them, and decoding them would need a dependency.
+- Compressed data that is corrupt or ends early → TC317: the body cannot be decoded to text.
+- Both the bytes on the wire and the decoded body are capped at ``max_bytes``; a
+  ``Content-Length`` over the cap is refused before reading (TC314), compressed or not.
+- Type, charset and coding are checked from the headers, before the body is read. No
+  ``Content-Type`` (or an empty one): accepted when the body is valid UTF-8, otherwise TC317 like
+  any body that is not UTF-8. Several ``Content-Type`` headers: the last counts. A malformed one
+  (no ``type/subtype``) is TC316.
+- A declared charset must be ``utf-8``/``utf8`` or ``us-ascii``/``ascii`` (case-insensitive,
+  quoted or not); the body is always decoded as strict UTF-8, a leading BOM removed.
+- A body longer than its ``Content-Length``: the message ends where ``Content-Length`` says
+  (HTTP/1.1 framing); the excess is never read and urllib3 drops that connection before reuse.
+- Redirect bodies up to 64 KiB are read and dropped so the connection can be reused; longer or
+  unframed ones close the connection.
+- A header value is quoted in a message only when it passes a strict token pattern: headers are
+  server text, and nothing the server sent is echoed.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+
+from urllib3 import BaseHTTPResponse
+
+from tracecite.codes import Code
+from tracecite.fetch.connection import FetchClock
+from tracecite.fetch.errors import FetchError
+from tracecite.fetch.failures import network_errors
+
+ACCEPT = "text/html,application/xhtml+xml,text/*;q=0.9,application/json;q=0.9,*/*;q=0.8"
+"""The ``Accept`` request header: HTML first, then the other types read as text here."""
+
+ACCEPT_ENCODING = "gzip, deflate"
+"""The ``Accept-Encoding`` request header: the content codings decoded here."""
+
+_READ_CHUNK = 64 * 1024
+_MAX_CODINGS = 4
+_UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
+_TOKEN = re.compile(r"[a-z0-9!#$%&'*+.^_`|~-]{1,64}")
+
+
+def is_json_type(media_type: str) -> bool:
+    """Whether a (lower-case) media type is JSON: ``application/json`` or a ``+json`` type."""
+    return media_type == "application/json" or media_type.endswith("+json")
+
+
+def read_body(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int) -> tuple[str, str]:
+    """The media type (``""`` when absent) and the text of a page's body.
+
+    Everything that can be refused from the headers (type, charset, codings, a
+    ``Content-Length`` over ``max_bytes``) is refused before the body is read.
+    """
+    media_type, charset = _content_type(response)
+    if media_type and not _is_text_type(media_type):
+        raise FetchError(
+            Code.CONTENT_TYPE_UNSUPPORTED, f"content type {_safe(media_type)} is not text",
+        )
+    if charset and charset not in _UTF8_CHARSETS:
+        raise FetchError(Code.NOT_UTF8, f"declared charset {_safe(charset)} is not UTF-8")
+    codings = _content_codings(response)
+    length = response.length_remaining  # None when chunked or unknown
+    if length is not None and length > max_bytes:
+        raise FetchError(Code.TOO_LARGE, f"Content-Length {length} is over {max_bytes} bytes")
+    return media_type, _read_text(response, codings, clock, max_bytes)
+
+
+def drain_short_body(response: BaseHTTPResponse, clock: FetchClock) -> None:
+    """Read a short redirect body so its connection can serve the next hop; drop longer ones."""
+    length = response.length_remaining
+    if length is None or length > _READ_CHUNK:
+        return
+    try:
+        for _ in _wire_pieces(response, clock, _READ_CHUNK):
+            pass
+    except FetchError:
+        pass  # the connection is closed instead; a passed deadline shows on the next hop
+
+
+# -- headers ----------------------------------------------------------------------------------
+
+
+def _safe(value: str) -> str:
+    """A header token (or ``type/subtype``) fit to quote in a message; headers are server text."""
+    ok = all(_TOKEN.fullmatch(part) for part in value.split("/", 1))
+    return value if ok else "(not shown)"
+
+
+def _content_type(response: BaseHTTPResponse) -> tuple[str, str | None]:
+    """The lower-cased ``type/subtype`` (``""`` when absent) and the charset parameter."""
+    values = response.headers.getlist("Content-Type")
+    value = values[-1].strip() if values else ""  # several headers: the last one wins
+    if not value:
+        return "", None
+    media_type, _, parameters = value.partition(";")
+    media_type = media_type.strip().lower()
+    kind, slash, subtype = media_type.partition("/")
+    if not (slash and _TOKEN.fullmatch(kind) and _TOKEN.fullmatch(subtype)):
+        raise FetchError(Code.CONTENT_TYPE_UNSUPPORTED, "malformed Content-Type")
+    charset = None
+    for parameter in parameters.split(";"):
+        name, equals, raw = parameter.partition("=")
+        if equals and name.strip().lower() == "charset":
+            raw = raw.strip()
+            if len(raw) >= 2 and raw[0] == raw[-1] == '"':
+                raw = raw[1:-1]
+            charset = raw.strip().lower()
+    return media_type, charset
+
+
+def _is_text_type(media_type: str) -> bool:
+    return (media_type.startswith("text/") or media_type == "application/xhtml+xml"
+            or is_json_type(media_type))
+
+
+def _content_codings(response: BaseHTTPResponse) -> list[str]:
+    """The content codings in the order the server applied them; TC316 for unsupported ones."""
+    codings = [
+        token.strip().lower()
+        for value in response.headers.getlist("Content-Encoding")
+        for token in value.split(",")
+    ]
+    codings = [c for c in codings if c and c != "identity"]
+    for coding in codings:
+        if coding not in ("gzip", "x-gzip", "deflate"):
+            raise FetchError(
+                Code.CONTENT_TYPE_UNSUPPORTED,
+                f"content coding {_safe(coding)} is not supported (gzip and deflate are)",
+            )
+    if len(codings) > _MAX_CODINGS:
+        raise FetchError(Code.CONTENT_TYPE_UNSUPPORTED, "too many stacked content codings")
+    return codings
+
+
+# -- content codings --------------------------------------------------------------------------
+
+
+def _is_zlib_header(head: bytes) -> bool:
+    """RFC 1950: compression method 8, window ≤ 32 KiB, header check bits."""
+    return head[0] & 0x0F == 8 and head[0] >> 4 <= 7 and ((head[0] << 8) | head[1]) % 31 == 0
+
+
+class _Inflater:
+    """Undoes one gzip or deflate content coding, yielding at most ``_READ_CHUNK`` bytes a time.
+
+    ``decompress(data, max_length)`` keeps what it could not yet expand in ``unconsumed_tail``,
+    so a bomb never expands further than the consumer pulls.
+    """
+
+    def __init__(self, coding: str) -> None:
+        self._coding = coding
+        self._gzip = coding != "deflate"
+        self._decoder: zlib._Decompress | None = None
+        self._head = b""  # deflate: the first bytes, until zlib or raw can be told apart
+        self._complete = False  # one whole stream (gzip: member) has been decoded
+        self._ended = False  # whatever follows is ignored
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """Yield the decoded output for ``data``."""
+        more = bool(data)
+        while more and not self._ended:
+            if self._decoder is None:
+                data = self._start(data)
+                if self._decoder is None:
+                    return
+            try:
+                out = self._decoder.decompress(data, _READ_CHUNK)
+            except zlib.error as exc:
+                if not self._complete:
+                    raise self._corrupt() from exc
+                # Junk after a complete gzip member (often zero padding) is ignored, as urllib3
+                # and the gzip tool do.
+                self._decoder, self._ended = None, True
+                return
+            if self._decoder.eof:
+                data = self._decoder.unused_data
+                self._decoder = None
+                self._complete = True
+                self._ended = not self._gzip  # gzip members may follow; deflate has one stream
+                more = bool(data)
+            else:
+                data = self._decoder.unconsumed_tail
+                # A full output buffer means zlib may hold more output even with no input left.
+                more = bool(data) or len(out) == _READ_CHUNK
+            if out:
+                yield out
+
+    def finish(self) -> None:
+        """Raise TC317 when the body ended in the middle of a compressed stream."""
+        if self._decoder is not None or self._head:
+            raise self._corrupt()
+
+    def _start(self, data: bytes) -> bytes:
+        if self._gzip:
+            self._decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # gzip, or zlib mislabelled
+            return data
+        self._head += data
+        if len(self._head) < 2:
+            return b""
+        data, self._head = self._head, b""
+        wbits = zlib.MAX_WBITS if _is_zlib_header(data) else -zlib.MAX_WBITS
+        self._decoder = zlib.decompressobj(wbits)
+        return data
+
+    def _corrupt(self) -> FetchError:
+        return FetchError(Code.NOT_UTF8, f"the {self._coding} content coding is corrupt")
+
+
+def _decoded(pieces: Iterable[bytes], inflater: _Inflater) -> Iterator[bytes]:
+    for piece in pieces:
+        yield from inflater.feed(piece)
+    inflater.finish()
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def _wire_pieces(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int,
+                 ) -> Iterator[bytes]:
+    """The body as it arrives, checked against the deadline and the cap before every read."""
+    received = 0
+    while True:
+        clock.remaining()
+        with network_errors(clock):
+            piece = response.read(_READ_CHUNK, decode_content=False)
+        if not piece:
+            return
+        received += len(piece)
+        if received > max_bytes:
+            raise FetchError(Code.TOO_LARGE, f"the body is over {max_bytes} bytes")
+        yield piece
+
+
+def _read_text(
+    response: BaseHTTPResponse, codings: list[str], clock: FetchClock, max_bytes: int,
+) -> str:
+    pieces: Iterable[bytes] = _wire_pieces(response, clock, max_bytes)
+    for coding in reversed(codings):  # the last coding applied is the first to undo
+        pieces = _decoded(pieces, _Inflater(coding))
+    body = bytearray()
+    for piece in pieces:
+        if len(body) + len(piece) > max_bytes:
+            raise FetchError(Code.TOO_LARGE, f"the decoded body is over {max_bytes} bytes")
+        body += piece
+    try:
+        return body.decode("utf-8-sig")  # strict UTF-8; a leading BOM is dropped
+    except UnicodeDecodeError:
+        raise FetchError(Code.NOT_UTF8, "the body is not valid UTF-8") from None
