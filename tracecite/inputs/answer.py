@@ -82,10 +82,8 @@ class AnswerDraft(FieldChecker):
                          f"{where} must be an object, not {json_type_of(citation)}", None,
                          claim=c, citation=n)
             return
-        source_id = self.field(citation, "source_id", str, None, where, non_empty=True,
-                               claim=c, citation=n)
-        quote = self.field(citation, "quote", str, None, where, non_empty=True,
-                           claim=c, citation=n)
+        source_id = self.non_empty_field(citation, "source_id", None, where, claim=c, citation=n)
+        quote = self.non_empty_field(citation, "quote", None, where, claim=c, citation=n)
         if source_id is not MISSING:
             self._keep(c, n, sys.intern(source_id),
                        None if quote is MISSING else normalise(quote))

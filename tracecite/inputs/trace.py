@@ -66,7 +66,7 @@ class _Scanner(FieldChecker):
     def event(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None = None) -> None:
         """Check one event; ``draft``: its claims, already checked (an answer read ahead)."""
         kind = self.field(obj, "type", str, line, "")
-        run_id = self.field(obj, "run_id", str, line, "", non_empty=True)
+        run_id = self.non_empty_field(obj, "run_id", line, "")
         if isinstance(run_id, str):
             if self.run_id is None:
                 self.run_id = run_id
@@ -82,8 +82,8 @@ class _Scanner(FieldChecker):
             self.answer(obj, line, draft)
 
     def tool_call(self, obj: dict[str, Any], line: int) -> None:
-        call_id = self.field(obj, "call_id", str, line, "", non_empty=True)
-        self.field(obj, "tool", str, line, "", non_empty=True)
+        call_id = self.non_empty_field(obj, "call_id", line, "")
+        self.non_empty_field(obj, "tool", line, "")
         if isinstance(call_id, str):
             if call_id in self.calls:
                 self.problem(Code.TRACE_DUPLICATE_CALL_ID, "call_id used by an earlier tool_call",
@@ -92,7 +92,7 @@ class _Scanner(FieldChecker):
                 self.calls[call_id] = False
 
     def tool_result(self, obj: dict[str, Any], line: int) -> None:
-        call_id = self.field(obj, "call_id", str, line, "", non_empty=True)
+        call_id = self.non_empty_field(obj, "call_id", line, "")
         ok = self.field(obj, "ok", bool, line, "")
         if isinstance(call_id, str):
             answered = self.calls.get(call_id)
@@ -138,8 +138,8 @@ class _Scanner(FieldChecker):
             self.problem(Code.TRACE_WRONG_TYPE,
                          f"{where} must be an object, not {json_type_of(source)}", line)
             return
-        source_id = self.field(source, "id", str, line, where, non_empty=True)
-        uri = self.field(source, "uri", str, line, where, non_empty=True)
+        source_id = self.non_empty_field(source, "id", line, where)
+        uri = self.non_empty_field(source, "uri", line, where)
         content = self.field(source, "content", str, line, where)
         if source_id is MISSING:
             return
