@@ -31,8 +31,8 @@ class AnswerDraft(FieldChecker):
     """An answer's claims, checked for structure before the answer's line is known.
 
     Its findings have ``line=None``; each citation keeps its claim and citation numbers, source
-    id and normalised quote (``None`` if the quote field is bad) in columns, a few dozen bytes a
-    citation, until the validator resolves the source ids against the sources it has seen.
+    id and normalised quote (``None`` if the quote field is bad) in columns, which are compact,
+    until the validator resolves the source ids against the sources it has seen.
     """
 
     def __init__(self, path: str) -> None:
