@@ -130,6 +130,22 @@ def test_with_the_answer_last_the_tester_sees_every_source_as_it_streams_by(
     assert len(opened.handles) == 1 and opened.all_closed()
 
 
+def test_with_the_answer_last_each_line_is_decoded_once(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite.inputs import answer as answer_module
+    from tracecite.inputs import events
+
+    path = write_trace(tmp_path / "t.jsonl", _events())
+    decoded: list[str] = []
+    loads, visit = events.loads, answer_module.visit_claims
+    monkeypatch.setattr(events, "loads", lambda line: decoded.append("line") or loads(line))
+    monkeypatch.setattr(answer_module, "visit_claims",
+                        lambda text, see: decoded.append("answer") or visit(text, see))
+    scanned = read_trace(str(path), tester=Recorder())
+    assert scanned.valid and scanned.answer_read_ahead
+    assert decoded == ["answer"] + ["line"] * 6
+
+
 def test_the_second_pass_when_the_answer_is_not_last(tmp_path: Path, opened: Opened,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The cited lines are read again after the validating pass, each once, in file order;
