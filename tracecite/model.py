@@ -57,8 +57,8 @@ class SourceRef:
 
 class Citations(Sequence[Citation]):
     """The citations of one answer, kept in columns: a :class:`Citation` is made each time one
-    is read. An answer can hold a hundred thousand citations; as objects they would cost about
-    three times the memory of these columns (see ``benchmarks/``)."""
+    is read. An answer can hold a hundred thousand citations, and columns take far less memory
+    than as many objects."""
 
     __slots__ = ("_citation_numbers", "_claim_numbers", "_file", "_line", "_quotes",
                  "_source_ids")

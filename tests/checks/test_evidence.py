@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,27 +11,34 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import Cli, answer, call, cite, claim, result, source, write_trace
-from tracecite.checks.evidence import check_evidence
-from tracecite.findings import Finding, Summary
-from tracecite.inputs.trace import TraceScan, scan_trace
+from tracecite.checks.evidence import _QuoteTester, scan_with_evidence
+from tracecite.findings import Counts, Finding
 from tracecite.matching import normalise
 
+DONE = {"type": "done", "run_id": "r1"}
 
-@pytest.fixture
-def evidence(tmp_path: Path) -> Iterator[Any]:
-    """``evidence(events)`` scans a trace with its contents and runs the evidence check."""
-    scans: list[TraceScan] = []
 
-    def run(events: list[Any]) -> tuple[list[Finding], Summary]:
-        path = write_trace(tmp_path / "t.jsonl", events)
-        scanned = scan_trace(str(path))
-        scans.append(scanned)
-        assert scanned.findings == ()
-        return check_evidence(scanned)
+class Evidence:
+    """``evidence(events)`` checks a valid trace's evidence; with ``answer_last`` false an event
+    follows the answer, so the verdicts come from the second pass over the cited lines."""
 
-    yield run
-    for scanned in scans:
-        scanned.sources.close()
+    def __init__(self, folder: Path, answer_last: bool) -> None:
+        self.folder = folder
+        self.answer_last = answer_last
+
+    def __call__(self, events: list[Any]) -> tuple[list[Finding], Counts]:
+        path = write_trace(self.folder / "t.jsonl", events if self.answer_last
+                           else [*events, DONE])
+        checked = scan_with_evidence(str(path), keep_uris=False)
+        assert checked.scan.findings == ()
+        assert checked.scan.answer_read_ahead is self.answer_last
+        return list(checked.findings), checked.summary
+
+
+@pytest.fixture(params=[True, False], ids=["answer-last", "answer-not-last"])
+def evidence(tmp_path: Path, request: pytest.FixtureRequest) -> Evidence:
+    """Checks a trace's evidence in one pass, and in two."""
+    return Evidence(tmp_path, request.param)
 
 
 def one_quote(content: str, quote: str) -> list[Any]:
@@ -40,26 +46,26 @@ def one_quote(content: str, quote: str) -> list[Any]:
             answer([claim(citations=[cite(quote=quote)])])]
 
 
-def test_matching_quote(evidence: Any) -> None:
+def test_matching_quote(evidence: Evidence) -> None:
     findings, summary = evidence(one_quote("The quick brown fox.", "quick brown"))
     assert findings == []
     assert (summary.checked, summary.matched, summary.not_found) == (1, 1, 0)
 
 
-def test_no_claims(evidence: Any) -> None:
+def test_no_claims(evidence: Evidence) -> None:
     findings, summary = evidence([call(), result(), answer(claims=[])])
     assert [(f.code.code, f.line, f.claim) for f in findings] == [("TC200", 3, None)]
     assert summary.checked == 0
 
 
-def test_uncited_claims(evidence: Any) -> None:
+def test_uncited_claims(evidence: Evidence) -> None:
     findings, _ = evidence([call(), result(), answer([
         claim(citations=[]), claim(), claim(citations=[])])])
     assert [(f.code.code, f.line, f.claim) for f in findings] == [("TC201", 3, 1), ("TC201", 3, 3)]
     assert all(f.file is not None and f.file.endswith("t.jsonl") for f in findings)
 
 
-def test_quote_not_in_capture_is_located(evidence: Any) -> None:
+def test_quote_not_in_capture_is_located(evidence: Evidence) -> None:
     findings, summary = evidence([
         call(), result(sources=[source("s1", "https://one/", "alpha beta"),
                                 source("s2", "https://two/", "gamma delta")]),
@@ -73,18 +79,18 @@ def test_quote_not_in_capture_is_located(evidence: Any) -> None:
     assert (summary.checked, summary.matched, summary.not_found) == (3, 2, 1)
 
 
-def test_each_source_read_once_whatever_the_citation_order(evidence: Any,
+def test_each_source_read_once_whatever_the_citation_order(evidence: Evidence,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    import tracecite.checks.evidence as module
+    from tracecite.inputs import trace
 
     reads: list[int] = []
-    original = module.read_sources_at
+    original = trace.read_sources_at
 
     def counting(handle: Any, offset: int) -> dict[str, tuple[str, str]]:
         reads.append(offset)
         return original(handle, offset)
 
-    monkeypatch.setattr(module, "read_sources_at", counting)
+    monkeypatch.setattr(trace, "read_sources_at", counting)
     findings, summary = evidence([
         call(), result(sources=[source("a", content="one two"), source("b", content="three"),
                                 source("c", content="unused")]),
@@ -93,7 +99,8 @@ def test_each_source_read_once_whatever_the_citation_order(evidence: Any,
     ])
     assert findings == []
     assert summary.matched == 4
-    assert len(reads) == 1  # a and b are on one line, read once
+    # In one pass nothing is read again; in two, a and b are on one line, read once.
+    assert len(reads) == (0 if evidence.answer_last else 1)
 
 
 @pytest.mark.parametrize("content, quote", [
@@ -105,7 +112,7 @@ def test_each_source_read_once_whatever_the_citation_order(evidence: Any,
     ("tabs\t\tand  spaces", "tabs and spaces"),
     ("x", "  x\n"),
 ])
-def test_normalised_matches(evidence: Any, content: str, quote: str) -> None:
+def test_normalised_matches(evidence: Evidence, content: str, quote: str) -> None:
     findings, _ = evidence(one_quote(content, quote))
     assert findings == []
 
@@ -116,7 +123,7 @@ def test_normalised_matches(evidence: Any, content: str, quote: str) -> None:
     ("it's", "it\u2019s"),
     ("caf\u00e9", "cafe"),
 ])
-def test_case_and_punctuation_are_kept(evidence: Any, content: str, quote: str) -> None:
+def test_case_and_punctuation_are_kept(evidence: Evidence, content: str, quote: str) -> None:
     findings, _ = evidence(one_quote(content, quote))
     assert [f.code.code for f in findings] == ["TC202"]
 
@@ -182,78 +189,72 @@ EXPECTED = ([("TC202", 2, 1, "https://two/")], (3, 2, 1))
 
 @pytest.mark.parametrize("keep_uris", [True, False])
 def test_scan_with_evidence_one_pass(tmp_path: Path, keep_uris: bool) -> None:
-    from tracecite.checks.evidence import scan_with_evidence
-
     path = write_trace(tmp_path / "t.jsonl", _events_with_miss())
     result = scan_with_evidence(str(path), keep_uris=keep_uris)
-    assert result.scan.valid
+    assert result.scan.valid and result.scan.answer_read_ahead
     assert _verdicts(result) == EXPECTED
     everything = {"s1": "https://one/", "s2": "https://two/", "s3": "https://three/"}
     assert result.uris == (everything if keep_uris else {"s2": "https://two/"})
 
 
-def test_scan_with_evidence_answer_not_last(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """An event after the answer: nothing is read ahead, the second pass decides."""
-    import tracecite.checks.evidence as module
-    from tracecite.checks.evidence import scan_with_evidence
-
-    calls: list[int] = []
-    original = module.check_evidence
-    monkeypatch.setattr(module, "check_evidence",
-                        lambda scan, **kw: calls.append(1) or original(scan, **kw))
-    path = write_trace(tmp_path / "t.jsonl",
-                       [*_events_with_miss(), {"type": "done", "run_id": "r1"}, ""])
-    assert _verdicts(scan_with_evidence(str(path))) == EXPECTED
-    assert calls == [1]
-
-
-def test_the_second_pass_reads_each_cited_line_once(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Regression: the lines were read once for the quotes and again for the URIs."""
-    import tracecite.checks.evidence as module
-    from tracecite.checks.evidence import scan_with_evidence
-    from tracecite.inputs import sources
+@pytest.mark.parametrize("keep_uris", [True, False])
+def test_scan_with_evidence_answer_not_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            keep_uris: bool) -> None:
+    """An event after the answer: nothing is read ahead, the second pass decides, reading
+    each cited line once (regression: they were read once for the quotes and again for the
+    URIs)."""
+    from tracecite.inputs import trace
 
     offsets: list[int] = []
-    original = sources.read_sources_at
+    original = trace.read_sources_at
 
     def counted(handle: Any, offset: int) -> dict[str, tuple[str, str]]:
         offsets.append(offset)
         return original(handle, offset)
 
-    for owner in (module, sources):  # wherever a line is read again from
-        monkeypatch.setattr(owner, "read_sources_at", counted)
-    path = write_trace(tmp_path / "t.jsonl",
-                       [*_events_with_miss(), {"type": "done", "run_id": "r1"}])
-    assert _verdicts(scan_with_evidence(str(path))) == EXPECTED
-    assert len(offsets) == len(set(offsets))
+    monkeypatch.setattr(trace, "read_sources_at", counted)
+    path = write_trace(tmp_path / "t.jsonl", [*_events_with_miss(), DONE, ""])
+    result = scan_with_evidence(str(path), keep_uris=keep_uris)
+    assert result.scan.valid and not result.scan.answer_read_ahead
+    assert _verdicts(result) == EXPECTED
+    everything = {"s1": "https://one/", "s2": "https://two/", "s3": "https://three/"}
+    assert result.uris == (everything if keep_uris else {"s2": "https://two/"})
+    assert len(offsets) == 2 and offsets == sorted(set(offsets))
 
 
 def test_scan_with_evidence_agrees_with_two_passes(tmp_path: Path) -> None:
-    from tracecite.checks.evidence import scan_with_evidence
-
     path = write_trace(tmp_path / "t.jsonl", _events_with_miss())
-    scanned = scan_trace(str(path))
-    try:
-        two_pass = check_evidence(scanned)
-    finally:
-        scanned.sources.close()
     one_pass = scan_with_evidence(str(path))
-    assert sorted(two_pass[0], key=Finding.sort_key) == sorted(one_pass.findings,
-                                                               key=Finding.sort_key)
-    assert two_pass[1] == one_pass.summary
+    write_trace(path, [*_events_with_miss(), DONE])
+    two_pass = scan_with_evidence(str(path))
+    assert one_pass.scan.answer_read_ahead and not two_pass.scan.answer_read_ahead
+    assert one_pass.findings == two_pass.findings
+    assert one_pass.summary == two_pass.summary
+    assert one_pass.uris == two_pass.uris
 
 
-def test_a_trace_changed_between_passes_is_an_input_error(tmp_path: Path) -> None:
-    path = write_trace(tmp_path / "t.jsonl", _events_with_miss())
-    scanned = scan_trace(str(path))
-    try:
-        path.write_text("{}\n" * 10)
-        findings, _ = check_evidence(scanned)
-    finally:
-        scanned.sources.close()
-    assert [f.code.code for f in findings] == ["TC101"]
+def test_a_trace_changed_between_passes_is_an_input_error(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The claims' own findings, then one TC101 for the trace; no verdicts, no counts."""
+    from tracecite.inputs import trace
+
+    path = write_trace(tmp_path / "t.jsonl", [
+        call(), result(), answer([claim(citations=[]), claim()]), DONE])
+    assert [f.code.code for f in scan_with_evidence(str(path)).findings] == ["TC201"]
+    original = trace.open_input
+    opened: list[str] = []
+
+    def second_open_rewrites(name: str) -> Any:
+        opened.append(name)
+        if len(opened) == 2:  # the second pass: the trace was validated
+            path.write_text("{}\n" * 10)
+        return original(name)
+
+    monkeypatch.setattr(trace, "open_input", second_open_rewrites)
+    checked = scan_with_evidence(str(path))
+    assert checked.scan.valid
+    assert [(f.code.code, f.claim) for f in checked.findings] == [("TC201", 1), ("TC101", None)]
+    assert (checked.summary, checked.uris) == (Counts(), {})
 
 
 def test_a_trace_that_changes_before_it_is_read_again(cli: Cli, tmp_path: Path,
@@ -264,13 +265,26 @@ def test_a_trace_that_changes_before_it_is_read_again(cli: Cli, tmp_path: Path,
     def changed(handle: Any, offset: int) -> dict[str, tuple[str, str]]:
         raise sources.TraceChangedError("the trace changed while it was being checked")
 
-    monkeypatch.setattr("tracecite.checks.evidence.read_sources_at", changed)
-    monkeypatch.setattr("tracecite.inputs.sources.read_sources_at", changed)
+    monkeypatch.setattr("tracecite.inputs.trace.read_sources_at", changed)
     path = write_trace(tmp_path / "t.jsonl", [  # the answer is not last: a second pass reads
-        call(), result(), answer(), {"type": "done", "run_id": "r1"}])
+        call(), result(), answer(), DONE])
     run = cli("check", path, "--evidence", "--json")
     assert run.exit == 1
     assert [(f["code"], f["file"]) for f in run.json()["findings"]] == [("TC101", str(path))]
+
+
+def test_the_quote_tester_starts_over_when_told_what_to_wait_for() -> None:
+    tester = _QuoteTester(keep_uris=False)
+    tester.wait_for({"s1": ("quick", "slow"), "s2": ("x",)})
+    tester.test("s1", "https://one/", "the quick fox")
+    assert (tester.missed, tester.uris, tester.waiting) == (
+        {("s1", "slow")}, {"s1": "https://one/"}, True)
+    tester.test("s1", "https://one/", "slow")  # handed over once: a second time is ignored
+    assert tester.missed == {("s1", "slow")}
+    tester.wait_for({"s2": ("x",)})  # the answer changed: earlier verdicts are forgotten
+    assert (tester.missed, tester.uris, tester.waiting) == (set(), {}, True)
+    tester.test("s2", "https://two/", "x")
+    assert (tester.missed, tester.uris, tester.waiting) == (set(), {}, False)
 
 
 # ---- the verdict, however the check gets there --------------------------------------------------

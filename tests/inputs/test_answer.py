@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from tests.conftest import Cli, answer, call, cite, claim, result, valid_events, write_trace
 from tracecite.inputs import events
 from tracecite.inputs.answer import PreparedAnswer, read_final_answer
-from tracecite.inputs.trace import TraceScan, scan_open_trace
+from tracecite.inputs.sources import SourceIndex
+from tracecite.inputs.validator import TraceValidator, validate
 
 
 def _read_ahead(path: Path) -> PreparedAnswer | None:
@@ -25,14 +26,17 @@ def _read_ahead(path: Path) -> PreparedAnswer | None:
     return prepared
 
 
-def _both_ways(path: Path) -> tuple[TraceScan, TraceScan]:
-    """The trace scanned with its answer read ahead, and in one plain pass; same findings."""
+def _validate(path: Path, answer: PreparedAnswer | None = None) -> TraceValidator:
+    with open(path, "rb") as handle:
+        return validate(str(path), handle, SourceIndex(), answer=answer)
+
+
+def _both_ways(path: Path) -> tuple[TraceValidator, TraceValidator]:
+    """The trace validated with its answer read ahead, and in one plain pass; same findings."""
     prepared = _read_ahead(path)
     assert prepared is not None
-    with open(path, "rb") as handle:
-        ahead = scan_open_trace(str(path), handle, answer=prepared)
-    with open(path, "rb") as handle:
-        plain = scan_open_trace(str(path), handle)
+    ahead = _validate(path, prepared)
+    plain = _validate(path)
     assert ahead.answer_read_ahead and not plain.answer_read_ahead
     assert ahead.findings == plain.findings
     return ahead, plain
@@ -87,12 +91,10 @@ def test_the_answer_read_ahead_is_not_decoded_again(tmp_path: Path,
     decoded: list[str | bytes] = []
     original = events.loads
     monkeypatch.setattr(events, "loads", lambda line: decoded.append(line) or original(line))
-    prepared = _read_ahead(path)
-    with open(path, "rb") as handle:
-        scanned = scan_open_trace(str(path), handle, answer=prepared)
-    assert scanned.valid and scanned.answer_read_ahead
+    validated = _validate(path, _read_ahead(path))
+    assert validated.findings == [] and validated.answer_read_ahead
     assert [json.loads(line)["type"] for line in decoded] == ["tool_call", "tool_result"]
-    assert [(c.line, c.claim, c.citation, c.quote) for c in scanned.citations] == [
+    assert [(c.line, c.claim, c.citation, c.quote) for c in validated.citations] == [
         (3, 1, 1, "quick brown fox")]
 
 
@@ -102,10 +104,9 @@ def test_an_answer_changed_after_it_was_read_ahead_is_decoded_from_the_file(
     path = write_trace(tmp_path / "t.jsonl", valid_events())
     prepared = _read_ahead(path)
     write_trace(path, [call(), result(), answer([claim(citations=[cite(quote="lazy dog")])])])
-    with open(path, "rb") as handle:
-        scanned = scan_open_trace(str(path), handle, answer=prepared)
-    assert scanned.valid and not scanned.answer_read_ahead
-    assert [c.quote for c in scanned.citations] == ["lazy dog"]
+    validated = _validate(path, prepared)
+    assert validated.findings == [] and not validated.answer_read_ahead
+    assert [c.quote for c in validated.citations] == ["lazy dog"]
 
 
 def test_findings_in_an_answer_read_ahead_are_placed_on_its_line(tmp_path: Path) -> None:
@@ -170,4 +171,4 @@ def test_read_ahead_or_not_the_scan_is_the_same(fields: dict[str, Any]) -> None:
         ahead, plain = _both_ways(write_trace(Path(folder) / "t.jsonl",
                                               [call(), result(), fields]))
     assert list(ahead.citations) == list(plain.citations)
-    assert ahead.citations_per_claim == plain.citations_per_claim
+    assert ahead.per_claim == plain.per_claim

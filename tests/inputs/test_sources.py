@@ -1,4 +1,4 @@
-"""The source index: where each source is, and reading cited sources again from the file."""
+"""The source index (where each source is) and reading a line's sources again from the file."""
 
 from __future__ import annotations
 
@@ -27,41 +27,41 @@ def _write(path: Path, lines: list[bytes]) -> list[int]:
     return offsets
 
 
+def _read(path: Path, index: SourceIndex, source_id: str) -> tuple[str, str]:
+    with path.open("rb") as handle:
+        return read_sources_at(handle, index.offset(source_id))[source_id]
+
+
 def test_index_reads_sources_back(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     offsets = _write(path, [b'{"type":"x"}\n',
                             _result_line([("a", "https://a/", "alpha"), ("b", "file:b", "")]),
                             _result_line([("c", "https://c/", "gamma \u00e9 \ud800")])])
-    index = SourceIndex(str(path))
+    index = SourceIndex()
     index.add("a", offsets[1])
     index.add("b", offsets[1])
     index.add("c", offsets[2])
     index.add("a", offsets[2])  # the first one with an id wins
-    try:
-        assert len(index) == 3 and "a" in index and "z" not in index
-        assert index.read("b") == ("file:b", "")
-        assert index.read("c") == ("https://c/", "gamma \u00e9 \ud800")
-        assert index.read("a") == ("https://a/", "alpha")
-        assert index.offset("a") == offsets[1]
-    finally:
-        index.close()
-    index.close()  # closing twice is fine
+    assert len(index) == 3 and "a" in index and "z" not in index
+    assert _read(path, index, "b") == ("file:b", "")
+    assert _read(path, index, "c") == ("https://c/", "gamma \u00e9 \ud800")
+    assert _read(path, index, "a") == ("https://a/", "alpha")
+    assert index.offset("a") == offsets[1]
+
+
+def test_a_line_holds_all_its_sources_the_first_of_an_id_counting(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    _write(path, [_result_line([("a", "u1", "x"), ("b", "u2", "y"), ("a", "u3", "z")])])
+    with path.open("rb") as handle:
+        assert read_sources_at(handle, 0) == {"a": ("u1", "x"), "b": ("u2", "y")}
 
 
 def test_a_changed_file_is_detected(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    offsets = _write(path, [_result_line([("a", "u", "x")])])
-    index = SourceIndex(str(path))
-    index.add("a", offsets[0])
-    index.add("gone", offsets[0])
-    try:
-        with pytest.raises(TraceChangedError):
-            index.read("gone")
-        path.write_bytes(b"not json any more\n")
-        with pytest.raises(TraceChangedError):
-            index.read("a")
-    finally:
-        index.close()
+    _write(path, [_result_line([("a", "u", "x")])])
+    path.write_bytes(b"not json any more\n")
+    with path.open("rb") as handle, pytest.raises(TraceChangedError):
+        read_sources_at(handle, 0)
 
 
 @pytest.mark.parametrize("line", [
@@ -83,13 +83,10 @@ def test_round_trip(entries: list[tuple[str, str, str]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "t.jsonl"
         offsets = _write(path, [_result_line([e]) for e in entries])
-        index = SourceIndex(str(path))
+        index = SourceIndex()
         expected: dict[str, tuple[str, str]] = {}
-        try:
-            for (source_id, uri, content), offset in zip(entries, offsets, strict=True):
-                index.add(source_id, offset)
-                expected.setdefault(source_id, (uri, content))
-            for source_id, (uri, content) in expected.items():
-                assert index.read(source_id) == (uri, content)
-        finally:
-            index.close()
+        for (source_id, uri, content), offset in zip(entries, offsets, strict=True):
+            index.add(source_id, offset)
+            expected.setdefault(source_id, (uri, content))
+        for source_id, (uri, content) in expected.items():
+            assert _read(path, index, source_id) == (uri, content)

@@ -101,9 +101,7 @@ def _captures(path: str) -> tuple[TraceScan, dict[str, _Capture]]:
         captures[stable_uri(ref.uri)] = _Capture(hashlib.blake2b(data, digest_size=16).digest(),
                                                  ref.line)
 
-    scan = scan_trace(path, sink=record)
-    scan.sources.close()
-    return scan, captures
+    return scan_trace(path, sink=record), captures
 
 
 def compare_traces(old: str, new: str) -> tuple[list[Finding], Changes | None]:

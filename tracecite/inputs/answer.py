@@ -31,8 +31,8 @@ class AnswerDraft(FieldChecker):
     """An answer's claims, checked for structure before the answer's line is known.
 
     Its findings have ``line=None``; each citation keeps its claim and citation numbers, source
-    id and normalised quote (``None`` if the quote field is bad) in columns, a few dozen bytes a
-    citation, until the validator resolves the source ids against the sources it has seen.
+    id and normalised quote (``None`` if the quote field is bad) in columns, which are compact,
+    until the validator resolves the source ids against the sources it has seen.
     """
 
     def __init__(self, path: str) -> None:
@@ -82,10 +82,8 @@ class AnswerDraft(FieldChecker):
                          f"{where} must be an object, not {json_type_of(citation)}", None,
                          claim=c, citation=n)
             return
-        source_id = self.field(citation, "source_id", str, None, where, non_empty=True,
-                               claim=c, citation=n)
-        quote = self.field(citation, "quote", str, None, where, non_empty=True,
-                           claim=c, citation=n)
+        source_id = self.non_empty_field(citation, "source_id", None, where, claim=c, citation=n)
+        quote = self.non_empty_field(citation, "quote", None, where, claim=c, citation=n)
         if source_id is not MISSING:
             self._keep(c, n, sys.intern(source_id),
                        None if quote is MISSING else normalise(quote))

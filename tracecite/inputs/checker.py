@@ -6,7 +6,7 @@ it knows the answer's line (its findings are made with ``line=None`` and placed 
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from tracecite.codes import Code
 from tracecite.findings import Finding
@@ -26,17 +26,33 @@ class FieldChecker:
         """Record a finding at ``line`` of the trace."""
         self.findings.append(Finding(code, message, file=self.path, line=line, **where))
 
-    def field(
-        self, obj: dict[str, Any], name: str, kind: type, line: int | None, where: str, *,
-        non_empty: bool = False, **loc: Any,
-    ) -> Any:
+    def field(self, obj: dict[str, Any], name: str, kind: type, line: int | None, where: str,
+              **loc: Any) -> Any:
         """The value of a required field of JSON type ``kind`` (``str``, ``list`` or ``bool``),
         or :data:`MISSING` after a finding."""
         value: Any = obj.get(name, MISSING)
         # The common case, first and cheap: this runs for every field of every event.
-        if type(value) is kind and not (non_empty and not cast(str, value).strip()):
+        if type(value) is kind:
+            return value
+        return self._wrong(value, f"{where}.{name}" if where else name, kind, line, loc)
+
+    def non_empty_field(self, obj: dict[str, Any], name: str, line: int | None, where: str,
+                        **loc: Any) -> Any:
+        """The value of a required string field that is not blank, or :data:`MISSING` after a
+        finding."""
+        value: Any = obj.get(name, MISSING)
+        if type(value) is str and value.strip():  # the common case, as in field()
             return value
         label = f"{where}.{name}" if where else name
+        if isinstance(value, str):
+            self.problem(Code.TRACE_WRONG_TYPE, f"field {label} must not be empty", line, **loc)
+            return MISSING
+        return self._wrong(value, label, str, line, loc)
+
+    def _wrong(self, value: Any, label: str, kind: type, line: int | None,
+               loc: dict[str, Any]) -> Any:
+        """:data:`MISSING`, after the finding for a field that is absent or of the wrong type
+        (a value of the right type comes back as it is)."""
         if value is MISSING:
             self.problem(Code.TRACE_MISSING_FIELD, f"field {label} is missing", line, **loc)
             return MISSING
@@ -47,9 +63,6 @@ class FieldChecker:
                 f"field {label} must be {_JSON_NAMES[kind]}, not {json_type_of(value)}",
                 line, **loc,
             )
-            return MISSING
-        if non_empty and isinstance(value, str) and not value.strip():
-            self.problem(Code.TRACE_WRONG_TYPE, f"field {label} must not be empty", line, **loc)
             return MISSING
         return value
 

@@ -78,7 +78,7 @@ def read_events(handle: BinaryIO, answer: PreparedAnswer | None = None) -> Itera
 
 def _decode(lines: _Lines) -> Generator[Event, None, bool]:
     """Decode the lines; False if reading failed (the failure is the last event)."""
-    import jsonlines  # with attrs, a fifth of start-up: only for commands that read traces
+    import jsonlines  # slow to import (with attrs): only for commands that read traces
 
     reader = jsonlines.Reader(lines, loads=loads)
     while True:

@@ -1,9 +1,9 @@
-"""Where a trace's sources are, so their content can be read again once the answer cites them.
+"""Where a trace's sources are, so the cited ones can be read again once the answer is known.
 
 Where the answer is not on a trace's last line (so its quotes could not be known as the sources
-streamed by), the evidence check reads just the cited lines again afterwards: the validator
-notes, per source id, the byte offset of the line of the event that holds it. Memory grows with
-the number of sources, never with their size.
+streamed by), the reader reads just the cited lines again afterwards: the validator notes, per
+source id, the byte offset of the line of the event that holds it. Memory grows with the number
+of sources, never with their size.
 """
 
 from __future__ import annotations
@@ -40,13 +40,14 @@ def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]
 
 
 class SourceIndex:
-    """The sources of one trace by id: the byte offset of the line of the event holding each."""
+    """The sources of one trace by id: the byte offset of the line of the event holding each.
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    Offsets only, no file: the reader reads the lines again with a handle of its own.
+    """
+
+    def __init__(self) -> None:
         self._slots: dict[str, int] = {}
         self._offsets = array("q")
-        self._handle: BinaryIO | None = None
 
     def __contains__(self, source_id: str) -> bool:
         return source_id in self._slots
@@ -65,21 +66,3 @@ class SourceIndex:
     def offset(self, source_id: str) -> int:
         """The byte offset of the line of the event holding the source."""
         return self._offsets[self._slots[source_id]]
-
-    def read(self, source_id: str) -> tuple[str, str]:
-        """The URI and captured content of a source, read again from the file."""
-        found = read_sources_at(self._open(), self.offset(source_id))
-        if source_id not in found:
-            raise TraceChangedError("the trace changed while it was being checked")
-        return found[source_id]
-
-    def close(self) -> None:
-        """Close the file handle used for reading sources again."""
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-
-    def _open(self) -> BinaryIO:
-        if self._handle is None:
-            self._handle = open(self.path, "rb")  # noqa: SIM115 - closed by close()
-        return self._handle

@@ -1,29 +1,46 @@
-"""Agent traces (SPEC §1.2): one JSON event per line, validated while streaming.
+"""Reading an agent trace (SPEC §1.2): :func:`read_trace`, the one way in.
 
-The file is read once, line by line; no event is kept after it is checked. What the checks need
-later stays: the answer's citations (in columns), and where each source is (:class:`SourceIndex`),
-so the evidence check can read just the cited ones again when it could not test them as they
-went by. An answer read ahead from the last line (:mod:`tracecite.inputs.answer`) comes checked
-for structure; the validator places its findings and looks up the sources it cites.
+The reader owns the file: it opens it, and everything it opens is closed before it returns,
+errors included. Traces end with their answer, so given a :class:`QuoteTester` the reader reads
+the last line first (:mod:`tracecite.inputs.answer`), tells the tester which quotes to expect
+from which source, and hands it each source as the validating pass streams by
+(:mod:`tracecite.inputs.validator`): no content is kept, and each line is decoded once. When the
+answer is elsewhere (or its line changed between the two reads), the reader reads just the lines
+holding cited sources again, each once, in file order, once the trace is known to be valid.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, BinaryIO
+from typing import BinaryIO, Protocol
 
 from tracecite.codes import Code
 from tracecite.findings import Finding
-from tracecite.inputs.answer import AnswerDraft, PreparedAnswer
-from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
-from tracecite.inputs.events import Event, LineError, read_events
+from tracecite.inputs.answer import read_final_answer
 from tracecite.inputs.files import open_input
-from tracecite.inputs.sources import SourceIndex
+from tracecite.inputs.sources import SourceIndex, TraceChangedError, read_sources_at
+from tracecite.inputs.validator import SourceSink, validate
 from tracecite.model import Citation, SourceRef
 
-SourceSink = Callable[[SourceRef, str], None]
-"""Called with every valid source and its captured content, in trace order."""
+TRACE_CHANGED = "the trace changed or became unreadable while it was checked"
+
+
+class QuoteTester(Protocol):
+    """What the reader asks of a check that tests cited quotes against captured contents."""
+
+    def wait_for(self, quotes: dict[str, tuple[str, ...]]) -> None:
+        """Start over, forgetting any earlier verdicts: expect these normalised quotes, per
+        source id (the mapping is the tester's to keep and change)."""
+
+    def test(self, source_id: str, uri: str, content: str) -> None:
+        """Test the quotes cited from this source, if it is one still waited for. Each source
+        is handed over at most once after :meth:`wait_for`."""
+
+    @property
+    def waiting(self) -> bool:
+        """Whether a source is still waited for."""
 
 
 @dataclass(frozen=True)
@@ -37,8 +54,11 @@ class TraceScan:
     answer_line: int | None
     sources: SourceIndex
     answer_read_ahead: bool = False
-    """Whether the answer is the one read ahead from the last line (so the citations are
-    exactly those of that :class:`~tracecite.inputs.answer.PreparedAnswer`)."""
+    """Whether the answer is the one read ahead from the last line (so the tester saw every
+    cited source as the trace streamed by)."""
+    reread_error: Finding | None = None
+    """TC101 when the cited lines could not be read again for the tester (the trace changed
+    or became unreadable after it was validated): the tester's verdicts are then incomplete."""
 
     @property
     def valid(self) -> bool:
@@ -46,199 +66,93 @@ class TraceScan:
         return not self.findings
 
 
-class _Scanner(FieldChecker):
-    """Checks the events of one trace in order; state that later events depend on."""
-
-    def __init__(self, path: str, store: SourceIndex, sink: SourceSink | None) -> None:
-        super().__init__(path)
-        self.store = store
-        self.sink = sink
-        self.run_id: str | None = None
-        # call_id → whether its tool_result came: one entry per call, not two sets.
-        self.calls: dict[str, bool] = {}
-        self.citations: Sequence[Citation] = ()
-        self.per_claim: list[int] = []
-        self.answer_line: int | None = None
-        self.answer_read_ahead = False
-        self.last_line = 0
-        self.offset = 0  # byte offset of the line in hand
-
-    def event(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None = None) -> None:
-        """Check one event; ``draft``: its claims, already checked (an answer read ahead)."""
-        kind = self.field(obj, "type", str, line, "")
-        run_id = self.field(obj, "run_id", str, line, "", non_empty=True)
-        if isinstance(run_id, str):
-            if self.run_id is None:
-                self.run_id = run_id
-            elif run_id != self.run_id:
-                self.problem(
-                    Code.TRACE_RUN_ID_MISMATCH, "run_id differs from the first event's", line
-                )
-        if kind == "tool_call":
-            self.tool_call(obj, line)
-        elif kind == "tool_result":
-            self.tool_result(obj, line)
-        elif kind == "answer":
-            self.answer(obj, line, draft)
-
-    def tool_call(self, obj: dict[str, Any], line: int) -> None:
-        call_id = self.field(obj, "call_id", str, line, "", non_empty=True)
-        self.field(obj, "tool", str, line, "", non_empty=True)
-        if isinstance(call_id, str):
-            if call_id in self.calls:
-                self.problem(Code.TRACE_DUPLICATE_CALL_ID, "call_id used by an earlier tool_call",
-                             line)
-            else:
-                self.calls[call_id] = False
-
-    def tool_result(self, obj: dict[str, Any], line: int) -> None:
-        call_id = self.field(obj, "call_id", str, line, "", non_empty=True)
-        ok = self.field(obj, "ok", bool, line, "")
-        if isinstance(call_id, str):
-            answered = self.calls.get(call_id)
-            if answered is None:
-                self.problem(Code.TRACE_UNKNOWN_CALL_ID, "call_id of no earlier tool_call", line)
-            elif answered:
-                self.problem(Code.TRACE_DUPLICATE_RESULT,
-                             "a second tool_result for the same call", line)
-            else:
-                self.calls[call_id] = True
-        if ok is False:
-            sources = obj.get("sources")
-            if sources is None or sources == []:
-                return
-            if isinstance(sources, list):
-                self.problem(Code.TRACE_FAILED_RESULT_HAS_SOURCES,
-                             "a result with ok:false has sources", line)
-            else:
-                self.problem(Code.TRACE_WRONG_TYPE,
-                             f"field sources must be a list or null, not {json_type_of(sources)}",
-                             line)
-            return
-        if ok is not True:
-            return
-        sources = self.field(obj, "sources", list, line, "")
-        if sources is MISSING:
-            return
-        store, sink = self.store, self.sink
-        for number, source in enumerate(sources, start=1):
-            # The usual case inline: this runs for every source of a trace of any size.
-            if type(source) is dict:
-                source_id, uri, content = source.get("id"), source.get("uri"), source.get("content")
-                if (type(source_id) is str and type(uri) is str and type(content) is str
-                        and source_id.strip() and uri.strip() and source_id not in store):
-                    store.add(source_id, self.offset)
-                    if sink is not None:
-                        sink(SourceRef(source_id, uri, line), content)
-                    continue
-            self.source(source, line, f"sources[{number}]")
-
-    def source(self, source: Any, line: int, where: str) -> None:
-        if not isinstance(source, dict):
-            self.problem(Code.TRACE_WRONG_TYPE,
-                         f"{where} must be an object, not {json_type_of(source)}", line)
-            return
-        source_id = self.field(source, "id", str, line, where, non_empty=True)
-        uri = self.field(source, "uri", str, line, where, non_empty=True)
-        content = self.field(source, "content", str, line, where)
-        if source_id is MISSING:
-            return
-        if source_id in self.store:
-            self.problem(Code.TRACE_DUPLICATE_SOURCE_ID, f"{where}.id is used by an earlier source",
-                         line, source_id=source_id)
-            return
-        if uri is MISSING or content is MISSING:
-            return
-        self.store.add(source_id, self.offset)
-        if self.sink is not None:
-            self.sink(SourceRef(source_id, uri, line), content)
-
-    def answer(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None) -> None:
-        if self.answer_line is not None:
-            self.problem(Code.TRACE_ANSWER_COUNT,
-                         f"a second answer (the first is on line {self.answer_line})", line)
-            return
-        self.answer_line = line
-        self.answer_read_ahead = draft is not None
-        claims = self.field(obj, "claims", list, line, "")
-        if claims is MISSING:
-            return
-        if draft is None:
-            draft = AnswerDraft(self.path)
-            draft.add_claims(claims)
-        self.per_claim = draft.per_claim
-        # The claims' findings, placed on this line, then each cited source looked up.
-        found = [replace(f, line=line) for f in draft.findings]
-        store, keep = self.store, []
-        for k, source_id in enumerate(draft.source_ids):
-            if source_id not in store:
-                c, n = draft.claim_numbers[k], draft.citation_numbers[k]
-                found.append(Finding(
-                    Code.TRACE_UNKNOWN_SOURCE_ID,
-                    f"claims[{c}].citations[{n}].source_id names no earlier source",
-                    file=self.path, line=line, claim=c, citation=n, source_id=source_id,
-                ))
-            elif draft.quotes[k] is not None:
-                keep.append(k)
-        # In claim and citation order, as one pass over the decoded answer would find them.
-        found.sort(key=lambda f: (f.claim or 0, f.citation or 0))
-        self.findings.extend(found)
-        self.citations = draft.citations(self.path, line, keep)
-
-    def finish(self) -> None:
-        unreadable = any(f.code is Code.INPUT_UNREADABLE for f in self.findings)
-        if self.answer_line is None and not unreadable:  # a failed read says enough
-            self.problem(Code.TRACE_ANSWER_COUNT, "the trace has no answer event",
-                         max(self.last_line, 1))
-
-
-def scan_trace(path: str, *, sink: SourceSink | None = None) -> TraceScan:
+def read_trace(path: str, *, tester: QuoteTester | None = None,
+               sink: SourceSink | None = None) -> TraceScan:
     """Validate a trace file while streaming it; see :class:`TraceScan`.
 
-    ``sink`` sees each valid source and its content as it goes by (``compare`` hashes contents
-    with it).
+    ``tester``: if given, it has seen every cited source of a valid trace by the time this
+    returns (unless :attr:`TraceScan.reread_error` says otherwise). ``sink`` sees each valid
+    source and its content as it goes by (``compare`` hashes contents with it). Every file
+    opened here is closed before this returns or raises: nothing in the scan needs closing.
     """
     opened = open_input(path)
     if isinstance(opened, Finding):
-        return unreadable_trace(path, opened)
+        return TraceScan(path, (opened,), (), (), None, SourceIndex())
     with opened:
-        return scan_open_trace(path, opened, sink=sink)
+        scan = _validate(path, opened, tester, sink)
+    if tester is None or not scan.valid or scan.answer_read_ahead:
+        return scan
+    try:
+        _test_cited_again(scan, tester)
+    except (TraceChangedError, OSError):
+        return replace(scan, reread_error=Finding(Code.INPUT_UNREADABLE, TRACE_CHANGED,
+                                                  file=path))
+    return scan
 
 
-def unreadable_trace(path: str, why: Finding) -> TraceScan:
-    """The scan of a trace that could not be opened (``why``: its TC101 finding)."""
-    return TraceScan(path, (why,), (), (), None, SourceIndex(path))
+def scan_trace(path: str, *, sink: SourceSink | None = None) -> TraceScan:
+    """Validate a trace's structure only: :func:`read_trace` without a tester."""
+    return read_trace(path, sink=sink)
 
 
-def scan_open_trace(path: str, handle: BinaryIO, *, sink: SourceSink | None = None,
-                    answer: PreparedAnswer | None = None) -> TraceScan:
-    """:func:`scan_trace` on a trace already open; ``answer``: its last line, read ahead
-    (:func:`~tracecite.inputs.answer.read_final_answer`), which is then not decoded again."""
-    store = SourceIndex(path)
-    scanner = _Scanner(path, store, sink)
-    _consume(scanner, read_events(handle, answer))
-    scanner.finish()
+def quotes_by_source(cited: Iterable[tuple[str, str | None]]) -> dict[str, tuple[str, ...]]:
+    """The quotes cited from each source id, in order and without repeats; a citation without
+    a quote (``None``, its quote field was bad) adds nothing."""
+    wanted: dict[str, list[str]] = defaultdict(list)
+    for source_id, quote in cited:
+        if quote is not None:
+            wanted[source_id].append(quote)
+    # Tuples, without repeats: a few quotes per source, and a tuple is smaller than a set.
+    return {source_id: tuple(dict.fromkeys(q)) for source_id, q in wanted.items()}
+
+
+def _validate(path: str, handle: BinaryIO, tester: QuoteTester | None,
+              sink: SourceSink | None) -> TraceScan:
+    """The validating pass, with the answer read ahead first when there is a tester."""
+    answer = None if tester is None else read_final_answer(path, handle)
+    if tester is not None and answer is not None:
+        draft = answer.draft
+        tester.wait_for(quotes_by_source(zip(draft.source_ids, draft.quotes, strict=True)))
+        sink = _testing(tester, sink)
+    store = SourceIndex()
+    checked = validate(path, handle, store, sink=sink, answer=answer)
     return TraceScan(
         path=path,
-        findings=tuple(scanner.findings),
-        citations=scanner.citations,
-        citations_per_claim=tuple(scanner.per_claim),
-        answer_line=scanner.answer_line,
+        findings=tuple(checked.findings),
+        citations=checked.citations,
+        citations_per_claim=tuple(checked.per_claim),
+        answer_line=checked.answer_line,
         sources=store,
-        answer_read_ahead=scanner.answer_read_ahead,
+        answer_read_ahead=checked.answer_read_ahead,
     )
 
 
-def _consume(scanner: _Scanner, events: Iterable[Event]) -> None:
-    for line, offset, value in events:
-        scanner.last_line = line
-        scanner.offset = offset
-        if isinstance(value, dict):
-            scanner.event(value, line)
-        elif isinstance(value, PreparedAnswer):
-            scanner.event(value.fields, line, value.draft)
-        elif isinstance(value, LineError):
-            scanner.problem(value.code, value.message, line)
-        else:
-            scanner.problem(Code.TRACE_NOT_OBJECT,
-                            f"line is JSON {json_type_of(value)}, not an object", line)
+def _testing(tester: QuoteTester, sink: SourceSink | None) -> SourceSink:
+    """A sink that hands each source to ``tester`` (and then to ``sink``, if any)."""
+    test = tester.test
+    if sink is None:
+        return lambda ref, content: test(ref.id, ref.uri, content)
+    also = sink
+
+    def both(ref: SourceRef, content: str) -> None:
+        test(ref.id, ref.uri, content)
+        also(ref, content)
+
+    return both
+
+
+def _test_cited_again(scan: TraceScan, tester: QuoteTester) -> None:
+    """Hand ``tester`` every source the answer cites, reading the lines that hold them again,
+    each once, in file order (TraceChangedError or OSError if that fails)."""
+    wanted = quotes_by_source((c.source_id, c.quote) for c in scan.citations)
+    offsets = sorted({scan.sources.offset(source_id) for source_id in wanted})
+    tester.wait_for(wanted)
+    opened = open_input(scan.path)  # a regular file still, or it changed
+    if isinstance(opened, Finding):
+        raise TraceChangedError(opened.message)
+    with opened:
+        for offset in offsets:
+            for source_id, (uri, content) in read_sources_at(opened, offset).items():
+                tester.test(source_id, uri, content)
+    if tester.waiting:  # a cited source was not on its line any more
+        raise TraceChangedError("the trace changed while it was being checked")

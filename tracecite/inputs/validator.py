@@ -1,0 +1,207 @@
+"""The rules of a trace's events (SPEC §1.2), checked in order as the file streams by.
+
+No event is kept after it is checked. What the checks need later stays: the answer's citations
+(in columns), and where each source is (:class:`~tracecite.inputs.sources.SourceIndex`), so
+the cited lines can be read again. An answer read ahead from the last line
+(:mod:`tracecite.inputs.answer`) comes checked for structure; the validator places its findings
+and looks up the sources it cites. The file itself is the reader's
+(:func:`~tracecite.inputs.trace.read_trace`): it is handed in open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Any, BinaryIO
+
+from tracecite.codes import Code
+from tracecite.findings import Finding
+from tracecite.inputs.answer import AnswerDraft, PreparedAnswer
+from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
+from tracecite.inputs.events import Event, LineError, read_events
+from tracecite.inputs.sources import SourceIndex
+from tracecite.model import Citation, SourceRef
+
+SourceSink = Callable[[SourceRef, str], None]
+"""Called with every valid source and its captured content, in trace order."""
+
+
+class TraceValidator(FieldChecker):
+    """Checks the events of one trace in order; state that later events depend on, and what
+    the reader keeps of it: findings, citations, claims' citation counts, the answer's line."""
+
+    def __init__(self, path: str, store: SourceIndex, sink: SourceSink | None) -> None:
+        super().__init__(path)
+        self.store = store
+        self.sink = sink
+        self.run_id: str | None = None
+        # call_id → whether its tool_result came: one entry per call, not two sets.
+        self.calls: dict[str, bool] = {}
+        self.citations: Sequence[Citation] = ()
+        self.per_claim: list[int] = []
+        self.answer_line: int | None = None
+        self.answer_read_ahead = False
+        self.last_line = 0
+        self.offset = 0  # byte offset of the line in hand
+
+    def event(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None = None) -> None:
+        """Check one event; ``draft``: its claims, already checked (an answer read ahead)."""
+        kind = self.field(obj, "type", str, line, "")
+        run_id = self.non_empty_field(obj, "run_id", line, "")
+        if isinstance(run_id, str):
+            if self.run_id is None:
+                self.run_id = run_id
+            elif run_id != self.run_id:
+                self.problem(
+                    Code.TRACE_RUN_ID_MISMATCH, "run_id differs from the first event's", line
+                )
+        if kind == "tool_call":
+            self.tool_call(obj, line)
+        elif kind == "tool_result":
+            self.tool_result(obj, line)
+        elif kind == "answer":
+            self.answer(obj, line, draft)
+
+    def tool_call(self, obj: dict[str, Any], line: int) -> None:
+        """Check a ``tool_call``: its call id is new."""
+        call_id = self.non_empty_field(obj, "call_id", line, "")
+        self.non_empty_field(obj, "tool", line, "")
+        if isinstance(call_id, str):
+            if call_id in self.calls:
+                self.problem(Code.TRACE_DUPLICATE_CALL_ID, "call_id used by an earlier tool_call",
+                             line)
+            else:
+                self.calls[call_id] = False
+
+    def tool_result(self, obj: dict[str, Any], line: int) -> None:
+        """Check a ``tool_result`` and note its sources."""
+        call_id = self.non_empty_field(obj, "call_id", line, "")
+        ok = self.field(obj, "ok", bool, line, "")
+        if isinstance(call_id, str):
+            answered = self.calls.get(call_id)
+            if answered is None:
+                self.problem(Code.TRACE_UNKNOWN_CALL_ID, "call_id of no earlier tool_call", line)
+            elif answered:
+                self.problem(Code.TRACE_DUPLICATE_RESULT,
+                             "a second tool_result for the same call", line)
+            else:
+                self.calls[call_id] = True
+        if ok is False:
+            sources = obj.get("sources")
+            if sources is None or sources == []:
+                return
+            if isinstance(sources, list):
+                self.problem(Code.TRACE_FAILED_RESULT_HAS_SOURCES,
+                             "a result with ok:false has sources", line)
+            else:
+                self.problem(Code.TRACE_WRONG_TYPE,
+                             f"field sources must be a list or null, not {json_type_of(sources)}",
+                             line)
+            return
+        if ok is not True:
+            return
+        sources = self.field(obj, "sources", list, line, "")
+        if sources is MISSING:
+            return
+        store, sink = self.store, self.sink
+        for number, source in enumerate(sources, start=1):
+            # The usual case inline: this runs for every source of a trace of any size.
+            if type(source) is dict:
+                source_id, uri, content = source.get("id"), source.get("uri"), source.get("content")
+                if (type(source_id) is str and type(uri) is str and type(content) is str
+                        and source_id.strip() and uri.strip() and source_id not in store):
+                    store.add(source_id, self.offset)
+                    if sink is not None:
+                        sink(SourceRef(source_id, uri, line), content)
+                    continue
+            self.source(source, line, f"sources[{number}]")
+
+    def source(self, source: Any, line: int, where: str) -> None:
+        """Check a source that is not the plain valid kind, reporting what is wrong."""
+        if not isinstance(source, dict):
+            self.problem(Code.TRACE_WRONG_TYPE,
+                         f"{where} must be an object, not {json_type_of(source)}", line)
+            return
+        source_id = self.non_empty_field(source, "id", line, where)
+        uri = self.non_empty_field(source, "uri", line, where)
+        content = self.field(source, "content", str, line, where)
+        if source_id is MISSING:
+            return
+        if source_id in self.store:
+            self.problem(Code.TRACE_DUPLICATE_SOURCE_ID, f"{where}.id is used by an earlier source",
+                         line, source_id=source_id)
+            return
+        if uri is MISSING or content is MISSING:
+            return
+        self.store.add(source_id, self.offset)
+        if self.sink is not None:
+            self.sink(SourceRef(source_id, uri, line), content)
+
+    def answer(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None) -> None:
+        """Check the answer (``draft``: its claims, if read ahead) and keep its citations."""
+        if self.answer_line is not None:
+            self.problem(Code.TRACE_ANSWER_COUNT,
+                         f"a second answer (the first is on line {self.answer_line})", line)
+            return
+        self.answer_line = line
+        self.answer_read_ahead = draft is not None
+        claims = self.field(obj, "claims", list, line, "")
+        if claims is MISSING:
+            return
+        if draft is None:
+            draft = AnswerDraft(self.path)
+            draft.add_claims(claims)
+        self.per_claim = draft.per_claim
+        # The claims' findings, placed on this line, then each cited source looked up.
+        found = [replace(f, line=line) for f in draft.findings]
+        store, keep = self.store, []
+        for k, source_id in enumerate(draft.source_ids):
+            if source_id not in store:
+                c, n = draft.claim_numbers[k], draft.citation_numbers[k]
+                found.append(Finding(
+                    Code.TRACE_UNKNOWN_SOURCE_ID,
+                    f"claims[{c}].citations[{n}].source_id names no earlier source",
+                    file=self.path, line=line, claim=c, citation=n, source_id=source_id,
+                ))
+            elif draft.quotes[k] is not None:
+                keep.append(k)
+        # In claim and citation order, as one pass over the decoded answer would find them.
+        found.sort(key=lambda f: (f.claim or 0, f.citation or 0))
+        self.findings.extend(found)
+        self.citations = draft.citations(self.path, line, keep)
+
+    def finish(self) -> None:
+        """After the last event: a trace without an answer is a finding."""
+        unreadable = any(f.code is Code.INPUT_UNREADABLE for f in self.findings)
+        if self.answer_line is None and not unreadable:  # a failed read says enough
+            self.problem(Code.TRACE_ANSWER_COUNT, "the trace has no answer event",
+                         max(self.last_line, 1))
+
+
+def validate(path: str, handle: BinaryIO, store: SourceIndex, *, sink: SourceSink | None = None,
+             answer: PreparedAnswer | None = None) -> TraceValidator:
+    """Check every event of a trace open at its start, noting each valid source in ``store``.
+
+    ``sink`` sees each valid source and its content as it goes by; ``answer``: the trace's
+    last line, read ahead (:func:`~tracecite.inputs.answer.read_final_answer`), which is then
+    not decoded again if it is still what the file holds.
+    """
+    validator = TraceValidator(path, store, sink)
+    _consume(validator, read_events(handle, answer))
+    validator.finish()
+    return validator
+
+
+def _consume(validator: TraceValidator, events: Iterable[Event]) -> None:
+    for line, offset, value in events:
+        validator.last_line = line
+        validator.offset = offset
+        if isinstance(value, dict):
+            validator.event(value, line)
+        elif isinstance(value, PreparedAnswer):
+            validator.event(value.fields, line, value.draft)
+        elif isinstance(value, LineError):
+            validator.problem(value.code, value.message, line)
+        else:
+            validator.problem(Code.TRACE_NOT_OBJECT,
+                              f"line is JSON {json_type_of(value)}, not an object", line)
