@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -241,3 +243,32 @@ def servers() -> Iterator[Servers]:
     running = Servers()
     yield running
     running.stop()
+
+
+# ---- one small site on loopback: the same page at every path -------------------------------
+
+SITE_PAGE = b"<html><body><p>Quotes must appear <b>word for word</b> in the source.</p></body></html>"
+
+
+@pytest.fixture
+def local_site() -> Iterator[int]:
+    """An HTTP server on 127.0.0.1 answering every GET with ``SITE_PAGE``; yields its port."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(SITE_PAGE)))
+            self.end_headers()
+            self.wfile.write(SITE_PAGE)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import http.server
 import io
 import json
 import os
 import shutil
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -469,30 +467,6 @@ def test_unknown_stage_is_refused() -> None:
 
 # ---- one real online run against a local server ---------------------------------------------
 
-PAGE = b"<html><body><p>Quotes must appear <b>word for word</b> in the source.</p></body></html>"
-
-
-@pytest.fixture
-def local_site() -> Iterator[int]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(PAGE)))
-            self.end_headers()
-            self.wfile.write(PAGE)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.network
