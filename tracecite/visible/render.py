@@ -236,7 +236,7 @@ def _html(tag: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
             return None
         else:
             if display[0] != INLINE:
-                kind = display[0]  # may add a boundary, never removes one (see above)
+                kind = display[0]  # may add a boundary, never removes one (module docstring)
             if display[1]:
                 child_flags |= _F_BLOCKIFY
         if visibility is not None:
