@@ -34,7 +34,7 @@ from web_server import BenchServer
 
 def profile_parse(pages: int | None) -> None:
     """Profile ``visible_text`` on the corpus, one page after another."""
-    from tracecite.fetch.visible_text import visible_text
+    from tracecite.visible import visible_text
 
     folder = bench_web.corpus_dir()
     if folder is None:

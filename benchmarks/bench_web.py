@@ -349,8 +349,8 @@ class CorpusPage:
 def corpus_pages(folder: Path, limit: int | None = None) -> tuple[list[CorpusPage], int]:
     """Pages with a usable quote (parsed once here, sequentially, timing each parse), and how
     many pages had none."""
-    from tracecite.fetch.visible_text import visible_text
     from tracecite.matching import MatchText, normalise
+    from tracecite.visible import visible_text
 
     paths = sorted(folder.glob("*.html"))
     if limit is not None:
@@ -375,7 +375,7 @@ def corpus_pages(folder: Path, limit: int | None = None) -> tuple[list[CorpusPag
 
 def _parse_seconds(pages: Sequence[CorpusPage]) -> float:
     """The single-process parse time of ``pages`` again."""
-    from tracecite.fetch.visible_text import visible_text
+    from tracecite.visible import visible_text
 
     total = 0.0
     for page in pages:

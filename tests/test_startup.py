@@ -44,6 +44,24 @@ def test_verify_files_never_loads_the_fetcher(tmp_path: Path) -> None:
     assert run.stderr.splitlines()[-1] == "0 ", run.stderr
 
 
+_IMPORT_PROBE = """
+import sys
+import tracecite.visible
+tracecite.visible.visible_text("<p>x</p>")
+loaded = [m for m in sys.modules if m.split(".")[0] == "urllib3" or m.startswith({prefix!r})]
+print("html5lib" in sys.modules, ",".join(sorted(loaded)))
+"""
+
+
+def test_the_visible_text_package_needs_no_fetcher() -> None:
+    """verify-files parses HTML files with tracecite.visible: neither urllib3 nor any part of
+    tracecite.fetch may come with it."""
+    probe = _IMPORT_PROBE.format(prefix="tracecite.fetch")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert run.stdout.splitlines() == ["True "], run.stdout + run.stderr
+
+
 def test_notes_alone_need_no_trace_reader() -> None:
     """jsonlines (and attrs with it) is a fifth of start-up: only traces need it."""
     probe = _PROBE.format(heavy=(*HEAVY, "jsonlines"))

@@ -27,8 +27,8 @@ from tracecite.checks.live import (
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
-from tracecite.fetch.visible_text import MAX_FORMATTING, ParseLimitError
 from tracecite.progress import BarProgress, progress_for
+from tracecite.visible import MAX_FORMATTING, ParseLimitError
 
 NOT_FOUND = (Code.QUOTE_NOT_ON_PAGE, "the page")
 
@@ -241,7 +241,7 @@ def test_other_parse_failures_are_bugs_not_findings(monkeypatch: pytest.MonkeyPa
     def broken(html: str, *, budget: float) -> str:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr("tracecite.fetch.visible_text.visible_text", broken)
+    monkeypatch.setattr("tracecite.visible.visible_text", broken)
     with pytest.raises(RuntimeError, match="bug"):
         run_live_checks([check("x", "a")], KindLoads({"a": (HTML, "<p>x</p>")}), concurrency=1,
                         not_found=NOT_FOUND, parse_workers=1)

@@ -433,7 +433,7 @@ def _run(cli: Cli, argv: list[str | Path]) -> tuple[CliResult, float, int]:
 def warm(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Import everything a live run imports once, so import-time memory is not measured."""
     for module in ("tracecite.checks.web", "tracecite.fetch.fetcher",
-                   "tracecite.fetch.visible_text", "tracecite.reporters.json"):
+                   "tracecite.visible", "tracecite.reporters.json"):
         importlib.import_module(module)
 
 

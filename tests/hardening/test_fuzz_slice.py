@@ -28,7 +28,7 @@ from tracecite.cli import main
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.url_policy import Target, parse_target
-from tracecite.fetch.visible_text import visible_text
+from tracecite.visible import visible_text
 
 SLICE = settings(max_examples=120, deadline=None, database=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture,

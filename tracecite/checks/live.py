@@ -67,11 +67,11 @@ def match_quotes(kind: str, text: str, quotes: Sequence[str], *,
     in its raw text or in one of its decoded string values, anything else as it is.
 
     HTML gets ``budget`` seconds to parse; past it, or past the parser's other limits, this
-    raises :class:`~tracecite.fetch.visible_text.ParseLimitError`. A plain function of plain
+    raises :class:`~tracecite.visible.ParseLimitError`. A plain function of plain
     values, so a worker process can run it.
     """
     if kind == HTML:
-        from tracecite.fetch.visible_text import visible_text
+        from tracecite.visible import visible_text
 
         texts = [MatchText(visible_text(text, budget=budget))]
     elif kind == JSON:
@@ -158,7 +158,7 @@ def _match_in_worker(kind: str, text: str, quotes: Sequence[str], budget: float)
 
 def _prepare_worker() -> None:
     """Import the HTML parser in a new worker, before its first page arrives."""
-    import tracecite.fetch.visible_text  # noqa: F401
+    import tracecite.visible  # noqa: F401
 
 
 class ParsePool:
@@ -210,7 +210,7 @@ class ParsePool:
                     context = multiprocessing.get_context("forkserver")
                     # Imported once in the forkserver rather than by every worker.
                     context.set_forkserver_preload(["tracecite.checks.live",
-                                                    "tracecite.fetch.visible_text"])
+                                                    "tracecite.visible"])
                 else:
                     context = multiprocessing.get_context()
                 self._executor = ProcessPoolExecutor(self._workers, mp_context=context)
@@ -299,7 +299,7 @@ def _matched(parsed: Future[list[bool]]) -> list[bool] | FetchError:
     except Exception as error:
         # Imported here: by the time a parse-limit error is read (raised in this process or
         # unpickled from a worker), its module is loaded; a run without one never needs it.
-        from tracecite.fetch.visible_text import ParseLimitError
+        from tracecite.visible import ParseLimitError
 
         if isinstance(error, ParseLimitError):
             return FetchError(Code.PARSE_LIMIT, str(error))

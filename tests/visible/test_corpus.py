@@ -17,7 +17,6 @@ import itertools
 import re
 import sys
 import time
-import unicodedata
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -28,7 +27,8 @@ from pathlib import Path
 import html5lib
 import pytest
 
-from tracecite.fetch.visible_text import visible_text
+from tests.visible.conftest import norm
+from tracecite.visible import visible_text
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "readability"
 
@@ -55,25 +55,17 @@ RECALL_FLOOR = 13_969  # all but the known exceptions: 99.94 %
 JOIN_FLOOR = 0.990  # measured 21,432 / 21,625 = 99.11 %; every miss comes from page CSS
 MISSING_BOUNDARY_CEILING = 0.004  # measured 59 / 21,625 = 0.27 %, all from page CSS
 
-_WHITESPACE = re.compile(r"\s+")  # str patterns: \s is Unicode whitespace, U+00A0 included
-
-
-def collapse(text: str) -> str:
-    """The README's normalisation (SPEC §2): NFC, whitespace runs to one space, stripped."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
-
-
 def sentences(text: str, min_len: int = 25) -> Iterator[str]:
     """The README's sentence splitter: lines first, then sentence ends."""
     for line in text.split("\n"):
-        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“‘(\[])", collapse(line)):
+        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“‘(\[])", norm(line)):
             if len(part.strip()) >= min_len:
                 yield part.strip()
 
 
 def boundary_pairs(oracle: str, words: int = 3) -> Iterator[tuple[str, str]]:
     """(end of one oracle line or cell, start of the next), a few words each."""
-    pieces = [piece for piece in (collapse(p) for p in re.split(r"[\n\t]", oracle)) if piece]
+    pieces = [piece for piece in (norm(p) for p in re.split(r"[\n\t]", oracle)) if piece]
     for left, right in itertools.pairwise(pieces):
         yield " ".join(left.split(" ")[-words:]), " ".join(right.split(" ")[:words])
 
@@ -142,7 +134,7 @@ def invisible_and_visible(html: str) -> tuple[list[str], tuple[str, str]]:
                 stack.append(child.tail)
             stack.append((child, hides or (closed_details and child.tag != "summary")))
     # The rest, joined both with and without spaces: a run found either way is not hidden-only.
-    return hidden, (collapse(" ".join(shown)), collapse("".join(shown)))
+    return hidden, (norm(" ".join(shown)), norm("".join(shown)))
 
 
 # --- Per page ---------------------------------------------------------------------------------
@@ -171,7 +163,7 @@ def measure(name: str) -> PageResult:
     start = time.perf_counter()
     raw = visible_text(html)
     seconds = time.perf_counter() - start
-    visible = collapse(raw)
+    visible = norm(raw)
 
     expected = list(sentences(oracle))
     missing = tuple(s for s in expected if s not in visible)
@@ -184,7 +176,7 @@ def measure(name: str) -> PageResult:
     # Hidden-only text the oracle does not show either; of those, any in our output is a false
     # accept unless the same words are also in the page's ordinary text (then it is not
     # hidden-only). The cheap tests run first: the ordinary text can be a megabyte.
-    flat_oracle = collapse(oracle)
+    flat_oracle = norm(oracle)
     hidden, shown_forms = invisible_and_visible(html)
     candidates = {s for text in hidden for s in sentences(text) if s not in flat_oracle}
     accepted = sorted(

@@ -1,0 +1,79 @@
+"""Visible text of an HTML page: what a browser's ``innerText`` shows with scripts off (SPEC §4).
+
+The page is parsed with html5lib (scripting off, so ``<noscript>`` content is ordinary, visible
+markup) into a C ElementTree (:mod:`~tracecite.visible.parser`), which is then walked without
+recursion (:mod:`~tracecite.visible.render`). Block boundaries, table rows and ``<br>`` become
+``"\\n"``, table cells ``"\\t"``; inline elements add nothing, so ``<b>foo</b><i>bar</i>`` is
+``foobar``. Whitespace counts carry no meaning: callers normalise (NFC, then every
+``str.isspace`` run to one space, then strip) before matching.
+
+Not visible, following SPEC §4 and the browser's default rendering: ``<head>`` (``<title>``,
+``<meta>``, ``<link>``), ``<script>``, ``<style>``, ``<template>``, comments, attribute values,
+``[hidden]`` elements, ``<textarea>`` text, a closed ``<details>`` except its first ``<summary>``,
+a ``<dialog>`` without ``open``, ``<noembed>``, ``<noframes>``, ``<datalist>``, ``<rp>``, the
+fallback content of ``<iframe>``, ``<object>``, ``<embed>``, ``<video>``, ``<audio>``,
+``<canvas>``, ``<meter>`` and ``<progress>``, SVG ``<title>``/``<desc>``/``<metadata>`` (and SVG
+character data outside ``<text>``, which SVG never paints), MathML ``<annotation>``/
+``<annotation-xml>`` (and all but the first child of ``<semantics>``), and every element whose
+inline ``style`` (:mod:`~tracecite.visible.style`) makes it ``display: none`` or
+``visibility: hidden``/``collapse``. ``<select>`` options are visible, one per line, as in
+Chromium's ``innerText``.
+
+Stylesheets (``<style>`` rules, linked CSS) are not applied (SPEC §4): text that a page hides
+or transforms with CSS is still found here, and text CSS shows as generated content is not.
+
+XHTML is handled as HTML: SPEC §4 names html5lib for both, so there is no separate entry point.
+The one difference that matters: a browser parses ``application/xhtml+xml`` with an XML parser,
+where a self-closed ``<script/>``, ``<style/>``, ``<title/>``, ``<textarea/>`` or ``<iframe/>`` is
+empty, whereas the HTML parser (like a browser given the same file as ``text/html``) reads the
+rest of the page as that element's raw text, which is then hidden. Well-formed XHTML with
+explicit end tags gives the same text either way.
+
+The parse is bounded (:mod:`~tracecite.visible.limits`): like Chromium, the parser nests
+elements at most 512 deep, and a page that needs more than a parse may spend (its time budget,
+or more formatting elements or nodes than any real page has) raises :class:`ParseLimitError`
+instead of giving a text that a browser would not show.
+
+This package imports neither the fetcher nor urllib3: ``verify-files`` uses it on files alone.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from tracecite.visible.limits import (
+    DEFAULT_BUDGET,
+    MAX_DEPTH,
+    MAX_FORMATTING,
+    MAX_NODES,
+    ParseLimitError,
+)
+from tracecite.visible.parser import BoundedParser
+from tracecite.visible.render import render
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "MAX_DEPTH",
+    "MAX_FORMATTING",
+    "MAX_NODES",
+    "ParseLimitError",
+    "visible_text",
+]
+
+
+def visible_text(html: str, *, budget: float = DEFAULT_BUDGET) -> str:
+    """Return the text a browser shows for ``html`` with scripts off, like ``innerText``.
+
+    Block boundaries, table rows and ``<br>`` give ``"\\n"`` and table cells ``"\\t"``; inline
+    element boundaries give nothing. Entities are decoded, ``&nbsp;`` stays U+00A0, and the
+    source's own whitespace is kept as is, so callers must normalise whitespace (SPEC §2)
+    before matching. Malformed HTML is never an error; elements nested deeper than
+    :data:`MAX_DEPTH` are kept, as Chromium keeps them, beside the element at that depth. Raises
+    :class:`ParseLimitError` when parsing takes more than ``budget`` seconds, the page keeps
+    more than :data:`MAX_FORMATTING` formatting elements open, or makes more than
+    :data:`MAX_NODES` elements and comments.
+    """
+    if html.startswith("\ufeff"):
+        html = html[1:]  # a byte order mark that the caller's decoding kept; browsers drop it
+    root: ET.Element = BoundedParser(budget).parse(html)
+    return render(root)
