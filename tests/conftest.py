@@ -247,7 +247,8 @@ def servers() -> Iterator[Servers]:
 
 # ---- one small site on loopback: the same page at every path -------------------------------
 
-SITE_PAGE = b"<html><body><p>Quotes must appear <b>word for word</b> in the source.</p></body></html>"
+SITE_PAGE = (b"<html><body><p>Quotes must appear <b>word for word</b> in the source.</p>"
+             b"</body></html>")
 
 
 @pytest.fixture
