@@ -88,6 +88,7 @@ from urllib3.util import Timeout
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy, Resolver, system_resolver
 from tracecite.fetch.errors import FetchError
+from tracecite.fetch.hosts import HostSlots
 from tracecite.fetch.limits import MAX_BYTES, MAX_REDIRECTS, MAX_TIMEOUT
 from tracecite.fetch.options import ConnectTo, FetchOptions, parse_connect_to
 from tracecite.fetch.url_policy import Target, follow_redirect, parse_target
@@ -557,43 +558,6 @@ def _read_text(
 _PoolKey = tuple[str, str, int, str]  # scheme, IP address, port, host name (SNI and Host)
 
 
-class _HostSlots:
-    """At most ``limit`` requests in flight per host name, across every thread of a fetcher.
-
-    Counts live only while a host has requests in flight, so a run over many hosts keeps no
-    state for the hosts it is done with.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._busy: dict[str, int] = {}
-        self._freed = threading.Condition()
-
-    @contextmanager
-    def hold(self, host: str, clock: _Clock) -> Iterator[None]:
-        """A slot for one request to ``host``, waited for within the fetch's deadline."""
-        with self._freed:
-            while self._busy.get(host, 0) >= self._limit:
-                left = clock.deadline - time.monotonic()
-                if left <= 0:
-                    # The host may come from a Location header: not echoed (see above).
-                    raise FetchError(Code.TIMEOUT, f"no request slot for the host came free "
-                                     f"within {clock.timeout:g} s (at most {self._limit} at "
-                                     f"once)")
-                self._freed.wait(left)
-            self._busy[host] = self._busy.get(host, 0) + 1
-        try:
-            yield
-        finally:
-            with self._freed:
-                busy = self._busy[host] - 1
-                if busy:
-                    self._busy[host] = busy
-                else:
-                    del self._busy[host]
-                self._freed.notify_all()
-
-
 @dataclass
 class _Pools:
     """Connection pools keyed by ``_PoolKey``, least recently used first."""
@@ -628,7 +592,7 @@ class PinnedFetcher:
             "Accept-Encoding": "gzip, deflate",
         }
         self._pools = _Pools()
-        self._hosts = _HostSlots(options.per_host)
+        self._hosts = HostSlots(options.per_host)
         # getaddrinfo has no timeout of its own: lookups run here so the deadline still holds.
         self._lookups = concurrent.futures.ThreadPoolExecutor(
             max_workers=_LOOKUP_THREADS, thread_name_prefix="tracecite-lookup",
@@ -660,15 +624,25 @@ class PinnedFetcher:
         """Requests in flight to one host at most (``FetchOptions.per_host``)."""
         return self._options.per_host
 
-    def fetch(self, url: str) -> Page:
-        """GET ``url`` and return its text; raises ``FetchError`` with the registry code."""
+    @property
+    def hosts(self) -> HostSlots:
+        """The request slots per host that every fetch counts on (see ``fetch``'s ``claimed``)."""
+        return self._hosts
+
+    def fetch(self, url: str, *, claimed: bool = False) -> Page:
+        """GET ``url`` and return its text; raises ``FetchError`` with the registry code.
+
+        ``claimed``: the caller has claimed a slot of :attr:`hosts` for the URL's host
+        (``parse_target(url).host``); the first hop uses it instead of waiting, and frees it.
+        """
         clock = _Clock(time.monotonic() + self._options.timeout, self._options.timeout)
         token = _CLOCK.set(clock)
         try:
             target = parse_target(url)
             for redirects in range(MAX_REDIRECTS + 1):
                 # Each hop holds a slot on its own host until its body is read or dropped.
-                with self._hosts.hold(target.host, clock):
+                with (self._hosts.claimed(target.host) if claimed and not redirects
+                      else self._hosts.hold(target.host, clock.deadline, clock.timeout)):
                     response = self._request(target, clock)
                     try:
                         if response.status not in _REDIRECT_STATUSES:
