@@ -26,7 +26,9 @@ class Code(enum.Enum):
         "TC105", "cache-unusable", 0,
         "warning: the cache file is corrupt, foreign or locked; the run goes on without it",
     )
-    NOT_SELECTED = ("TC106", "not-selected", 0, "warning: a file given to `hook` that no glob selects")
+    NOT_SELECTED = (
+        "TC106", "not-selected", 0, "warning: a file given to `hook` that no glob selects",
+    )
     IMPORT_UNSUPPORTED = (
         "TC107", "import-unsupported", 1,
         "import: an element of a vendor transcript that cannot be imported",
