@@ -122,7 +122,6 @@ def test_verify_notes_refuses_every_hostile_url_without_a_socket(
         finding = by_record[index]
         assert (finding["code"], finding["uri"]) == (code, url), finding
     assert report["summary"]["unavailable"] == len(HOSTILE)
-    assert report["summary"]["fetched"] == 0
     # Each name was looked up once (the injected resolver), nothing else was.
     assert sorted(host for host, _ in resolver.calls) == sorted(ANSWERS)
 
