@@ -13,11 +13,11 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from tracecite.checks import kinds
 from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
-from tracecite.codes import Code
 from tracecite.errors import UsageError
 from tracecite.fetch.limits import DEFAULT_CONCURRENCY
-from tracecite.findings import EXIT_INPUT, Finding, Report, Summary
+from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary
 from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.inputs.trace import scan_trace
 from tracecite.model import Citation
@@ -147,25 +147,21 @@ def check_pages_live(notes: Sequence[NotesFile], traces: Sequence[EvidenceScan],
 SourceKind = Literal["web", "file"]
 """What a live check of traces re-reads: http(s) pages, or ``file:`` sources on disk."""
 
-LIVE_COMMAND: dict[SourceKind, str] = {"web": "verify-urls", "file": "verify-files"}
+_KINDS: dict[SourceKind, kinds.SourceKind] = {"web": kinds.SourceKind.WEB,
+                                              "file": kinds.SourceKind.FILE}
+
+LIVE_COMMAND: dict[SourceKind, str] = {name: kind.command for name, kind in _KINDS.items()}
 """The command that checks each kind of cited source as it is now."""
-
-# What a browser strips around a URL (WHATWG: C0 controls and space). A cited URI that is
-# http(s) once stripped is checked (and refused, TC300, for the junk), never skipped: an agent
-# must not dodge the live check with a leading space.
-_URL_JUNK = "".join(chr(c) for c in range(0x21))
-
-
-def _is_web(uri: str) -> bool:
-    return uri.strip(_URL_JUNK).split(":", 1)[0].lower() in ("http", "https")
 
 
 def _is_kind(kind: SourceKind) -> Callable[[str], bool]:
-    if kind == "web":
-        return _is_web
-    from tracecite.checks.files import is_file_uri
+    return _KINDS[kind].takes
 
-    return is_file_uri
+
+def _live_summary(counts: Counts) -> Summary:
+    """A live run's counts in the summary of today's reports."""
+    return Summary(checked=counts.checked, matched=counts.matched, mismatched=counts.not_found,
+                   unavailable=counts.unavailable)
 
 
 def _cited(traces: Sequence[EvidenceScan]) -> Iterator[tuple[Citation, str]]:
@@ -186,13 +182,12 @@ def check_traces_live(traces: Sequence[EvidenceScan], kind: SourceKind, options:
     if kind == "web":
         return check_pages_live((), traces, options)
     from tracecite.checks.files import FileLoader
-    from tracecite.checks.live import run_live_checks
+    from tracecite.checks.live import LiveRun
 
-    return run_live_checks(
-        _trace_checks(traces, kind), FileLoader(options.root, options.fetch.max_bytes),
-        concurrency=options.concurrency, not_found=(Code.QUOTE_NOT_IN_FILE, "the file"),
-        progress=options.progress, parse_budget=options.fetch.timeout,
-    )
+    result = LiveRun(FileLoader(options.root, options.fetch.max_bytes),
+                     concurrency=options.concurrency, parse_budget=options.fetch.timeout,
+                     progress=options.progress).check(_trace_checks(traces, kind))
+    return list(result.findings), _live_summary(result.counts)
 
 
 def _trace_checks(traces: Sequence[EvidenceScan], kind: SourceKind) -> list[QuoteCheck]:
@@ -211,15 +206,14 @@ def count_skipped(traces: Sequence[EvidenceScan], kinds: Collection[SourceKind])
 def _check_pages(checks: Sequence[QuoteCheck], options: LiveOptions
                  ) -> tuple[list[Finding], Summary]:
     """Fetch each distinct page once; each quote must be in its visible text (TC210)."""
-    from tracecite.checks.live import run_live_checks
-    from tracecite.checks.web import WebLoader, url_key
+    from tracecite.checks.live import LiveRun
+    from tracecite.checks.web import WebLoader
 
     with _fetcher(options.fetch) as fetcher:
-        return run_live_checks(
-            checks, WebLoader(fetcher), key=url_key, concurrency=options.concurrency,
-            not_found=(Code.QUOTE_NOT_ON_PAGE, "the page's visible text"),
-            progress=options.progress, parse_budget=options.fetch.timeout,
-        )
+        result = LiveRun(WebLoader(fetcher), concurrency=options.concurrency,
+                         parse_budget=options.fetch.timeout,
+                         progress=options.progress).check(checks)
+    return list(result.findings), _live_summary(result.counts)
 
 
 def _run_traces_live(kind: SourceKind, paths: Sequence[str], options: LiveOptions) -> Report:
