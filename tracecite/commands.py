@@ -13,8 +13,8 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from tracecite.checks import kinds
 from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
+from tracecite.checks.kinds import SourceKind as LiveKind
 from tracecite.errors import UsageError
 from tracecite.fetch.limits import DEFAULT_CONCURRENCY
 from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary
@@ -147,8 +147,7 @@ def check_pages_live(notes: Sequence[NotesFile], traces: Sequence[EvidenceScan],
 SourceKind = Literal["web", "file"]
 """What a live check of traces re-reads: http(s) pages, or ``file:`` sources on disk."""
 
-_KINDS: dict[SourceKind, kinds.SourceKind] = {"web": kinds.SourceKind.WEB,
-                                              "file": kinds.SourceKind.FILE}
+_KINDS: dict[SourceKind, LiveKind] = {"web": LiveKind.WEB, "file": LiveKind.FILE}
 
 LIVE_COMMAND: dict[SourceKind, str] = {name: kind.command for name, kind in _KINDS.items()}
 """The command that checks each kind of cited source as it is now."""
