@@ -68,7 +68,7 @@ def _serve(conn: Connection, latency: float, hosts: int) -> None:
 
 def profile_live(plan: bench_web.Plan, latency: float) -> None:
     """Timeline of one latency-bound ``verify-notes`` run."""
-    import tracecite.checks.live as live
+    import tracecite.checks.parse_pool as parse_pool
     import tracecite.checks.web as web
     from tracecite.cli import main
 
@@ -97,8 +97,8 @@ def profile_live(plan: bench_web.Plan, latency: float) -> None:
     try:
         port = here.recv()
         _, notes_text = bench_web.latency_site(200, 1000, hosts=plan.hosts)
-        for owner, name in ((web.WebLoader, "__call__"), (live.ParsePool, "submit"),
-                            (live.ParsePool, "start"), (live.ParsePool, "close")):
+        for owner, name in ((web.WebLoader, "load"), (parse_pool.ParsePool, "submit"),
+                            (parse_pool.ParsePool, "start"), (parse_pool.ParsePool, "close")):
             timed(owner, name)
         flags = bench_web.connect_flags(port, plan.hosts)
         with tempfile.TemporaryDirectory() as tmp:
@@ -114,15 +114,15 @@ def profile_live(plan: bench_web.Plan, latency: float) -> None:
     floor = 200 * latency / plan.effective(200)
     print(f"{plan.label()} on {plan.hosts} host(s): verify-notes exit {code}, {total:.3f} s in "
           f"this process; floor {floor:.3f} s ({plan.effective(200)} in flight allowed)")
-    for kind in ("start", "__call__", "parse", "close"):
+    for kind in ("start", "load", "parse", "close"):
         spans = [(s, e) for k, s, e in events if k == kind]
         if spans:
             durations = sorted(e - s for s, e in spans)
-            print(f"  {'load' if kind == '__call__' else kind:6} ×{len(spans):<4} first start "
+            print(f"  {kind:6} ×{len(spans):<4} first start "
                   f"{min(s for s, _ in spans):.3f}  last end {max(e for _, e in spans):.3f}  "
                   f"median {durations[len(durations) // 2] * 1000:.1f} ms  "
                   f"max {durations[-1] * 1000:.1f} ms")
-    loads = [(s, e) for k, s, e in events if k == "__call__"]
+    loads = [(s, e) for k, s, e in events if k == "load"]
     if loads:
         # Loads in flight at each 25 ms: a ramp-up, a plateau at the limit, a tail.
         steps = int(max(e for _, e in loads) / 0.025) + 1

@@ -252,10 +252,17 @@ SITE_PAGE = (b"<html><body><p>Quotes must appear <b>word for word</b> in the sou
 
 
 @pytest.fixture
-def local_site() -> Iterator[int]:
+def site_requests() -> list[str]:
+    """The paths `local_site` was asked for, in order."""
+    return []
+
+
+@pytest.fixture
+def local_site(site_requests: list[str]) -> Iterator[int]:
     """An HTTP server on 127.0.0.1 answering every GET with ``SITE_PAGE``; yields its port."""
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            site_requests.append(self.path)
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(SITE_PAGE)))

@@ -52,7 +52,7 @@ def _kinds(report: dict[str, Any]) -> dict[str, dict[str, int]]:
 @pytest.mark.network
 def test_the_same_inputs_give_the_same_numbers_in_every_command_and_stage(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_site: int,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        site_requests: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     notes, trace = _inputs(tmp_path)
     net = ["--connect-to", f"docs.test:80:127.0.0.1:{local_site}", "--allow-net", "127.0.0.0/8"]
@@ -79,6 +79,8 @@ def test_the_same_inputs_give_the_same_numbers_in_every_command_and_stage(
     def both(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
         return counts(**{k: a.get(k, 0) + b.get(k, 0) for k in {*a, *b}})
 
+    # The page is fetched once per command that checks pages, however many cite it.
+    assert site_requests == ["/page"] * 4
     nothing = counts()
     assert _kinds(runs["check"]) == {"captured": counts(**captured), "live": nothing,
                                      "files": nothing}

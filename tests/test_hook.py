@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import EXAMPLES
 from tests.git_repo import ACTIONS_VARIABLES, BROKEN_NOTES, commit_all, git, make_repo, write
 from tracecite.checks.evidence import EvidenceScan
+from tracecite.checks.kinds import SourceKind
 from tracecite.cli import main, run
 from tracecite.codes import Code
 from tracecite.commands import Inputs
@@ -341,8 +342,13 @@ class Recorder:
         from tracecite import commands
 
         self.calls: list[tuple[str, list[str], Settings]] = []
-        monkeypatch.setattr(commands, "_check_web", self._web)
-        monkeypatch.setattr(commands, "_check_files", self._files)
+        monkeypatch.setattr(commands, "_check_live", self._check)
+
+    def _check(self, inputs: Inputs, settings: Settings, kind: SourceKind, label: str
+               ) -> tuple[list[Finding], Counts]:
+        if kind is SourceKind.WEB:
+            return self._web(inputs, settings, label)
+        return self._files(inputs, settings, label)
 
     def _web(self, inputs: Inputs, settings: Settings, label: str
              ) -> tuple[list[Finding], Counts]:
@@ -467,12 +473,13 @@ def test_unknown_stage_is_refused() -> None:
 
 # ---- one real online run against a local server ---------------------------------------------
 
+    """The paths `local_site` was asked for, in order."""
 
 
 @pytest.mark.network
 def test_online_end_to_end_against_a_local_server(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_site: int,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        site_requests: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     url = "http://docs.test/page"
     write(tmp_path, "site.notes",
@@ -495,6 +502,7 @@ def test_online_end_to_end_against_a_local_server(
         ("TC210", "site.notes", 2)]
     # Two notes records and the trace's citation, on the one page they cite.
     assert report["summary"]["live"]["checked"] == 3
+    assert site_requests == ["/page"]  # cited by the notes and the trace, fetched once
     # Without --allow-net the loopback address is refused, never connected to.
     code, report = run_json(["hook", "--stage", "online", "--connect-to",
                              f"docs.test:80:127.0.0.1:{local_site}", "site.notes"], capsys)
@@ -518,7 +526,7 @@ def _count_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str,
 @pytest.mark.parametrize("stage", ["online", "all"])
 def test_each_input_is_read_once_however_many_checks_use_it(
         stage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_site: int,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        site_requests: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     """A trace can be hundreds of MB: evidence, the web check and the file check share one
     scan of it, and the notes are parsed once for their format and their live check."""
     from tracecite import commands
@@ -557,3 +565,4 @@ def test_each_input_is_read_once_however_many_checks_use_it(
     checks = {k: (summary[k]["checked"], summary[k]["matched"], summary[k]["skipped"])
               for k in ("captured", "live", "files")}
     assert checks == {"captured": (3, 3, 0), "live": (2, 2, 2), "files": (1, 1, 2)}
+    assert site_requests == ["/page"]

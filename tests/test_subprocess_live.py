@@ -18,7 +18,10 @@ PAGES = {f"/p{i}": f"<html><body><p>Page {i} says <b>hello</b> world {i}.</p>"
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
+    paths: list[str] = []  # noqa: RUF012 - the paths requested, reset by the fixture
+
     def do_GET(self) -> None:
+        _Handler.paths.append(self.path)
         body = PAGES.get(self.path, "").encode()
         self.send_response(200 if self.path in PAGES else 404)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -32,6 +35,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def port() -> Iterator[int]:
+    _Handler.paths = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -56,3 +60,4 @@ def test_verify_notes_in_its_own_process(tmp_path: Path, port: int) -> None:
     assert done.returncode == 2
     assert [(f["code"], f["record"]) for f in report["findings"]] == [("TC210", 7)]
     assert report["summary"]["live"]["matched"] == 6
+    assert sorted(_Handler.paths) == sorted(PAGES)  # p1, cited twice, fetched once

@@ -10,11 +10,13 @@ the same inputs give the same numbers whichever command or stage reads them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
+from tracecite.checks.kinds import SourceKind
 from tracecite.errors import UsageError
 from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary
 from tracecite.inputs.notes import NotesFile, read_notes
@@ -22,8 +24,7 @@ from tracecite.inputs.trace import scan_trace
 from tracecite.model import Citation, is_trace
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
-    from tracecite.checks.quotes import QuoteCheck
-    from tracecite.fetch.fetcher import PinnedFetcher
+    from tracecite.checks.live import Loader
     from tracecite.settings import Settings
 
 
@@ -34,15 +35,9 @@ class Plan:
     command: str
     evidence: bool = False
     """Check every quote against its source's captured content."""
-    web: bool = False
-    """Fetch notes URLs and traces' cited http(s) sources; quotes must be on the page."""
-    files: bool = False
-    """Re-read traces' cited ``file:`` sources; quotes must be in the file."""
-
-    @property
-    def live(self) -> bool:
-        """Whether anything is checked as it is now (so traces keep their cited URIs)."""
-        return self.web or self.files
+    live: tuple[SourceKind, ...] = ()
+    """The sources checked as they are now, in this order: web pages (notes URLs and traces'
+    http(s) sources) and traces' ``file:`` sources."""
 
 
 def has_input_errors(findings: Sequence[Finding]) -> bool:
@@ -104,101 +99,69 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
                settings: Settings) -> Report:
     """The one report assembly: read every input, stop on a format error, then the evidence
     and the live checks the plan asks for; each kind of check counted apart."""
-    inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=plan.live)
+    inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=bool(plan.live))
     findings = [*inputs.format_findings(), *inputs.evidence_findings()]
     summary = inputs.summary()
     if has_input_errors(findings):  # nothing is fetched or read (SPEC §3)
         return Report(plan.command, tuple(findings), summary)
-    if plan.web:
-        found, live = _check_web(inputs, settings, _label(plan.command, "fetching pages"))
+    for kind in plan.live:
+        if kind is SourceKind.FILE and not inputs.traces:
+            continue  # only traces cite file: sources
+        found, counts = _check_live(inputs, settings, kind, _label(plan.command, kind))
         findings += found
-        summary += Summary(live=live)
-    if plan.files and inputs.traces:
-        found, files = _check_files(inputs, settings, _label(plan.command, "verify-files"))
-        findings += found
-        summary += Summary(files=files)
+        summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
     return Report(plan.command, tuple(findings), summary)
 
 
-def _label(command: str, stage: str) -> str:
-    """What the progress bar calls the live check: the command, or the hook's stage of it."""
-    return stage if command == "hook" else command
+def _label(command: str, kind: SourceKind) -> str:
+    """What the progress bar calls a live check: the command, or the hook's stage of it."""
+    if command != "hook":
+        return command
+    return "fetching pages" if kind is SourceKind.WEB else kind.command
 
 
-# What a browser strips around a URL (WHATWG: C0 controls and space). A cited URI that is
-# http(s) once stripped is checked (and refused, TC300, for the junk), never skipped: an agent
-# must not dodge the live check with a leading space.
-_URL_JUNK = "".join(chr(c) for c in range(0x21))
-
-
-def _is_web(uri: str) -> bool:
-    return uri.strip(_URL_JUNK).split(":", 1)[0].lower() in ("http", "https")
-
-
-def _split_cited(inputs: Inputs, is_kind: Callable[[str], bool]
-                 ) -> tuple[list[QuoteCheck], int]:
-    """The live checks of the cited sources of one kind, and how many citations are of
-    another kind (skipped: SPEC §3, counted, not failures)."""
+def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
+                ) -> tuple[list[Finding], Counts]:
+    """Check each quote against its source of ``kind`` as it is now, each distinct source
+    loaded once however many records or citations cite it (a page that notes and traces both
+    cite is fetched once). Citations of other kinds are counted as skipped (SPEC §3)."""
+    from tracecite.checks.live import LiveRun
     from tracecite.checks.quotes import QuoteCheck
+    from tracecite.progress import progress_for
 
-    checks: list[QuoteCheck] = []
+    checks = ([QuoteCheck.from_note(r) for n in inputs.notes for r in n.records]
+              if kind is SourceKind.WEB else [])
     skipped = 0
     for citation, uri in inputs.cited():
-        if is_kind(uri):
+        if kind.takes(uri):
             checks.append(QuoteCheck.from_citation(citation, uri))
         else:
             skipped += 1
-    return checks, skipped
+    progress = progress_for(enabled=settings.progress, label=label)
+    with _loader(kind, settings) as loader:
+        result = LiveRun(loader, concurrency=settings.concurrency, parse_budget=settings.timeout,
+                         progress=progress).check(checks)
+    return list(result.findings), result.counts + Counts(skipped=skipped)
 
 
-def _check_web(inputs: Inputs, settings: Settings, label: str) -> tuple[list[Finding], Counts]:
-    """Fetch each page that notes records or the traces' http(s) sources cite, once however
-    many cite it; each quote must be in its visible text (TC210)."""
-    from tracecite.checks.live import run_live_checks
-    from tracecite.checks.quotes import QuoteCheck
-    from tracecite.checks.web import WebLoader, url_key
-    from tracecite.codes import Code
-    from tracecite.progress import progress_for
+@contextmanager
+def _loader(kind: SourceKind, settings: Settings) -> Iterator[Loader]:
+    """The loader of ``kind``: pages through the run's fetcher (closed afterwards), or files
+    under the root."""
+    if kind is SourceKind.FILE:
+        from tracecite.checks.files import FileLoader
 
-    checks = [QuoteCheck.from_note(r) for n in inputs.notes for r in n.records]
-    cited, skipped = _split_cited(inputs, _is_web)
-    with _fetcher(settings) as fetcher:
-        findings, counts = run_live_checks(
-            [*checks, *cited], WebLoader(fetcher), key=url_key,
-            concurrency=settings.concurrency,
-            not_found=(Code.QUOTE_NOT_ON_PAGE, "the page's visible text"),
-            progress=progress_for(enabled=settings.progress, label=label),
-            parse_budget=settings.timeout,
-        )
-    return findings, counts + Counts(skipped=skipped)
-
-
-def _check_files(inputs: Inputs, settings: Settings, label: str
-                 ) -> tuple[list[Finding], Counts]:
-    """Re-read each cited ``file:`` source under the root (TC211)."""
-    from tracecite.checks.files import FileLoader, is_file_uri
-    from tracecite.checks.live import run_live_checks
-    from tracecite.codes import Code
-    from tracecite.progress import progress_for
-
-    checks, skipped = _split_cited(inputs, is_file_uri)
-    findings, counts = run_live_checks(
-        checks, FileLoader(settings.root, settings.max_bytes),
-        concurrency=settings.concurrency, not_found=(Code.QUOTE_NOT_IN_FILE, "the file"),
-        progress=progress_for(enabled=settings.progress, label=label),
-        parse_budget=settings.timeout,
-    )
-    return findings, counts + Counts(skipped=skipped)
-
-
-def _fetcher(settings: Settings) -> PinnedFetcher:
-    """The run's fetcher; a ``--ca-cert`` file that holds no usable certificate is TC100."""
+        yield FileLoader(settings.root, settings.max_bytes)
+        return
+    from tracecite.checks.web import WebLoader
     from tracecite.fetch.fetcher import PinnedFetcher
 
     try:
-        return PinnedFetcher(settings.fetch_options())
+        fetcher = PinnedFetcher(settings.fetch_options())
     except ValueError as exc:  # the only thing the constructor checks is the CA bundle
         raise UsageError(str(exc)) from None
+    with fetcher:
+        yield WebLoader(fetcher)
 
 
 # ---- the commands -----------------------------------------------------------------------------
@@ -211,17 +174,19 @@ def run_check(paths: Sequence[str], settings: Settings) -> Report:
 
 def run_verify_notes(paths: Sequence[str], settings: Settings) -> Report:
     """Fetch each notes URL once; every quote must be in its page's visible text (TC210)."""
-    return run_checks(Plan("verify-notes", web=True), paths, (), settings)
+    return run_checks(Plan("verify-notes", live=(SourceKind.WEB,)), paths, (), settings)
 
 
 def run_verify_urls(paths: Sequence[str], settings: Settings) -> Report:
     """Evidence check, then every cited http(s) source re-fetched and matched (TC210)."""
-    return run_checks(Plan("verify-urls", evidence=True, web=True), (), paths, settings)
+    return run_checks(Plan("verify-urls", evidence=True, live=(SourceKind.WEB,)), (), paths,
+                      settings)
 
 
 def run_verify_files(paths: Sequence[str], settings: Settings) -> Report:
     """Evidence check, then every cited ``file:`` source re-read under the root (TC211)."""
-    return run_checks(Plan("verify-files", evidence=True, files=True), (), paths, settings)
+    return run_checks(Plan("verify-files", evidence=True, live=(SourceKind.FILE,)), (), paths,
+                      settings)
 
 
 def run_compare(old: str, new: str) -> Report:

@@ -7,20 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from tracecite.checks.files import FileLoader, file_uri_path, is_file_uri
-from tracecite.checks.live import HTML, TEXT
+from tracecite.checks.files import FileLoader, file_uri_path
+from tracecite.checks.kinds import MatchKind, SourceKind
+from tracecite.checks.live import LiveRun, Loaded
+from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
+from tracecite.findings import Counts
+
+HTML, TEXT = MatchKind.HTML, MatchKind.TEXT
 
 TEXT_BODY = "The quick brown fox."
-
-
-@pytest.mark.parametrize(("uri", "expected"), [
-    ("file:a.txt", True), ("FILE:a.txt", True), ("File:///a", True),
-    ("https://x.test/", False), ("fil:a", False), ("urn:file:a", False), ("", False),
-])
-def test_is_file_uri(uri: str, expected: bool) -> None:
-    assert is_file_uri(uri) is expected
 
 
 @pytest.mark.parametrize(("uri", "path"), [
@@ -60,7 +57,7 @@ def root(tmp_path: Path) -> Path:
 
 def code_of(loader: FileLoader, uri: str) -> Code:
     with pytest.raises(FetchError) as caught:
-        loader(uri)
+        loader.load(uri)
     return caught.value.code
 
 
@@ -68,15 +65,15 @@ def test_reads_text_and_html_by_the_cited_name(root: Path) -> None:
     (root / "p.html").write_text("<p>x</p>", encoding="utf-8")
     (root / "link.txt").symlink_to(root / "p.html")
     loader = FileLoader(str(root), 1000)
-    assert loader("file:a.txt") == (TEXT, TEXT_BODY)
-    assert loader("file:p.html") == (HTML, "<p>x</p>")
-    assert loader("file:p.html?x=1") == (HTML, "<p>x</p>")
-    assert loader("file:link.txt") == (TEXT, "<p>x</p>")  # the name cited decides
+    assert loader.load("file:a.txt") == Loaded(TEXT, TEXT_BODY)
+    assert loader.load("file:p.html") == Loaded(HTML, "<p>x</p>")
+    assert loader.load("file:p.html?x=1") == Loaded(HTML, "<p>x</p>")
+    assert loader.load("file:link.txt") == Loaded(TEXT, "<p>x</p>")  # the name cited decides
 
 
 def test_a_leading_bom_is_dropped(root: Path) -> None:
     (root / "bom.txt").write_bytes(b"\xef\xbb\xbf" + TEXT_BODY.encode())
-    assert FileLoader(str(root), 1000)("file:bom.txt") == (TEXT, TEXT_BODY)
+    assert FileLoader(str(root), 1000).load("file:bom.txt") == Loaded(TEXT, TEXT_BODY)
 
 
 def test_root_given_relative_or_through_a_symlink(
@@ -86,9 +83,9 @@ def test_root_given_relative_or_through_a_symlink(
     for given in (str(tmp_path / "alias"), "root"):
         monkeypatch.chdir(tmp_path)
         loader = FileLoader(given, 1000)
-        assert loader("file:a.txt") == (TEXT, TEXT_BODY)
-        assert loader(f"file://{root}/a.txt") == (TEXT, TEXT_BODY)
-        assert loader(f"file://{tmp_path}/alias/a.txt") == (TEXT, TEXT_BODY)
+        assert loader.load("file:a.txt") == Loaded(TEXT, TEXT_BODY)
+        assert loader.load(f"file://{root}/a.txt") == Loaded(TEXT, TEXT_BODY)
+        assert loader.load(f"file://{tmp_path}/alias/a.txt") == Loaded(TEXT, TEXT_BODY)
 
 
 def test_symlinks_inside_the_root_are_followed(root: Path) -> None:
@@ -96,8 +93,8 @@ def test_symlinks_inside_the_root_are_followed(root: Path) -> None:
     (root / "sub" / "in.txt").symlink_to(root / "a.txt")
     (root / "dir-link").symlink_to(root / "sub")
     loader = FileLoader(str(root), 1000)
-    assert loader("file:sub/in.txt") == (TEXT, TEXT_BODY)
-    assert loader("file:dir-link/in.txt") == (TEXT, TEXT_BODY)
+    assert loader.load("file:sub/in.txt") == Loaded(TEXT, TEXT_BODY)
+    assert loader.load("file:dir-link/in.txt") == Loaded(TEXT, TEXT_BODY)
     assert loader.resolve("file:dir-link/in.txt") == str(root / "a.txt")
 
 
@@ -119,7 +116,7 @@ def test_outside_the_root(root: Path, tmp_path: Path, uri: str) -> None:
 
 
 def test_the_filesystem_root_allows_any_absolute_path(root: Path) -> None:
-    assert FileLoader("/", 1000)(f"file://{root}/a.txt") == (TEXT, TEXT_BODY)
+    assert FileLoader("/", 1000).load(f"file://{root}/a.txt") == Loaded(TEXT, TEXT_BODY)
 
 
 def test_missing(root: Path) -> None:
@@ -156,7 +153,7 @@ def test_not_utf8(root: Path) -> None:
 
 def test_the_cap_is_exact(root: Path) -> None:
     size = len(TEXT_BODY.encode())
-    assert FileLoader(str(root), size)("file:a.txt") == (TEXT, TEXT_BODY)
+    assert FileLoader(str(root), size).load("file:a.txt") == Loaded(TEXT, TEXT_BODY)
     assert code_of(FileLoader(str(root), size - 1), "file:a.txt") == Code.FILE_UNREADABLE
 
 
@@ -170,3 +167,35 @@ def test_path_not_utf8_after_decoding(root: Path) -> None:
     assert code_of(FileLoader(str(root), 1000), "file:caf%E9.txt") == Code.URL_INVALID
     # A lone surrogate (which JSON can carry) was an internal error (TC900) before.
     assert code_of(FileLoader(str(root), 1000), "file:a\ud801.txt") == Code.URL_INVALID
+
+
+def test_file_loader_tells_the_run_its_kind_keys_and_no_hosts(root: Path) -> None:
+    loader = FileLoader(str(root), 1000)
+    assert (loader.kind, loader.expects_html, loader.hosts) == (SourceKind.FILE, False, None)
+    assert loader.key("file:a.txt") == "file:a.txt"
+    assert loader.key("file:./a.txt") == "file:./a.txt"  # each URI as cited is one source
+    assert loader.host("file:a.txt") is None
+
+
+def test_a_live_run_reads_each_file_once(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (root / "p.html").write_text("<p>quick <b>brown</b> fox</p>", encoding="utf-8")
+    reads: list[str] = []
+    real = FileLoader.read
+
+    def counting(self: FileLoader, real_path: str) -> str:
+        reads.append(real_path)
+        return real(self, real_path)
+
+    monkeypatch.setattr(FileLoader, "read", counting)
+    checks = [QuoteCheck(quote, uri, "t.jsonl", 4, claim=1, citation=i, source_id="s")
+              for i, (quote, uri) in enumerate([
+                  ("quick brown", "file:p.html"), ("<b>", "file:p.html"),
+                  ("quick brown fox", "file:a.txt"), ("nothing", "file:missing.txt")])]
+    result = LiveRun(FileLoader(str(root), 1000), concurrency=2, parse_budget=20,
+                     parse_workers=1).check(checks)
+    assert sorted(reads) == [str(root / name) for name in ("a.txt", "missing.txt", "p.html")]
+    assert result.counts == Counts(checked=4, matched=2, not_found=1, unavailable=1)
+    assert sorted((f.citation, f.code, f.message) for f in result.findings) == [
+        (1, Code.QUOTE_NOT_IN_FILE, "quote is not in the file"),  # markup is not visible text
+        (3, Code.FILE_MISSING, "file does not exist"),
+    ]

@@ -1,96 +1,64 @@
-"""The live-check runner: matching by kind, one load per source, findings, progress, and the
-HTML parse pool; and the progress bar that only a terminal gets."""
+"""The live run: one load per source, findings and counts, progress, parse limits, the loader
+threads' limits (threads, hosts, pages waiting for a parse); and the progress bar that only a
+terminal gets. The loaders here are test doubles of the Loader protocol."""
 
 from __future__ import annotations
 
-import concurrent.futures
 import io
 import os
+import queue
 import select
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter
 from concurrent.futures import Future
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TextIO
 
 import pytest
 
-from tracecite.checks.live import (
-    HTML,
-    JSON,
-    TEXT,
-    NoProgress,
-    ParsePool,
-    match_quotes,
-    run_live_checks,
-)
+from tracecite.checks.kinds import MatchKind, SourceKind
+from tracecite.checks.live import LiveResult, LiveRun, Loaded, Loader, NoProgress
+from tracecite.checks.parse_pool import ParsePool
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
+from tracecite.fetch.hosts import HostSlots
+from tracecite.findings import Counts
 from tracecite.progress import BarProgress, progress_for
-from tracecite.visible import MAX_FORMATTING, ParseLimitError
+from tracecite.visible import MAX_FORMATTING
 
-NOT_FOUND = (Code.QUOTE_NOT_ON_PAGE, "the page")
+HTML, TEXT = MatchKind.HTML, MatchKind.TEXT
 
-
-# ---- match_quotes ---------------------------------------------------------------------------
-
-def test_text_is_matched_as_is_after_normalising() -> None:
-    text = "line one\n\n  <b>Quick</b>\tbrown\u00a0fox"
-    assert match_quotes(TEXT, text, ["<b>Quick</b> brown fox", "Quick brown", "quick"]) == [
-        True, False, False,
-    ]
-
-
-def test_html_is_matched_on_visible_text() -> None:
-    page = "<title>head only</title><p>quick <b>brown</b> fox</p><script>in script</script>"
-    assert match_quotes(HTML, page, ["quick brown fox", "head only", "in script"]) == [
-        True, False, False,
-    ]
-
-
-def test_json_raw_text_and_each_decoded_string() -> None:
-    body = ('{"a": "caf\\u00e9 \\"x\\"", "b": ["quick brown", "fox jumps"],'
-            ' "c": {"d": "lazy\\ndog"}}')
-    quotes = ['café "x"', '"b": [', "quick brown", "lazy dog", "brown fox", "jumps lazy"]
-    assert match_quotes(JSON, body, quotes) == [True, True, True, True, False, False]
-
-
-def test_json_type_with_a_body_that_is_not_json_matches_raw_text_only() -> None:
-    assert match_quotes(JSON, "not {json", ["not {json", "json"]) == [True, True]
-    assert match_quotes(JSON, '["caf\\u00e9"', ["café"]) == [False]
-
-
-def test_html_past_its_parse_budget_raises_a_parse_limit_error() -> None:
-    page = "<p>quick brown fox</p>" * 50
-    assert match_quotes(HTML, page, ["quick brown fox"]) == [True]
-    with pytest.raises(ParseLimitError, match="more than 0 s to parse"):
-        match_quotes(HTML, page, ["quick brown fox"], budget=0)
-    assert match_quotes(TEXT, page, ["fox"], budget=0) == [True]  # only HTML is parsed
-
-
-def test_json_nesting_too_deep_for_the_decoder_falls_back_to_raw_text() -> None:
-    deep = "[" * 100_000 + '"x"' + "]" * 100_000
-    assert match_quotes(JSON, deep, ['"x"', "x"]) == [True, True]
-
-
-# ---- run_live_checks ------------------------------------------------------------------------
 
 def check(quote: str, target: str, *, record: int = 1, line: int = 3) -> QuoteCheck:
     return QuoteCheck(quote, target, "n.md", line, record=record)
 
 
 class Loads:
-    """A loader serving ``pages`` (target → text or FetchError), counting loads and overlap."""
+    """A loader serving ``pages`` (target → text, ``Loaded`` or FetchError) with no limit per
+    host; targets that differ only in case are one source. Counts loads and their overlap."""
 
-    def __init__(self, pages: dict[str, str | FetchError], delay: float = 0.0) -> None:
+    hosts = None
+
+    def __init__(self, pages: dict[str, str | Loaded | FetchError], delay: float = 0.0, *,
+                 kind: SourceKind = SourceKind.WEB, expects_html: bool = False) -> None:
         self.pages = pages
         self.delay = delay
+        self.kind = kind
+        self.expects_html = expects_html
         self.calls: list[str] = []
         self.lock = threading.Lock()
         self.now = self.peak = 0
 
-    def __call__(self, target: str) -> tuple[str, str]:
+    def key(self, target: str) -> str:
+        return target.lower()
+
+    def host(self, target: str) -> str | None:
+        return None
+
+    def load(self, target: str, *, claimed: bool = False) -> Loaded:
+        assert not claimed  # no slots, so nothing is ever claimed
         with self.lock:
             self.calls.append(target)
             self.now += 1
@@ -100,7 +68,7 @@ class Loads:
             page = self.pages[target]
             if isinstance(page, FetchError):
                 raise page
-            return TEXT, page
+            return page if isinstance(page, Loaded) else Loaded(TEXT, page)
         finally:
             with self.lock:
                 self.now -= 1
@@ -122,44 +90,56 @@ class Recorder:
         self.events.append("stop")
 
 
+def run(loader: Loader, checks: list[QuoteCheck], *, concurrency: int = 2,
+        **options: Any) -> LiveResult:
+    options.setdefault("parse_budget", 20.0)
+    return LiveRun(loader, concurrency=concurrency, **options).check(checks)
+
+
+# ---- one load per source: findings and counts -----------------------------------------------
+
 def test_each_source_loaded_once_and_every_quote_checked() -> None:
     load = Loads({"a": "alpha beta", "b": "gamma"})
     checks = [check("alpha", "a", record=1), check("zeta", "A", record=2),
               check("gamma", "b", record=3), check("beta", "a", record=4),
               check("delta", "b", record=5)]
     progress = Recorder()
-    findings, summary = run_live_checks(checks, load, key=str.lower, concurrency=4,
-                                        not_found=NOT_FOUND, progress=progress)
+    result = run(load, checks, concurrency=4, progress=progress)
     assert sorted(load.calls) == ["a", "b"]
     # Findings come in the order loads finish; reports sort them.
-    assert sorted((f.record or 0, f.code, f.uri, f.file, f.line) for f in findings) == [
+    assert sorted((f.record or 0, f.code, f.uri, f.file, f.line) for f in result.findings) == [
         (2, Code.QUOTE_NOT_ON_PAGE, "A", "n.md", 3),
         (5, Code.QUOTE_NOT_ON_PAGE, "b", "n.md", 3),
     ]
-    assert all(f.message == "quote is not in the page" for f in findings)
-    assert (summary.checked, summary.matched, summary.not_found,
-            summary.unavailable) == (5, 3, 2, 0)
+    assert all(f.message == "quote is not in the page's visible text" for f in result.findings)
+    assert result.counts == Counts(checked=5, matched=3, not_found=2)
     assert progress.events == [("start", 2), "advance", "advance", "stop"]
+
+
+def test_a_quote_not_found_is_a_finding_of_the_loaders_kind() -> None:
+    load = Loads({"file:a.txt": "alpha"}, kind=SourceKind.FILE)
+    result = run(load, [check("alpha", "file:a.txt"), check("beta", "file:a.txt", record=2)])
+    ((finding),) = result.findings
+    assert (finding.code, finding.message, finding.record) == (
+        Code.QUOTE_NOT_IN_FILE, "quote is not in the file", 2)
 
 
 def test_a_failed_load_makes_every_quote_of_it_unavailable() -> None:
     gone = FetchError(Code.HTTP_STATUS, "HTTP status 404", status=404)
     load = Loads({"a": gone, "b": "text"})
     checks = [check("x", "a", record=1), check("y", "a", record=2), check("text", "b", record=3)]
-    findings, summary = run_live_checks(checks, load, concurrency=2, not_found=NOT_FOUND)
-    assert sorted((f.record or 0, f.code, f.status, f.uri) for f in findings) == [
+    result = run(load, checks)
+    assert sorted((f.record or 0, f.code, f.status, f.uri) for f in result.findings) == [
         (1, Code.HTTP_STATUS, 404, "a"), (2, Code.HTTP_STATUS, 404, "a"),
     ]
-    assert all(f.message == "HTTP status 404" for f in findings)
-    assert (summary.checked, summary.matched, summary.unavailable,
-            summary.not_found) == (3, 1, 2, 0)
+    assert all(f.message == "HTTP status 404" for f in result.findings)
+    assert result.counts == Counts(checked=3, matched=1, unavailable=2)
+    assert sorted(load.calls) == ["a", "b"]  # the failure of one source did not stop another
 
 
 def test_citation_locations_are_kept() -> None:
     quote = QuoteCheck("absent", "u", "t.jsonl", 9, claim=2, citation=3, source_id="s7")
-    findings, _ = run_live_checks([quote], Loads({"u": "text"}), concurrency=1,
-                                  not_found=NOT_FOUND)
-    (finding,) = findings
+    (finding,) = run(Loads({"u": "text"}), [quote], concurrency=1).findings
     assert (finding.file, finding.line, finding.claim, finding.citation, finding.source_id,
             finding.uri, finding.record) == ("t.jsonl", 9, 2, 3, "s7", "u", None)
 
@@ -167,74 +147,79 @@ def test_citation_locations_are_kept() -> None:
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_loads_in_flight_never_exceed_concurrency(concurrency: int) -> None:
     load = Loads({str(i): "text" for i in range(9)}, delay=0.03)
-    run_live_checks([check("text", str(i)) for i in range(9)], load,
-                    concurrency=concurrency, not_found=NOT_FOUND)
+    run(load, [check("text", str(i)) for i in range(9)], concurrency=concurrency)
     assert load.peak == concurrency
     assert sorted(load.calls) == [str(i) for i in range(9)]
 
 
 def test_nothing_to_check() -> None:
     progress = Recorder()
-    findings, summary = run_live_checks([], Loads({}), concurrency=2, not_found=NOT_FOUND,
-                                        progress=progress)
-    assert findings == [] and summary.checked == 0
+    result = run(Loads({}), [], progress=progress)
+    assert result == LiveResult((), Counts())
     assert progress.events == [("start", 0), "stop"]
 
 
-def test_unexpected_loader_errors_propagate_and_progress_stops() -> None:
-    def broken(target: str) -> tuple[str, str]:
+class Broken(Loads):
+    """A loader with a bug: every load raises RuntimeError."""
+
+    def load(self, target: str, *, claimed: bool = False) -> Loaded:
         raise RuntimeError("bug")
 
+
+def test_unexpected_loader_errors_propagate_and_progress_stops() -> None:
     progress = Recorder()
     with pytest.raises(RuntimeError):
-        run_live_checks([check("x", "a")], broken, concurrency=1, not_found=NOT_FOUND,
-                        progress=progress)
+        run(Broken({}), [check("x", "a")], concurrency=1, progress=progress)
     assert progress.events[-1] == "stop"
 
+
+@pytest.mark.parametrize("expects_html", [True, False])
+def test_a_loader_that_expects_html_starts_the_parse_workers_first(
+    monkeypatch: pytest.MonkeyPatch, expects_html: bool,
+) -> None:
+    loading: list[bool] = []  # for each start: whether a loader thread was running then
+
+    def start(self: ParsePool) -> None:
+        loading.append(any(t.name.startswith("tracecite-load") for t in threading.enumerate()))
+
+    monkeypatch.setattr(ParsePool, "start", start)
+    run(Loads({"a": "text"}, expects_html=expects_html), [check("text", "a")])
+    assert loading == ([False] if expects_html else [])
+
+
+# ---- parse limits ---------------------------------------------------------------------------
 
 # A page that parses only within a generous budget, and one past the formatting-element limit.
 SLOW_PAGE = "<p>SECRET quick brown fox</p>" * 50
 TOO_MANY_FORMATTING = "<p>" + "".join(f"<b id={i}>" for i in range(MAX_FORMATTING + 1)) + "SECRET"
 
 
-class KindLoads:
-    """A loader serving ``pages``: target → (kind, text)."""
-
-    def __init__(self, pages: dict[str, tuple[str, str]]) -> None:
-        self.pages = pages
-
-    def __call__(self, target: str) -> tuple[str, str]:
-        return self.pages[target]
-
-
 @pytest.mark.parametrize("workers", [1, 2], ids=["in-thread", "worker-processes"])
 def test_a_page_past_its_parse_budget_makes_its_quotes_tc318(workers: int) -> None:
-    load = KindLoads({"slow": (HTML, SLOW_PAGE), "text": (TEXT, SLOW_PAGE)})
+    load = Loads({"slow": Loaded(HTML, SLOW_PAGE), "text": Loaded(TEXT, SLOW_PAGE)})
     checks = [check("quick brown fox", "slow", record=1), check("absent", "slow", record=2),
               check("quick brown fox", "text", record=3)]
-    findings, summary = run_live_checks(checks, load, concurrency=2, not_found=NOT_FOUND,
-                                        parse_workers=workers, parse_budget=0.0)
-    assert sorted((f.record or 0, f.code, f.uri) for f in findings) == [
+    result = run(load, checks, parse_workers=workers, parse_budget=0.0)
+    assert sorted((f.record or 0, f.code, f.uri) for f in result.findings) == [
         (1, Code.PARSE_LIMIT, "slow"), (2, Code.PARSE_LIMIT, "slow"),
     ]
-    assert all(f.message == "the page's markup takes more than 0 s to parse" for f in findings)
-    assert all(f.exit == 2 for f in findings)
-    assert (summary.checked, summary.matched, summary.unavailable,
-            summary.not_found) == (3, 1, 2, 0)
+    assert all(f.message == "the page's markup takes more than 0 s to parse"
+               for f in result.findings)
+    assert all(f.exit == 2 for f in result.findings)
+    assert result.counts == Counts(checked=3, matched=1, unavailable=2)
 
 
 @pytest.mark.parametrize("workers", [1, 2], ids=["in-thread", "worker-processes"])
 def test_a_page_past_a_structural_limit_makes_its_quotes_tc318(workers: int) -> None:
-    load = KindLoads({"soup": (HTML, TOO_MANY_FORMATTING), "fine": (HTML, SLOW_PAGE)})
+    load = Loads({"soup": Loaded(HTML, TOO_MANY_FORMATTING), "fine": Loaded(HTML, SLOW_PAGE)})
     checks = [check("SECRET", "soup", record=1), check("quick brown fox", "fine", record=2)]
-    findings, summary = run_live_checks(checks, load, concurrency=1, not_found=NOT_FOUND,
-                                        parse_workers=workers)
-    (finding,) = findings
+    result = run(load, checks, concurrency=1, parse_workers=workers)
+    (finding,) = result.findings
     assert (finding.code, finding.record, finding.uri) == (Code.PARSE_LIMIT, 1, "soup")
     assert finding.message == (
         f"the page keeps more than {MAX_FORMATTING} formatting elements open at once")
     assert "SECRET" not in finding.message
-    assert (summary.matched, summary.unavailable) == (1, 1)
+    assert (result.counts.matched, result.counts.unavailable) == (1, 1)
 
 
 def test_other_parse_failures_are_bugs_not_findings(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -243,72 +228,163 @@ def test_other_parse_failures_are_bugs_not_findings(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr("tracecite.visible.visible_text", broken)
     with pytest.raises(RuntimeError, match="bug"):
-        run_live_checks([check("x", "a")], KindLoads({"a": (HTML, "<p>x</p>")}), concurrency=1,
-                        not_found=NOT_FOUND, parse_workers=1)
+        run(Loads({"a": Loaded(HTML, "<p>x</p>")}), [check("x", "a")], concurrency=1,
+            parse_workers=1)
 
 
-# ---- ParsePool ------------------------------------------------------------------------------
+# ---- the loader threads: hosts and pages waiting for a parse --------------------------------
 
-def test_parse_pool_parses_in_the_thread_without_several_cores(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def no_processes(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("no process pool expected")
+class HostLoads:
+    """A loader whose targets' first letter is their host (none for targets starting with
+    "-"), with ``per_host`` request slots that its loads count on as the fetcher's do; records
+    the loads in flight and whether each came with its slot claimed. With ``wait_for``, each
+    load of another host waits (up to 5 s) until the ``wait_for`` load has started, and records
+    whether it did; with ``leak``, that target's load raises (a bug) without freeing its slot."""
 
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_processes)
-    with ParsePool(workers=1) as pool:
-        assert pool.submit(HTML, "<p>a <i>b</i></p>", ["a b"]).result() == [True]
-    with ParsePool(workers=4) as pool:
-        assert pool.submit(TEXT, "a b", ["a b"]).result() == [True]  # only HTML to workers
+    kind = SourceKind.WEB
+    expects_html = False
+
+    def __init__(self, per_host: int, wait_for: str = "", leak: str = "") -> None:
+        self.hosts = HostSlots(per_host)
+        self.wait_for = wait_for
+        self.leak = leak
+        self.started = threading.Event()
+        self.lock = threading.Lock()
+        self.now: Counter[str | None] = Counter()
+        self.peak: Counter[str | None] = Counter()
+        self.total_peak = 0
+        self.overlapped: list[bool] = []
+        self.claimed: dict[str, bool] = {}
+
+    def key(self, target: str) -> str:
+        return target
+
+    def host(self, target: str) -> str | None:
+        return None if target.startswith("-") else target[0]
+
+    def load(self, target: str, *, claimed: bool = False) -> Loaded:
+        host = self.host(target)
+        self.claimed[target] = claimed
+        if target == self.leak:
+            raise RuntimeError("bug")
+        slot: AbstractContextManager[None] = nullcontext()
+        if host is not None:
+            slot = (self.hosts.claimed(host) if claimed
+                    else self.hosts.hold(host, time.monotonic() + 5, 5))
+        with slot:
+            return self._load(target, host)
+
+    def _load(self, target: str, host: str | None) -> Loaded:
+        with self.lock:
+            self.now[host] += 1
+            self.peak[host] = max(self.peak[host], self.now[host])
+            self.total_peak = max(self.total_peak, sum(self.now.values()))
+        try:
+            if target == self.wait_for:
+                self.started.set()
+            elif self.wait_for:
+                self.overlapped.append(self.started.wait(5))
+            else:
+                time.sleep(0.02)
+            return Loaded(TEXT, "page")
+        finally:
+            with self.lock:
+                self.now[host] -= 1
 
 
-def test_parse_pool_uses_worker_processes_for_html() -> None:
-    with ParsePool(workers=2) as pool:
-        assert pool.submit(HTML, "<p>quick <b>brown</b></p><style>x</style>",
-                           ["quick brown", "x"]).result() == [True, False]
+def quotes_for(*targets: str) -> list[QuoteCheck]:
+    return [QuoteCheck("page", target, "n.md", 3, record=i) for i, target in enumerate(targets)]
 
 
-class FakeExecutor:
-    """Stands in for ProcessPoolExecutor: slow to start, runs jobs inline, records shutdowns."""
+def test_the_runner_goes_on_to_other_hosts_while_one_is_busy() -> None:
+    # a1 waits for b1 to start: with one slot per host, the second thread must skip a2 and a3.
+    load = HostLoads(per_host=1, wait_for="b1")
+    result = run(load, quotes_for("a1", "a2", "a3", "b1"), concurrency=2)
+    assert result.counts.matched == 4
+    assert load.overlapped[0] is True
+    assert load.peak == {"a": 1, "b": 1}
+    assert load.claimed == {"a1": True, "a2": True, "a3": True, "b1": True}
+    assert load.hosts.in_flight("a") == load.hosts.in_flight("b") == 0
 
-    created: list[FakeExecutor] = []  # noqa: RUF012 - reset by each test
 
-    def __init__(self, workers: int, mp_context: Any = None) -> None:
-        time.sleep(0.05)  # starting processes takes a while: a window for a race
-        self.shut_down = False
-        FakeExecutor.created.append(self)
+def test_sources_without_a_host_are_not_limited_per_host() -> None:
+    load = HostLoads(per_host=1)
+    run(load, quotes_for("-1", "-2", "-3", "a1", "a2"), concurrency=3)
+    assert load.peak[None] >= 2
+    assert load.peak["a"] == 1
+    assert load.total_peak <= 3
+    assert load.claimed == {"-1": False, "-2": False, "-3": False, "a1": True, "a2": True}
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        future.set_result(fn(*args))
+
+def test_no_more_threads_than_the_hosts_can_use() -> None:
+    names: set[str] = set()
+
+    class Named(HostLoads):
+        def _load(self, target: str, host: str | None) -> Loaded:
+            names.add(threading.current_thread().name)
+            return super()._load(target, host)
+
+    run(Named(per_host=2), quotes_for(*(f"a{i}" for i in range(8))), concurrency=6)
+    assert len(names) == 2  # one host, two slots: a third thread could only wait
+
+
+def test_a_bug_while_threads_wait_for_a_host_ends_the_run() -> None:
+    # a1's load fails without freeing its slot: the thread waiting for host a must still be
+    # woken when the run fails, not wait for a slot that never frees.
+    load = HostLoads(per_host=1, leak="a1")
+    errors: queue.SimpleQueue[BaseException] = queue.SimpleQueue()
+
+    def target() -> None:
+        try:
+            run(load, quotes_for("a1", "a2", "-1"), concurrency=2)
+        except BaseException as error:
+            errors.put(error)
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(5)
+    assert not worker.is_alive(), "the run hung on a host slot"
+    assert isinstance(errors.get_nowait(), RuntimeError)
+
+
+def test_pages_waiting_for_a_slow_parse_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Loads are instant and parses slow: loaders fill every parse slot (one per loader), then
+    # each holds one more page, and there they wait: 2 × concurrency pages at most.
+    concurrency, sources = 2, 12
+    lock = threading.Lock()
+    unparsed: list[int] = [0]  # pages loaded and not yet parsed
+    peak: list[int] = [0]
+    pending: queue.SimpleQueue[Future[list[bool]]] = queue.SimpleQueue()
+
+    class Instant(HostLoads):
+        def load(self, target: str, *, claimed: bool = False) -> Loaded:
+            with lock:
+                unparsed[0] += 1
+                peak[0] = max(peak[0], unparsed[0])
+            return Loaded(HTML, "<p>page</p>")
+
+    def slow_submit(self: ParsePool, kind: MatchKind, text: str, quotes: list[str],
+                    **options: object) -> Future[list[bool]]:
+        future: Future[list[bool]] = Future()
+        pending.put(future)
         return future
 
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        self.shut_down = True
+    def parser() -> None:
+        for _ in range(sources):
+            future = pending.get(timeout=10)
+            time.sleep(0.01)
+            with lock:
+                unparsed[0] -= 1
+            future.set_result([True])
 
-
-def test_parse_pool_starts_one_executor_however_many_threads_ask(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    FakeExecutor.created = []
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", FakeExecutor)
-    pool = ParsePool(workers=2)
-    barrier = threading.Barrier(4)
-    results: list[list[bool]] = []
-
-    def parse() -> None:
-        barrier.wait()
-        results.append(pool.submit(HTML, "<p>a</p>", ["a"]).result())
-
-    threads = [threading.Thread(target=parse) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    pool.close()
-    assert results == [[True]] * 4
-    assert len(FakeExecutor.created) == 1
-    assert all(executor.shut_down for executor in FakeExecutor.created)
+    monkeypatch.setattr(ParsePool, "submit", slow_submit)
+    worker = threading.Thread(target=parser, daemon=True)
+    worker.start()
+    result = run(Instant(per_host=1), quotes_for(*(f"-{i}" for i in range(sources))),
+                 concurrency=concurrency, parse_workers=1)
+    worker.join(10)
+    assert result.counts.matched == sources
+    assert peak[0] == 2 * concurrency
 
 
 # ---- the progress bar -----------------------------------------------------------------------

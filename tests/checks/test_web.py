@@ -1,39 +1,38 @@
 """Live web checks: how a response is matched (kind_of), which URLs share a fetch (url_key),
-the loader that fetches a page through the pinned fetcher from a local site, and how the
-runner's loader threads use its limit per host and keep the pages waiting for a parse bounded."""
+the loader that fetches a page through the pinned fetcher from a local site, and a live run
+over local servers: each page fetched once, and the limit per host kept by the run and the
+fetcher together."""
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import Future
 
 import pytest
 
+from tests.fetch.servers import Reply, Request, Servers
 from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtures
     HOST,
     JSON,
     Site,
     html,
     no_dns_fixture,
+    redirect,
     site_fixture,
     text,
 )
-from tracecite.checks.live import HTML, TEXT, ParsePool, run_live_checks
-from tracecite.checks.live import JSON as JSON_KIND
+from tracecite.checks.kinds import MatchKind, SourceKind
+from tracecite.checks.live import LiveRun, Loaded
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.checks.web import WebLoader, kind_of, url_key
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import parse_allow_net
 from tracecite.fetch.errors import FetchError
-from tracecite.fetch.fetcher import PinnedFetcher
-from tracecite.fetch.limits import DEFAULT_PER_HOST
-from tracecite.fetch.options import ConnectTo, FetchOptions
+from tracecite.fetch.fetcher import ConnectTo, FetchOptions, PinnedFetcher
+from tracecite.findings import Counts
 
-NOT_FOUND = (Code.QUOTE_NOT_ON_PAGE, "the page")
+HTML, JSON_KIND, TEXT = MatchKind.HTML, MatchKind.JSON, MatchKind.TEXT
 
 
 @pytest.mark.parametrize(("media_type", "kind"), [
@@ -48,7 +47,7 @@ NOT_FOUND = (Code.QUOTE_NOT_ON_PAGE, "the page")
     ("text/csv", TEXT),
     ("", TEXT),  # no Content-Type and a UTF-8 body
 ])
-def test_kind_of(media_type: str, kind: str) -> None:
+def test_kind_of(media_type: str, kind: MatchKind) -> None:
     assert kind_of(media_type) == kind
 
 
@@ -78,130 +77,126 @@ def fetcher(site: Site) -> Iterator[PinnedFetcher]:
 
 
 def test_web_loader_kinds(site: Site, fetcher: PinnedFetcher) -> None:
-    load = WebLoader(fetcher)
-    assert load(site.route("/h", html("<p>hi</p>"))) == (HTML, "<p>hi</p>")
-    assert load(site.route("/j", text('{"a": 1}', headers=JSON))) == (JSON_KIND, '{"a": 1}')
-    assert load(site.route("/t", text("plain"))) == (TEXT, "plain")
-    assert load(site.route("/n", text("bare", headers=()))) == (TEXT, "bare")
-    assert load(f"http://{HOST}/t") == (TEXT, "plain")
+    load = WebLoader(fetcher).load
+    assert load(site.route("/h", html("<p>hi</p>"))) == Loaded(HTML, "<p>hi</p>")
+    assert load(site.route("/j", text('{"a": 1}', headers=JSON))) == Loaded(JSON_KIND,
+                                                                           '{"a": 1}')
+    assert load(site.route("/t", text("plain"))) == Loaded(TEXT, "plain")
+    assert load(site.route("/n", text("bare", headers=()))) == Loaded(TEXT, "bare")
+    assert load(f"http://{HOST}/t") == Loaded(TEXT, "plain")
 
 
 def test_web_loader_raises_fetch_errors(site: Site, fetcher: PinnedFetcher) -> None:
-    load = WebLoader(fetcher)
+    loader = WebLoader(fetcher)
     with pytest.raises(FetchError) as caught:
-        load(site.route("/gone", text("no", status=404)))
+        loader.load(site.route("/gone", text("no", status=404)))
     assert (caught.value.code, caught.value.status) == (Code.HTTP_STATUS, 404)
     with pytest.raises(FetchError) as caught:
-        load("https://user@example.test/")
+        loader.load("https://user@example.test/")
     assert caught.value.code == Code.URL_USERINFO
 
 
-def test_web_loader_tells_the_runner_its_hosts(fetcher: PinnedFetcher) -> None:
-    load = WebLoader(fetcher)
-    assert load.per_host == fetcher.per_host == DEFAULT_PER_HOST
-    assert load.host_of("HTTPS://Example.TEST:443/a") == "example.test"
-    assert load.host_of("http://93.184.216.34/") == "93.184.216.34"
+def test_web_loader_tells_the_run_its_kind_keys_and_hosts(fetcher: PinnedFetcher) -> None:
+    loader = WebLoader(fetcher)
+    assert (loader.kind, loader.expects_html) == (SourceKind.WEB, True)
+    assert loader.hosts is fetcher.hosts
+    assert loader.hosts.limit == fetcher.per_host
+    assert loader.key("HTTPS://Example.TEST:443/a#x") == "https://example.test/a"
+    assert loader.host("HTTPS://Example.TEST:443/a") == "example.test"
+    assert loader.host("http://93.184.216.34/") == "93.184.216.34"
     for refused in ("not a url", "https://user@example.test/", "ftp://example.test/"):
-        assert load.host_of(refused) is None
+        assert loader.host(refused) is None
+        assert loader.key(refused) == refused
 
 
-# ---- the runner's loader threads: hosts and pages waiting for a parse ----------------------
-
-class HostLoads:
-    """A loader with a limit per host (a target's first letter; none for targets starting with
-    "-") that records the loads in flight. With ``wait_for``, each load of another host waits
-    (up to 5 s) until the ``wait_for`` load has started, and records whether it did."""
-
-    def __init__(self, per_host: int, wait_for: str = "") -> None:
-        self.per_host = per_host
-        self.wait_for = wait_for
-        self.started = threading.Event()
-        self.lock = threading.Lock()
-        self.now: Counter[str | None] = Counter()
-        self.peak: Counter[str | None] = Counter()
-        self.total_peak = 0
-        self.overlapped: list[bool] = []
-
-    @staticmethod
-    def host_of(target: str) -> str | None:
-        return None if target.startswith("-") else target[0]
-
-    def __call__(self, target: str) -> tuple[str, str]:
-        host = self.host_of(target)
-        with self.lock:
-            self.now[host] += 1
-            self.peak[host] = max(self.peak[host], self.now[host])
-            self.total_peak = max(self.total_peak, sum(self.now.values()))
+@pytest.mark.parametrize("reply", [text("page"), text("no", status=404),
+                                   redirect(f"https://{HOST}/landed")],
+                         ids=["page", "error", "redirect"])
+def test_a_claimed_slot_is_freed_once_the_first_request_is_done(
+    site: Site, fetcher: PinnedFetcher, reply: Reply,
+) -> None:
+    site.route("/landed", text("page"))
+    url = site.route("/claimed", reply)
+    loader = WebLoader(fetcher)
+    for claimed in (True, False):  # claimed by the caller, or taken by the fetcher itself
+        if claimed:
+            assert loader.hosts.claim(HOST)
         try:
-            if target == self.wait_for:
-                self.started.set()
-            elif self.wait_for:
-                self.overlapped.append(self.started.wait(5))
-            else:
-                time.sleep(0.02)
-            return TEXT, "page"
+            assert loader.load(url, claimed=claimed) == Loaded(TEXT, "page")
+        except FetchError as error:
+            assert error.code == Code.HTTP_STATUS
+        assert loader.hosts.in_flight(HOST) == 0
+
+
+# ---- a live run over local servers ----------------------------------------------------------
+
+def test_each_page_is_fetched_once(site: Site, fetcher: PinnedFetcher) -> None:
+    url = site.route("/a", html("<p>The quick brown fox.</p>"))
+    other = site.route("/b", text("Something else."))
+    same = [url, "https://EXAMPLE.test/a", f"https://{HOST}:443/a#part", url]
+    checks = [QuoteCheck(quote, target, "n.md", 3, record=i) for i, (quote, target) in
+              enumerate([("quick brown", same[0]), ("absent", same[1]), ("fox", same[2]),
+                         ("quick", same[3]), ("Something else", other), ("absent", other)])]
+    result = LiveRun(WebLoader(fetcher), concurrency=4, parse_budget=20,
+                     parse_workers=1).check(checks)
+    assert sorted(site.paths) == ["/a", "/b"]
+    assert result.counts == Counts(checked=6, matched=4, not_found=2)
+    assert sorted((f.record, f.code) for f in result.findings) == [
+        (1, Code.QUOTE_NOT_ON_PAGE), (5, Code.QUOTE_NOT_ON_PAGE)]
+
+
+class HostsInFlight:
+    """A route that holds each request for ``delay`` seconds when its ``Host`` is ``slow``,
+    recording per host the most requests in flight at once and when each request ended."""
+
+    def __init__(self, slow: str, delay: float) -> None:
+        self.slow = slow
+        self.delay = delay
+        self.lock = threading.Lock()
+        self.now: dict[str, int] = {}
+        self.peak: dict[str, int] = {}
+        self.ended: dict[str, list[float]] = {}
+
+    def __call__(self, request: Request) -> Reply:
+        host = request.headers["host"]
+        with self.lock:
+            self.now[host] = self.now.get(host, 0) + 1
+            self.peak[host] = max(self.peak.get(host, 0), self.now[host])
+        try:
+            if host == self.slow:
+                time.sleep(self.delay)
+            return text("page")
         finally:
             with self.lock:
                 self.now[host] -= 1
+                self.ended.setdefault(host, []).append(time.monotonic())
 
 
-def quotes_for(*targets: str) -> list[QuoteCheck]:
-    return [QuoteCheck("page", target, "n.md", 3, record=i) for i, target in enumerate(targets)]
-
-
-def test_the_runner_goes_on_to_other_hosts_while_one_is_busy() -> None:
-    # a1 waits for b1 to start: with one slot per host, the second thread must skip a2 and a3.
-    load = HostLoads(per_host=1, wait_for="b1")
-    _, summary = run_live_checks(quotes_for("a1", "a2", "a3", "b1"), load, concurrency=2,
-                                 not_found=NOT_FOUND)
-    assert summary.matched == 4
-    assert load.overlapped[0] is True
-    assert load.peak == {"a": 1, "b": 1}
-
-
-def test_sources_without_a_host_are_not_limited_per_host() -> None:
-    load = HostLoads(per_host=1)
-    run_live_checks(quotes_for("-1", "-2", "-3", "a1", "a2"), load, concurrency=3,
-                    not_found=NOT_FOUND)
-    assert load.peak[None] >= 2
-    assert load.peak["a"] == 1
-    assert load.total_peak <= 3
-
-
-def test_pages_waiting_for_a_slow_parse_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Loads are instant and parses slow: loaders fill every parse slot (one per loader), then
-    # each holds one more page, and there they wait: 2 × concurrency pages at most.
-    concurrency, sources = 2, 12
-    lock = threading.Lock()
-    unparsed: list[int] = [0]  # pages loaded and not yet parsed
-    peak: list[int] = [0]
-    pending: queue.SimpleQueue[Future[list[bool]]] = queue.SimpleQueue()
-
-    def load(target: str) -> tuple[str, str]:
-        with lock:
-            unparsed[0] += 1
-            peak[0] = max(peak[0], unparsed[0])
-        return HTML, "<p>page</p>"
-
-    def slow_submit(self: ParsePool, kind: str, text: str, quotes: list[str],
-                    **options: object) -> Future[list[bool]]:
-        future: Future[list[bool]] = Future()
-        pending.put(future)
-        return future
-
-    def parser() -> None:
-        for _ in range(sources):
-            future = pending.get(timeout=10)
-            time.sleep(0.01)
-            with lock:
-                unparsed[0] -= 1
-            future.set_result([True])
-
-    monkeypatch.setattr(ParsePool, "submit", slow_submit)
-    worker = threading.Thread(target=parser, daemon=True)
-    worker.start()
-    _, summary = run_live_checks(quotes_for(*(f"-{i}" for i in range(sources))), load,
-                                 concurrency=concurrency, not_found=NOT_FOUND, parse_workers=1)
-    worker.join(10)
-    assert summary.matched == sources
-    assert peak[0] == 2 * concurrency
+def test_the_limit_per_host_is_kept_by_the_run_and_the_fetcher_together(
+    servers: Servers,
+) -> None:
+    # slow.test holds each request 0.4 s; fast.test answers at once, and two of its pages
+    # redirect to slow.test (a redirected hop counts on the host it goes to).
+    route = HostsInFlight("slow.test", 0.4)
+    server = servers.http({f"/{i}": route for i in range(8)})
+    server.routes.update({f"/moved/{i}": redirect(f"http://slow.test/{6 + i}")
+                          for i in range(2)})
+    options = FetchOptions(connect_to=tuple(ConnectTo(name, 80, "127.0.0.1", server.port)
+                                            for name in ("slow.test", "fast.test")),
+                           allow_net=(parse_allow_net("127.0.0.1"),), per_host=2)
+    urls = ([f"http://slow.test/{i}" for i in range(6)]
+            + [f"http://fast.test/{i}" for i in range(6)]
+            + [f"http://fast.test/moved/{i}" for i in range(2)])
+    checks = [QuoteCheck("page", url, "n.md", 3, record=i) for i, url in enumerate(urls)]
+    with PinnedFetcher(options) as fetcher:
+        result = LiveRun(WebLoader(fetcher), concurrency=6, parse_budget=20,
+                         parse_workers=1).check(checks)
+        assert fetcher.hosts.in_flight("slow.test") == fetcher.hosts.in_flight("fast.test") == 0
+    assert result.counts == Counts(checked=14, matched=14)
+    assert route.peak["slow.test"] == 2  # direct and redirected requests, never more
+    # The slow host's sources come first, yet the fast host's pages were all served before
+    # the first slow request ended: no thread waited on the busy host meanwhile.
+    assert len(route.ended["fast.test"]) == 6
+    assert max(route.ended["fast.test"]) < min(route.ended["slow.test"])
+    hosts = sorted(r.headers["host"] for r in server.requests)
+    assert hosts == ["fast.test"] * 8 + ["slow.test"] * 8

@@ -11,16 +11,12 @@ import os
 import stat
 from urllib.parse import unquote
 
-from tracecite.checks.live import HTML, TEXT
+from tracecite.checks.kinds import MatchKind, SourceKind
+from tracecite.checks.live import Loaded
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
-
-
-def is_file_uri(uri: str) -> bool:
-    """Whether a source URI is a ``file:`` URI."""
-    return uri[:5].lower() == "file:"
 
 
 def file_uri_path(uri: str) -> str:
@@ -53,7 +49,12 @@ def _os_failure(exc: OSError, verb: str) -> FetchError:
 
 
 class FileLoader:
-    """Reads ``file:`` sources under ``root`` with the size cap."""
+    """Reads ``file:`` sources under ``root`` with the size cap, for the live run (see
+    :class:`~tracecite.checks.live.Loader`). Files have no host: nothing is limited per host."""
+
+    kind = SourceKind.FILE
+    expects_html = False  # the parse workers start with the first HTML file, if any
+    hosts = None
 
     def __init__(self, root: str, max_bytes: int) -> None:
         self.root = os.path.realpath(root)
@@ -96,7 +97,19 @@ class FileLoader:
         except UnicodeDecodeError:
             raise FetchError(Code.FILE_UNREADABLE, "file is not UTF-8") from None
 
-    def __call__(self, uri: str) -> tuple[str, str]:
-        """``(kind, text)``: HTML files (by the cited name) are matched on their visible text."""
+    @staticmethod
+    def key(uri: str) -> str:
+        """Each URI as cited is one source."""
+        return uri
+
+    @staticmethod
+    def host(uri: str) -> None:
+        """Files are not loaded from a host."""
+        return None
+
+    def load(self, uri: str, *, claimed: bool = False) -> Loaded:
+        """The file ``uri`` names (raises :class:`FetchError`): HTML files (by the cited name)
+        are matched on their visible text. ``claimed`` is never set: files have no host."""
         text = self.read(self.resolve(uri))
-        return (HTML if file_uri_path(uri).lower().endswith(HTML_SUFFIXES) else TEXT), text
+        html = file_uri_path(uri).lower().endswith(HTML_SUFFIXES)
+        return Loaded(MatchKind.HTML if html else MatchKind.TEXT, text)

@@ -1,38 +1,37 @@
 """Checking quotes against sources loaded now (web pages or local files), each loaded once.
 
-The runner groups the quotes by source and loads every distinct source once on a bounded pool
-of threads (fetching waits on the network, so threads overlap it). Turning HTML into visible
-text is CPU-bound pure Python, so when there is more than one core it runs in a pool of worker
-processes: parsing overlaps fetching and uses every core. A loader thread hands its page to the
-workers and goes on to its next source without waiting for the parse; when the workers fall
-behind, at most ``concurrency`` pages wait for them and the loaders pause, so at most
-``2 × concurrency`` pages are in memory at once, however many sources there are.
+A :class:`LiveRun` groups the quotes by source and loads every distinct source once on a
+bounded pool of threads (fetching waits on the network, so threads overlap it); HTML is parsed
+in worker processes (:class:`~tracecite.checks.parse_pool.ParsePool`). A loader thread hands its
+page to the workers and goes on to its next source without waiting for the parse; when the
+workers fall behind, at most ``concurrency`` pages wait for them and the loaders pause, so at
+most ``2 × concurrency`` pages are in memory at once, however many sources there are.
+
+A loader whose sources live on hosts (the web) shares its request slots per host with the run:
+a loader thread is handed a source together with the slot of its first request, so no thread
+waits on a busy host while another host's source waits.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
-from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Sequence
-from types import TracebackType
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from tracecite.checks.kinds import MatchKind, SourceKind
+from tracecite.checks.parse_pool import ParsePool
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
-from tracecite.fetch.limits import MAX_TIMEOUT
+from tracecite.fetch.hosts import HostSlots
 from tracecite.findings import Counts, Finding
-from tracecite.matching import MatchText
 
 if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `check` needs none
-    from concurrent.futures import Executor, Future
-    from multiprocessing.context import BaseContext
-
-HTML = "html"
-JSON = "json"
-TEXT = "text"
+    import queue
+    from concurrent.futures import Future
 
 
 class Progress(Protocol):
@@ -61,46 +60,117 @@ class NoProgress:
         """Ignore."""
 
 
-def match_quotes(kind: str, text: str, quotes: Sequence[str], *,
-                 budget: float = MAX_TIMEOUT) -> list[bool]:
-    """For each normalised quote, whether it is in the source: HTML on its visible text, JSON
-    in its raw text or in one of its decoded string values, anything else as it is.
+@dataclass(frozen=True)
+class Loaded:
+    """A loaded source: how it is matched, and its text."""
 
-    HTML gets ``budget`` seconds to parse; past it, or past the parser's other limits, this
-    raises :class:`~tracecite.visible.ParseLimitError`. A plain function of plain
-    values, so a worker process can run it.
+    kind: MatchKind
+    text: str
+
+
+class Loader(Protocol):
+    """Loads the sources of one kind for a :class:`LiveRun`."""
+
+    @property
+    def kind(self) -> SourceKind:
+        """What the loader reads: what the run's findings say about a quote not found."""
+
+    @property
+    def expects_html(self) -> bool:
+        """Whether its sources are mostly HTML: the parse workers then start while the first
+        sources are still loading, instead of after."""
+
+    @property
+    def hosts(self) -> HostSlots | None:
+        """The request slots per host its loads count on (None: no limit per host)."""
+
+    def key(self, target: str) -> str:
+        """Which source ``target`` is: targets with the same key are loaded once."""
+
+    def host(self, target: str) -> str | None:
+        """The host ``target``'s first request goes to (None: not limited per host)."""
+
+    def load(self, target: str, *, claimed: bool = False) -> Loaded:
+        """The source at ``target``; raises :class:`FetchError` when it cannot be loaded.
+
+        ``claimed``: the caller has claimed a slot of :attr:`hosts` for :meth:`host`'s answer;
+        the load uses it for its first request and frees it, whatever happens.
+        """
+
+
+@dataclass(frozen=True)
+class LiveResult:
+    """What a live run found, in the order the sources finished, and its counts."""
+
+    findings: tuple[Finding, ...]
+    counts: Counts
+
+
+class LiveRun:
+    """Checks quotes against sources of one kind as they are now, each source loaded once.
+
+    At most ``concurrency`` sources load at once. A quote not in its source is a finding of the
+    loader's kind (TC210 or TC211); a source that cannot be loaded makes each of its quotes a
+    finding with the loader's :class:`FetchError` code, and one whose HTML cannot be parsed
+    within ``parse_budget`` seconds and the parser's limits, TC318. ``progress`` advances once
+    per source; ``parse_workers`` (default: one per core) is for tests.
     """
-    if kind == HTML:
-        from tracecite.visible import visible_text
 
-        texts = [MatchText(visible_text(text, budget=budget))]
-    elif kind == JSON:
-        # Each string value on its own: joined, normalisation would turn the line breaks
-        # between values into spaces and let a quote match across two of them.
-        texts = [MatchText(text), *(MatchText(value) for value in _json_strings(text))]
-    else:
-        texts = [MatchText(text)]
-    return [any(t.contains(q) for t in texts) for q in quotes]
+    def __init__(self, loader: Loader, *, concurrency: int, parse_budget: float,
+                 progress: Progress | None = None, parse_workers: int | None = None) -> None:
+        self._loader = loader
+        self._concurrency = concurrency
+        self._parse_budget = parse_budget
+        self._progress = progress or NoProgress()
+        self._parse_workers = parse_workers
+
+    def check(self, checks: Sequence[QuoteCheck]) -> LiveResult:
+        """Load each distinct source of ``checks`` once and match its quotes. A failure of one
+        source never fails another; an unexpected exception (a bug) propagates."""
+        groups: dict[str, list[QuoteCheck]] = defaultdict(list)
+        for check in checks:
+            groups[self._loader.key(check.target)].append(check)
+        tally = _Tally(self._loader.kind, checked=len(checks))
+        with ParsePool(self._parse_workers) as parser:
+            if self._loader.expects_html:
+                parser.start()  # before any thread of ours runs (see ParsePool)
+            _return_freed_buffers()  # here, where the pages are loaded (not in the workers)
+            self._progress.start(len(groups))
+            try:
+                _Loading(self._loader, groups, parser, self._concurrency,
+                         self._parse_budget).run(tally, self._progress)
+            finally:
+                self._progress.stop()
+        return tally.result()
 
 
-def _json_strings(text: str) -> list[str]:
-    import json
+class _Tally:
+    """The findings and counts of one run, settled source by source."""
 
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return []  # a JSON type whose body is not JSON: the raw text only
-    out: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            out.append(item)
-        elif isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
-    return out
+    def __init__(self, kind: SourceKind, *, checked: int) -> None:
+        self._kind = kind
+        self._checked = checked
+        self._findings: list[Finding] = []
+        self._matched = self._not_found = self._unavailable = 0
+
+    def settle(self, group: Sequence[QuoteCheck], outcome: list[bool] | FetchError) -> None:
+        """Record the outcome of one source: each quote's match, or why it is unavailable."""
+        if isinstance(outcome, FetchError):
+            self._unavailable += len(group)
+            self._findings.extend(check.unavailable(outcome) for check in group)
+            return
+        for check, found in zip(group, outcome, strict=True):
+            if found:
+                self._matched += 1
+            else:
+                self._not_found += 1
+                self._findings.append(check.not_found(self._kind))
+
+    def result(self) -> LiveResult:
+        """Everything settled so far."""
+        return LiveResult(tuple(self._findings), Counts(
+            checked=self._checked, matched=self._matched, not_found=self._not_found,
+            unavailable=self._unavailable))
 
 
 def _return_freed_buffers() -> None:
@@ -108,12 +178,11 @@ def _return_freed_buffers() -> None:
 
     glibc raises its mmap threshold each time a large mmap-ed buffer is freed, so later
     page-sized buffers come from its per-thread heaps, where freed memory mostly stays: peak
-    memory then grows with the number of pages (measured on the corpus pages served locally:
-    the main process peaked at 84 MB for 125 pages and 163 MB for 750). Setting the threshold,
-    even to its default of 128 KiB, turns the adjustment off: 55 MB whatever the number of
-    pages. Called after the parse workers are forked, so they keep glibc's default: their
-    memory levels off after the largest pages, and a fresh mapping for every page would cost
-    them about a tenth more CPU. A no-op on other C libraries.
+    memory would then grow with the number of pages. Setting the threshold, even to its
+    default of 128 KiB, turns the adjustment off, and peak memory stays flat. Called after the
+    parse workers are forked, so they keep glibc's default: their memory levels off after the
+    largest pages, and a fresh mapping for every page would cost them CPU. A no-op on other C
+    libraries.
     """
     if not sys.platform.startswith("linux"):
         return
@@ -125,170 +194,6 @@ def _return_freed_buffers() -> None:
         return
     m_mmap_threshold = -3  # from glibc's <malloc.h>
     mallopt(m_mmap_threshold, 128 * 1024)
-
-
-Loader = Callable[[str], tuple[str, str]]
-"""Loads one source by its target: ``(kind, text)``; raises :class:`FetchError`.
-
-A loader whose sources are mostly HTML (web pages) may set ``expects_html = True``: the parse
-workers then start while its first sources are still loading, instead of after.
-
-A loader that keeps to a limit per host sets ``per_host`` (an int) and ``host_of(target)`` (the
-host a target is loaded from, or None): the runner then starts at most ``per_host`` loads of one
-host at once and meanwhile goes on with other hosts' sources, instead of leaving its threads
-waiting on a busy host.
-"""
-
-
-def _match_in_worker(kind: str, text: str, quotes: Sequence[str], budget: float) -> list[bool]:
-    """``match_quotes`` in a parse worker, with the cyclic garbage collector paused.
-
-    html5lib's tree is full of reference cycles, and collections during a parse keep scanning
-    the growing tree: pausing them saves about 8% of the parse. A worker runs nothing else
-    meanwhile, and the first collection after the parse frees the whole tree.
-    """
-    import gc
-
-    gc.disable()
-    try:
-        return match_quotes(kind, text, quotes, budget=budget)
-    finally:
-        gc.enable()
-
-
-def _prepare_worker() -> None:
-    """Import the HTML parser in a new worker, before its first page arrives."""
-    import tracecite.visible  # noqa: F401
-
-
-class ParsePool:
-    """Worker processes for HTML parsing, one per core, started by ``start`` or on first use.
-
-    Workers started by ``start`` while no other thread runs are forked: that takes milliseconds.
-    Otherwise ``forkserver`` (where available) starts them from a clean process, which is safe
-    while loader threads hold locks but costs a new interpreter (a few tenths of a second). A
-    single-core machine parses in the loader thread instead.
-    """
-
-    def __init__(self, workers: int | None = None) -> None:
-        self._workers = workers if workers is not None else (os.cpu_count() or 1)
-        self._executor: Executor | None = None
-        self._lock = threading.Lock()  # loader threads ask for the executor at the same time
-        self._closed = False
-
-    def __enter__(self) -> ParsePool:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-
-    def start(self) -> None:
-        """Start the workers now, if parsing would use them; each imports the HTML parser
-        while the caller goes on (to load its first pages)."""
-        if self._workers < 2:
-            return
-        executor = self._get_executor()
-        for _ in range(self._workers):  # a worker per job while none is idle
-            executor.submit(_prepare_worker)
-
-    def _get_executor(self) -> Executor:
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("the parse pool is closed")
-            if self._executor is None:
-                import multiprocessing
-                from concurrent.futures import ProcessPoolExecutor
-
-                methods = multiprocessing.get_all_start_methods()
-                context: BaseContext
-                if sys.platform == "linux" and threading.active_count() == 1:
-                    # Safe: no other thread can hold a lock the child would inherit. (With
-                    # "fork", ProcessPoolExecutor forks every worker before its own threads.)
-                    context = multiprocessing.get_context("fork")
-                elif "forkserver" in methods:
-                    context = multiprocessing.get_context("forkserver")
-                    # Imported once in the forkserver rather than by every worker.
-                    context.set_forkserver_preload(["tracecite.checks.live",
-                                                    "tracecite.visible"])
-                else:
-                    context = multiprocessing.get_context()
-                self._executor = ProcessPoolExecutor(self._workers, mp_context=context)
-            return self._executor
-
-    def submit(self, kind: str, text: str, quotes: Sequence[str], *,
-               budget: float = MAX_TIMEOUT) -> Future[list[bool]]:
-        """``match_quotes`` in a worker process when it pays (HTML with 2+ cores); otherwise
-        it runs here and the future is already done."""
-        from concurrent.futures import Future
-
-        if kind == HTML and self._workers >= 2:
-            return self._get_executor().submit(_match_in_worker, kind, text, list(quotes),
-                                               budget)
-        future: Future[list[bool]] = Future()
-        try:
-            future.set_result(match_quotes(kind, text, quotes, budget=budget))
-        except Exception as error:  # handed to whoever reads the future
-            future.set_exception(error)
-        return future
-
-    def close(self) -> None:
-        """Stop the workers."""
-        with self._lock:
-            executor, self._executor = self._executor, None
-            self._closed = True
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
-
-
-def run_live_checks(
-    checks: Sequence[QuoteCheck],
-    load: Loader,
-    *,
-    key: Callable[[str], str] = lambda target: target,
-    concurrency: int,
-    not_found: tuple[Code, str],
-    progress: Progress | None = None,
-    parse_workers: int | None = None,
-    parse_budget: float = MAX_TIMEOUT,
-) -> tuple[list[Finding], Counts]:
-    """Load each distinct source once (``key`` says which targets are the same source) and
-    report each quote that is not in it (``not_found``: code and what to call the source) or
-    whose source could not be loaded (the loader's :class:`FetchError` code) or parsed within
-    ``parse_budget`` seconds and the parser's limits (TC318)."""
-    groups: dict[str, list[QuoteCheck]] = defaultdict(list)
-    for check in checks:
-        groups[key(check.target)].append(check)
-    progress = progress or NoProgress()
-    findings: list[Finding] = []
-    matched = unavailable = fetched = 0
-    code, what = not_found
-
-    def settle(group: list[QuoteCheck], outcome: list[bool] | FetchError) -> None:
-        nonlocal matched, unavailable, fetched
-        if isinstance(outcome, FetchError):
-            unavailable += len(group)
-            findings.extend(check.unavailable(outcome) for check in group)
-            return
-        fetched += 1
-        for check, found in zip(group, outcome, strict=True):
-            if found:
-                matched += 1
-            else:
-                findings.append(check.not_found(code, what))
-
-    with ParsePool(parse_workers) as parser:
-        if getattr(load, "expects_html", False):
-            parser.start()  # before any thread of ours runs (see ParsePool)
-        _return_freed_buffers()  # here, where the pages are fetched (not in the parse workers)
-        progress.start(len(groups))
-        try:
-            _load_and_match(groups, load, parser, concurrency, settle, progress, parse_budget)
-        finally:
-            progress.stop()
-    counts = Counts(checked=len(checks), matched=matched, unavailable=unavailable,
-                    not_found=len(checks) - matched - unavailable)
-    return findings, counts
 
 
 def _matched(parsed: Future[list[bool]]) -> list[bool] | FetchError:
@@ -306,131 +211,124 @@ def _matched(parsed: Future[list[bool]]) -> list[bool] | FetchError:
         raise
 
 
-def _load_and_match(
-    groups: dict[str, list[QuoteCheck]],
-    load: Loader,
-    parser: ParsePool,
-    concurrency: int,
-    settle: Callable[[list[QuoteCheck], list[bool] | FetchError], None],
-    progress: Progress,
-    parse_budget: float,
-) -> None:
-    """Load every group's source on at most ``concurrency`` threads and settle it once matched.
+class _Loading:
+    """One run's loader threads: each takes sources (:class:`_Sources`), loads them and hands
+    the pages to the parser; what they finish comes back to the run's thread on one queue."""
 
-    The loader threads hand each page to the parser and go on to their next source; what they
-    finish (a parse to wait for, or an error) comes back to this thread on one queue.
-    """
-    import queue
+    def __init__(self, loader: Loader, groups: dict[str, list[QuoteCheck]], parser: ParsePool,
+                 concurrency: int, parse_budget: float) -> None:
+        import queue
 
-    per_host: int | None = getattr(load, "per_host", None)
-    host_of: Callable[[str], str | None] = getattr(load, "host_of", lambda target: None)
-    sources = _Sources([(k, host_of(group[0].target)) for k, group in groups.items()],
-                       per_host)
-    done: queue.SimpleQueue[tuple[str, Future[list[bool]] | BaseException]] = (
-        queue.SimpleQueue())
-    loaders = min(max(1, concurrency), sources.useful_threads())
-    # A page handed to the parser holds a slot until it is parsed; when the workers fall
-    # behind, loaders wait for one instead of piling up pages: at most one page per loader
-    # waits for a parse and each loader holds at most one more, 2 × concurrency in all.
-    parse_slots = threading.BoundedSemaphore(max(1, loaders))
+        self._loader = loader
+        self._groups = groups
+        self._parser = parser
+        self._parse_budget = parse_budget
+        self._sources = _Sources([(k, loader.host(group[0].target))
+                                  for k, group in groups.items()], loader.hosts)
+        # What the loader threads hand back for a source: its parse, or why it failed.
+        self._done: queue.SimpleQueue[tuple[str, Future[list[bool]] | BaseException]] = (
+            queue.SimpleQueue())
+        self._threads = min(max(1, concurrency), self._sources.useful_threads())
+        # A page handed to the parser holds a slot until it is parsed; when the workers fall
+        # behind, loaders wait for one instead of piling up pages: at most one page per loader
+        # waits for a parse and each loader holds at most one more, 2 × concurrency in all.
+        self._parse_slots = threading.BoundedSemaphore(max(1, self._threads))
 
-    def load_one(k: str) -> None:
-        group = groups[k]
+    def run(self, tally: _Tally, progress: Progress) -> None:
+        """Load every source, settling each in ``tally`` as it finishes; re-raises a loader's
+        or the parser's unexpected exception."""
+        threads = [threading.Thread(target=self._load_sources, name=f"tracecite-load-{n}",
+                                    daemon=True) for n in range(self._threads)]
+        for thread in threads:
+            thread.start()  # each goes to work at once: the first requests are out meanwhile
         try:
+            for _ in range(len(self._groups)):
+                k, outcome = self._done.get()
+                if isinstance(outcome, FetchError):
+                    tally.settle(self._groups[k], outcome)
+                elif isinstance(outcome, BaseException):
+                    raise outcome
+                else:
+                    tally.settle(self._groups[k], _matched(outcome))
+                progress.advance()
+        finally:
+            self._sources.close()  # loads not yet started need not run once the run has failed
+            for thread in threads:
+                thread.join()
+
+    def _load_sources(self) -> None:
+        # Each load runs in its own call, so no page outlives it here while the next loads.
+        while (taken := self._sources.take()) is not None:
+            self._load_one(*taken)
+
+    def _load_one(self, k: str, claimed: bool) -> None:
+        group = self._groups[k]
+        try:
+            loaded = self._loader.load(group[0].target, claimed=claimed)
+            self._parse_slots.acquire()
             try:
-                kind, text = load(group[0].target)
-            finally:
-                sources.finished(k)
-            parse_slots.acquire()
-            try:
-                parsed = parser.submit(kind, text, [c.quote for c in group],
-                                       budget=parse_budget)
+                parsed = self._parser.submit(loaded.kind, loaded.text, [c.quote for c in group],
+                                             budget=self._parse_budget)
             except BaseException:
-                parse_slots.release()
+                self._parse_slots.release()
                 raise
-        except BaseException as error:  # settled (FetchError) or raised (a bug) by the runner
-            done.put((k, error))
+        except BaseException as error:  # settled (FetchError) or raised (a bug) by the run
+            self._done.put((k, error))
             return
 
         def parse_done(future: Future[list[bool]]) -> None:
-            parse_slots.release()
-            done.put((k, future))
+            self._parse_slots.release()
+            self._done.put((k, future))
 
         parsed.add_done_callback(parse_done)
 
-    def loader() -> None:
-        # Each load runs in its own call, so no page outlives it here while the next loads.
-        while (k := sources.take()) is not None:
-            load_one(k)
-
-    threads = [threading.Thread(target=loader, name=f"tracecite-load-{n}", daemon=True)
-               for n in range(loaders)]
-    for thread in threads:
-        thread.start()  # each goes to work at once: the first requests are out meanwhile
-    try:
-        for _ in range(len(groups)):
-            k, outcome = done.get()
-            if isinstance(outcome, FetchError):
-                settle(groups[k], outcome)
-            elif isinstance(outcome, BaseException):
-                raise outcome
-            else:
-                settle(groups[k], _matched(outcome))
-            progress.advance()
-    finally:
-        sources.close()  # loads not yet started need not run once the run has failed
-        for thread in threads:
-            thread.join()
-
 
 class _Sources:
-    """Hands sources to loader threads in order, keeping at most ``per_host`` loads of one host
-    at once: a thread whose next source's host is busy takes the first one whose host is not.
-    Sources without a host (or every source, when ``per_host`` is None) are not limited."""
+    """Hands sources to loader threads in order, preferring those whose host has room: a
+    thread whose next source's host is busy takes the first one whose host is not, and waits
+    only while every host left is busy.
 
-    def __init__(self, sources: Sequence[tuple[str, str | None]], per_host: int | None) -> None:
-        self._limit = per_host or 0  # only ever compared for hosts that are not None
+    The slots are the loader's (``None``: nothing is limited per host, and neither are sources
+    without a host): a source is handed out with its first request's slot claimed, and the load
+    frees it. Nothing is counted here.
+    """
+
+    def __init__(self, sources: Sequence[tuple[str, str | None]], slots: HostSlots | None):
+        self._slots = slots
         # Hosts in the order first cited (None: not limited), each with its sources in order.
         self._waiting: dict[str | None, deque[str]] = {}
         for k, host in sources:
-            self._waiting.setdefault(host if per_host else None, deque()).append(k)
-        self._busy: Counter[str] = Counter()
-        self._host: dict[str, str] = {}
-        self._changed = threading.Condition()
+            self._waiting.setdefault(host if slots is not None else None, deque()).append(k)
+        self._lock = threading.Lock()
         self._closed = False
 
     def useful_threads(self) -> int:
         """How many loads can ever run at once: beyond that, a thread would only wait."""
-        return sum(len(keys) if host is None else min(len(keys), self._limit)
+        limit = self._slots.limit if self._slots is not None else 0  # read for hosts only
+        return sum(len(keys) if host is None else min(len(keys), limit)
                    for host, keys in self._waiting.items())
 
     def close(self) -> None:
         """Hand nothing more out; every ``take`` returns None."""
-        with self._changed:
+        with self._lock:
             self._closed = True
-            self._changed.notify_all()
+        if self._slots is not None:
+            self._slots.wake()
 
-    def take(self) -> str | None:
-        """The next source to load (waiting while every host left is busy), or None."""
-        with self._changed:
-            while not self._closed and self._waiting:
+    def take(self) -> tuple[str, bool] | None:
+        """The next source to load and whether its first request's slot is claimed (waiting
+        while every host left is busy), or None when there is none."""
+        while True:
+            with self._lock:
+                if self._closed or not self._waiting:
+                    return None
+                slots = self._slots
+                seen = slots.changes if slots is not None else 0  # before any claim: none missed
                 for host, keys in self._waiting.items():
-                    if host is None or self._busy[host] < self._limit:
+                    if host is None or (slots is not None and slots.claim(host)):
                         k = keys.popleft()
                         if not keys:
                             del self._waiting[host]
-                        if host is not None:
-                            self._busy[host] += 1
-                            self._host[k] = host
-                        return k
-                self._changed.wait()
-            return None
-
-    def finished(self, k: str) -> None:
-        """Source ``k`` is loaded (or failed): its host has room for one more."""
-        with self._changed:
-            host = self._host.pop(k, None)
-            if host is not None:
-                self._busy[host] -= 1
-                # One slot freed: one waiting thread can use it.
-                self._changed.notify()
+                        return k, host is not None
+            if slots is not None:  # else every source was handed out above
+                slots.wait(seen)

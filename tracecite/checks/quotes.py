@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tracecite.checks.kinds import SourceKind
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.findings import Finding
@@ -36,9 +37,9 @@ class QuoteCheck:
         return cls(citation.quote, uri, citation.file, citation.line, claim=citation.claim,
                    citation=citation.citation, source_id=citation.source_id)
 
-    def not_found(self, code: Code, what: str) -> Finding:
-        """The finding for a quote that is not in its source."""
-        return self._finding(code, f"quote is not in {what}")
+    def not_found(self, kind: SourceKind) -> Finding:
+        """The finding for a quote that is not in its source, of that kind (TC210, TC211)."""
+        return self._finding(kind.not_found, f"quote is not in {kind.source_name}")
 
     def unavailable(self, error: FetchError) -> Finding:
         """The finding for a source that could not be fetched or read."""

@@ -4,27 +4,29 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from tracecite.checks.live import HTML, JSON, TEXT
+from tracecite.checks.kinds import MatchKind, SourceKind
+from tracecite.checks.live import Loaded
 from tracecite.fetch.body import is_json_type
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.fetcher import PinnedFetcher
+from tracecite.fetch.hosts import HostSlots
 from tracecite.fetch.url_policy import parse_target
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 
-def kind_of(media_type: str) -> str:
+def kind_of(media_type: str) -> MatchKind:
     """How a response of this media type is matched: HTML, JSON or plain text."""
     if media_type in HTML_TYPES:
-        return HTML
+        return MatchKind.HTML
     if is_json_type(media_type):
-        return JSON
-    return TEXT
+        return MatchKind.JSON
+    return MatchKind.TEXT
 
 
 # Notes cite the same URL many times, and the runner asks for each source's key and then its
-# host: each distinct spelling is parsed once (1,000 records over 200 URLs: 3 ms instead of
-# 14). An invalid URL is not cached: it raises each time.
+# host: each distinct spelling is parsed once. An invalid URL is not cached: it raises each
+# time.
 _target = lru_cache(maxsize=4096)(parse_target)
 
 
@@ -37,23 +39,35 @@ def url_key(url: str) -> str:
 
 
 class WebLoader:
-    """Loads a URL through the pinned fetcher (raises :class:`FetchError`)."""
+    """Loads web pages through the pinned fetcher, sharing its request slots per host with the
+    live run (see :class:`~tracecite.checks.live.Loader`)."""
 
+    kind = SourceKind.WEB
     expects_html = True  # web pages are mostly HTML: start the parse workers early
 
     def __init__(self, fetcher: PinnedFetcher) -> None:
         self._fetcher = fetcher
-        self.per_host = fetcher.per_host  # the runner starts no more loads of one host at once
 
-    def __call__(self, url: str) -> tuple[str, str]:
-        """``(kind, text)`` of the page at ``url``."""
-        page = self._fetcher.fetch(url)
-        return kind_of(page.media_type), page.text
+    @property
+    def hosts(self) -> HostSlots:
+        """The fetcher's request slots per host."""
+        return self._fetcher.hosts
 
     @staticmethod
-    def host_of(url: str) -> str | None:
+    def key(url: str) -> str:
+        """The request ``url`` stands for (:func:`url_key`)."""
+        return url_key(url)
+
+    @staticmethod
+    def host(url: str) -> str | None:
         """The host ``url`` is fetched from first (None for a URL the fetcher refuses)."""
         try:
             return _target(url).host
         except FetchError:
             return None
+
+    def load(self, url: str, *, claimed: bool = False) -> Loaded:
+        """The page at ``url`` and how to match it (raises :class:`FetchError`); ``claimed``:
+        the caller holds the slot of ``host(url)``, which the fetcher frees."""
+        page = self._fetcher.fetch(url, claimed=claimed)
+        return Loaded(kind_of(page.media_type), page.text)

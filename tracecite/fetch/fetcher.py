@@ -141,14 +141,24 @@ class PinnedFetcher:
         """Requests in flight to one host at most (``FetchOptions.per_host``)."""
         return self._options.per_host
 
-    def fetch(self, url: str) -> Page:
-        """GET ``url`` and return its text; raises ``FetchError`` with the registry code."""
+    @property
+    def hosts(self) -> HostSlots:
+        """The request slots per host that every fetch counts on (see ``fetch``'s ``claimed``)."""
+        return self._hosts
+
+    def fetch(self, url: str, *, claimed: bool = False) -> Page:
+        """GET ``url`` and return its text; raises ``FetchError`` with the registry code.
+
+        ``claimed``: the caller has claimed a slot of :attr:`hosts` for the URL's host
+        (``parse_target(url).host``); the first hop uses it instead of waiting, and frees it.
+        """
         clock = FetchClock(time.monotonic() + self._options.timeout, self._options.timeout)
         with enforced(clock):
             target = parse_target(url)
             for redirects in range(MAX_REDIRECTS + 1):
                 # Each hop holds a slot on its own host until its body is read or dropped.
-                with self._hosts.hold(target.host, clock.deadline, clock.timeout):
+                with (self._hosts.claimed(target.host) if claimed and not redirects
+                      else self._hosts.hold(target.host, clock.deadline, clock.timeout)):
                     response = self._request(target, clock)
                     try:
                         if response.status not in _REDIRECT_STATUSES:

@@ -17,6 +17,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from tracecite.checks.kinds import SourceKind
 from tracecite.commands import Plan, run_checks, split_inputs
 from tracecite.errors import UsageError
 from tracecite.findings import Report
@@ -34,8 +35,10 @@ def stage_plan(settings: Settings) -> Plan:
     """What the settings' stage runs."""
     if settings.stage not in STAGES:
         raise UsageError(f"unknown stage {settings.stage!r}")
-    online = settings.stage != "offline"
-    return Plan(COMMAND, evidence=True, web=online, files=online and settings.verify_files)
+    if settings.stage == "offline":
+        return Plan(COMMAND, evidence=True)
+    live = (SourceKind.WEB, SourceKind.FILE) if settings.verify_files else (SourceKind.WEB,)
+    return Plan(COMMAND, evidence=True, live=live)
 
 
 def run_hook(files: Sequence[str], settings: Settings) -> Report:

@@ -1,0 +1,138 @@
+"""Matching a loaded source by its kind, and the pool of worker processes that parses HTML."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+
+from tracecite.checks.kinds import MatchKind
+from tracecite.checks.parse_pool import ParsePool, match_quotes
+from tracecite.visible import ParseLimitError
+
+HTML, JSON, TEXT = MatchKind.HTML, MatchKind.JSON, MatchKind.TEXT
+
+
+# ---- match_quotes ---------------------------------------------------------------------------
+
+def test_text_is_matched_as_is_after_normalising() -> None:
+    text = "line one\n\n  <b>Quick</b>\tbrown\u00a0fox"
+    assert match_quotes(TEXT, text, ["<b>Quick</b> brown fox", "Quick brown", "quick"]) == [
+        True, False, False,
+    ]
+
+
+def test_html_is_matched_on_visible_text() -> None:
+    page = "<title>head only</title><p>quick <b>brown</b> fox</p><script>in script</script>"
+    assert match_quotes(HTML, page, ["quick brown fox", "head only", "in script"]) == [
+        True, False, False,
+    ]
+
+
+def test_json_raw_text_and_each_decoded_string() -> None:
+    body = ('{"a": "caf\\u00e9 \\"x\\"", "b": ["quick brown", "fox jumps"],'
+            ' "c": {"d": "lazy\\ndog"}}')
+    quotes = ['café "x"', '"b": [', "quick brown", "lazy dog", "brown fox", "jumps lazy"]
+    assert match_quotes(JSON, body, quotes) == [True, True, True, True, False, False]
+
+
+def test_json_type_with_a_body_that_is_not_json_matches_raw_text_only() -> None:
+    assert match_quotes(JSON, "not {json", ["not {json", "json"]) == [True, True]
+    assert match_quotes(JSON, '["caf\\u00e9"', ["café"]) == [False]
+
+
+def test_html_past_its_parse_budget_raises_a_parse_limit_error() -> None:
+    page = "<p>quick brown fox</p>" * 50
+    assert match_quotes(HTML, page, ["quick brown fox"]) == [True]
+    with pytest.raises(ParseLimitError, match="more than 0 s to parse"):
+        match_quotes(HTML, page, ["quick brown fox"], budget=0)
+    assert match_quotes(TEXT, page, ["fox"], budget=0) == [True]  # only HTML is parsed
+
+
+def test_json_nesting_too_deep_for_the_decoder_falls_back_to_raw_text() -> None:
+    deep = "[" * 100_000 + '"x"' + "]" * 100_000
+    assert match_quotes(JSON, deep, ['"x"', "x"]) == [True, True]
+
+
+# ---- ParsePool ------------------------------------------------------------------------------
+
+def test_parse_pool_parses_in_the_thread_without_several_cores(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_processes(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("no process pool expected")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_processes)
+    with ParsePool(workers=1) as pool:
+        assert pool.submit(HTML, "<p>a <i>b</i></p>", ["a b"]).result() == [True]
+    with ParsePool(workers=4) as pool:
+        assert pool.submit(TEXT, "a b", ["a b"]).result() == [True]  # only HTML to workers
+        assert pool.submit(JSON, '["a b"]', ["a b"]).result() == [True]
+
+
+def test_parse_pool_uses_worker_processes_for_html() -> None:
+    with ParsePool(workers=2) as pool:
+        assert pool.submit(HTML, "<p>quick <b>brown</b></p><style>x</style>",
+                           ["quick brown", "x"]).result() == [True, False]
+
+
+def test_a_parse_limit_in_a_worker_comes_back_as_its_error() -> None:
+    with ParsePool(workers=2) as pool:
+        parsed = pool.submit(HTML, "<p>quick brown fox</p>" * 50, ["fox"], budget=0)
+        with pytest.raises(ParseLimitError, match="more than 0 s to parse"):
+            parsed.result()
+
+
+class FakeExecutor:
+    """Stands in for ProcessPoolExecutor: slow to start, runs jobs inline, records shutdowns."""
+
+    created: list[FakeExecutor] = []  # noqa: RUF012 - reset by each test
+
+    def __init__(self, workers: int, mp_context: Any = None) -> None:
+        time.sleep(0.05)  # starting processes takes a while: a window for a race
+        self.shut_down = False
+        FakeExecutor.created.append(self)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_result(fn(*args))
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.shut_down = True
+
+
+def test_parse_pool_starts_one_executor_however_many_threads_ask(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    FakeExecutor.created = []
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", FakeExecutor)
+    pool = ParsePool(workers=2)
+    barrier = threading.Barrier(4)
+    results: list[list[bool]] = []
+
+    def parse() -> None:
+        barrier.wait()
+        results.append(pool.submit(HTML, "<p>a</p>", ["a"]).result())
+
+    threads = [threading.Thread(target=parse) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    pool.close()
+    assert results == [[True]] * 4
+    assert len(FakeExecutor.created) == 1
+    assert all(executor.shut_down for executor in FakeExecutor.created)
+
+
+def test_a_closed_parse_pool_takes_no_more_html() -> None:
+    pool = ParsePool(workers=2)
+    pool.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        pool.submit(HTML, "<p>a</p>", ["a"])

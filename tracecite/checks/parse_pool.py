@@ -1,0 +1,167 @@
+"""Matching quotes in a loaded source (:func:`match_quotes`), and the worker processes that do
+it for HTML (:class:`ParsePool`).
+
+Turning HTML into visible text is CPU-bound pure Python, so when there is more than one core it
+runs in a pool of worker processes: parsing overlaps loading and uses every core.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from tracecite.checks.kinds import MatchKind
+from tracecite.fetch.limits import MAX_TIMEOUT
+from tracecite.matching import MatchText
+
+if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `check` needs none
+    from concurrent.futures import Executor, Future
+    from multiprocessing.context import BaseContext
+
+
+def match_quotes(kind: MatchKind, text: str, quotes: Sequence[str], *,
+                 budget: float = MAX_TIMEOUT) -> list[bool]:
+    """For each normalised quote, whether it is in the source: HTML on its visible text, JSON
+    in its raw text or in one of its decoded string values, anything else as it is.
+
+    HTML gets ``budget`` seconds to parse; past it, or past the parser's other limits, this
+    raises :class:`~tracecite.visible.ParseLimitError`. A plain function of plain
+    values, so a worker process can run it.
+    """
+    if kind is MatchKind.HTML:
+        from tracecite.visible import visible_text
+
+        texts = [MatchText(visible_text(text, budget=budget))]
+    elif kind is MatchKind.JSON:
+        # Each string value on its own: joined, normalisation would turn the line breaks
+        # between values into spaces and let a quote match across two of them.
+        texts = [MatchText(text), *(MatchText(value) for value in _json_strings(text))]
+    else:
+        texts = [MatchText(text)]
+    return [any(t.contains(q) for t in texts) for q in quotes]
+
+
+def _json_strings(text: str) -> list[str]:
+    import json
+
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return []  # a JSON type whose body is not JSON: the raw text only
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return out
+
+
+def _match_in_worker(kind: MatchKind, text: str, quotes: Sequence[str],
+                     budget: float) -> list[bool]:
+    """``match_quotes`` in a parse worker, with the cyclic garbage collector paused.
+
+    html5lib's tree is full of reference cycles, and collections during a parse keep scanning
+    the growing tree: pausing them makes the parse cheaper. A worker runs nothing else
+    meanwhile, and the first collection after the parse frees the whole tree.
+    """
+    import gc
+
+    gc.disable()
+    try:
+        return match_quotes(kind, text, quotes, budget=budget)
+    finally:
+        gc.enable()
+
+
+def _prepare_worker() -> None:
+    """Import the HTML parser in a new worker, before its first page arrives."""
+    import tracecite.visible  # noqa: F401
+
+
+class ParsePool:
+    """Worker processes for HTML parsing, one per core, started by ``start`` or on first use.
+
+    Workers started by ``start`` while no other thread runs are forked, which is cheap.
+    Otherwise ``forkserver`` (where available) starts them from a clean process, which is safe
+    while loader threads hold locks but costs a new interpreter. A single-core machine parses
+    in the loader thread instead.
+    """
+
+    def __init__(self, workers: int | None = None) -> None:
+        self._workers = workers if workers is not None else (os.cpu_count() or 1)
+        self._executor: Executor | None = None
+        self._lock = threading.Lock()  # loader threads ask for the executor at the same time
+        self._closed = False
+
+    def __enter__(self) -> ParsePool:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start the workers now, if parsing would use them; each imports the HTML parser
+        while the caller goes on (to load its first pages)."""
+        if self._workers < 2:
+            return
+        executor = self._get_executor()
+        for _ in range(self._workers):  # a worker per job while none is idle
+            executor.submit(_prepare_worker)
+
+    def _get_executor(self) -> Executor:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the parse pool is closed")
+            if self._executor is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                methods = multiprocessing.get_all_start_methods()
+                context: BaseContext
+                if sys.platform == "linux" and threading.active_count() == 1:
+                    # Safe: no other thread can hold a lock the child would inherit. (With
+                    # "fork", ProcessPoolExecutor forks every worker before its own threads.)
+                    context = multiprocessing.get_context("fork")
+                elif "forkserver" in methods:
+                    context = multiprocessing.get_context("forkserver")
+                    # Imported once in the forkserver rather than by every worker.
+                    context.set_forkserver_preload(["tracecite.checks.parse_pool",
+                                                    "tracecite.visible"])
+                else:
+                    context = multiprocessing.get_context()
+                self._executor = ProcessPoolExecutor(self._workers, mp_context=context)
+            return self._executor
+
+    def submit(self, kind: MatchKind, text: str, quotes: Sequence[str], *,
+               budget: float = MAX_TIMEOUT) -> Future[list[bool]]:
+        """``match_quotes`` in a worker process when it pays (HTML with 2+ cores); otherwise
+        it runs here and the future is already done."""
+        from concurrent.futures import Future
+
+        if kind is MatchKind.HTML and self._workers >= 2:
+            return self._get_executor().submit(_match_in_worker, kind, text, list(quotes),
+                                               budget)
+        future: Future[list[bool]] = Future()
+        try:
+            future.set_result(match_quotes(kind, text, quotes, budget=budget))
+        except Exception as error:  # handed to whoever reads the future
+            future.set_exception(error)
+        return future
+
+    def close(self) -> None:
+        """Stop the workers."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+            self._closed = True
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
