@@ -18,7 +18,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from tracecite import __version__
@@ -363,10 +363,6 @@ class Settings:
                             per_host=self.per_host, user_agent=self.user_agent,
                             connect_to=self.connect_to, allow_net=self.allow_net,
                             ca_cert=self.ca_cert)
-
-
-# Every option is a field and every field but config_path is an option: one table.
-assert {o.name for o in OPTIONS} == {f.name for f in fields(Settings)} - {"config_path"}
 
 
 # ---- the three sources ----------------------------------------------------------------------

@@ -16,15 +16,32 @@ FETCH_DEPTH_HINT = ("check the repository out with its history (actions/checkout
                     "'fetch-depth: 0')")
 
 
-def _git(args: Sequence[str], cwd: str) -> bytes:
+_NO_GIT = ("git is not installed, and finding the files to check needs it; give FILE "
+           "arguments instead")
+
+
+def _run_git(args: Sequence[str], cwd: str) -> subprocess.CompletedProcess[bytes] | None:
+    """git's answer, or None when git is not installed."""
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
     except FileNotFoundError:
-        raise GitError("git is not installed, and finding the files to check needs it; "
-                       "give FILE arguments instead") from None
+        return None
+
+
+def _git(args: Sequence[str], cwd: str) -> bytes:
+    """git's output; a failure is TC103 saying why."""
+    done = _run_git(args, cwd)
+    if done is None:
+        raise GitError(_NO_GIT)
     if done.returncode != 0:
         raise GitError(_git_reason(args, done.stderr))
     return done.stdout
+
+
+def _git_succeeds(args: Sequence[str], cwd: str) -> bytes | None:
+    """git's output when it succeeds, else None (a question, not a failure)."""
+    done = _run_git(args, cwd)
+    return done.stdout if done is not None and done.returncode == 0 else None
 
 
 def _git_reason(args: Sequence[str], stderr: bytes) -> str:
@@ -38,10 +55,8 @@ def _git_reason(args: Sequence[str], stderr: bytes) -> str:
 
 def git_top_level(cwd: str) -> str | None:
     """The working tree's top-level directory, or None outside a repository (or without git)."""
-    try:
-        return os.fsdecode(_git(["rev-parse", "--show-toplevel"], cwd).rstrip(b"\n"))
-    except GitError:
-        return None
+    out = _git_succeeds(["rev-parse", "--show-toplevel"], cwd)
+    return os.fsdecode(out.rstrip(b"\n")) if out is not None else None
 
 
 def _split_z(data: bytes) -> list[str]:
@@ -54,11 +69,7 @@ def tracked_files(cwd: str) -> list[str]:
 
 
 def _commit_exists(ref: str, cwd: str) -> bool:
-    try:
-        _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd)
-    except GitError:
-        return False
-    return True
+    return _git_succeeds(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd) is not None
 
 
 def changed_files(cwd: str, since: str) -> list[str]:
@@ -69,11 +80,11 @@ def changed_files(cwd: str, since: str) -> list[str]:
         _git(["rev-parse", "--show-toplevel"], cwd)  # "not a repository" says it better
         raise GitError(f"{since!r} names no commit in this clone; fetch it, or "
                        f"{FETCH_DEPTH_HINT}")
-    try:
-        base = _git(["merge-base", since, "HEAD"], cwd).decode().strip()
-    except GitError:
+    merge_base = _git_succeeds(["merge-base", since, "HEAD"], cwd)
+    if merge_base is None:
         raise GitError(f"{since!r} and HEAD have no merge base in this clone (a shallow "
-                       f"history?); {FETCH_DEPTH_HINT}") from None
+                       f"history?); {FETCH_DEPTH_HINT}")
+    base = merge_base.decode().strip()
     diff = _git(["diff", "--name-status", "-z", "--diff-filter=ACMR", "--find-renames",
                  "--relative", "--no-ext-diff", base, "--"], cwd)
     untracked = _git(["ls-files", "-z", "--others", "--exclude-standard"], cwd)
