@@ -17,12 +17,9 @@ A loader thread each; pages waiting for a parse are bounded by the same number, 
 at most ``2 × 64 × MAX_BYTES`` (256 MiB) of page text, however many sources it has."""
 
 DEFAULT_CONCURRENCY = 48
-"""Sources fetched at once by default. Each request here ends in a parse, so beyond what the
-parse workers take per latency window more in flight only queues pages; but a fetch also
-spends time in this process, and measured on 200 pages at 50 ms over 25 hosts (two cores,
-``benchmarks/``), 32 at once took 0.56 s, 48 took 0.45 s and 64 took 0.41 s against
-linkinator's 0.50 s. 48 keeps most of that gain with a quarter less page text in memory at
-worst (``2 × 48 × MAX_BYTES``)."""
+"""Sources fetched at once by default: most of what 64 gains on many hosts, with a quarter less
+page text in memory at worst (``2 × 48 × MAX_BYTES``); the measurements are in
+``benchmarks/README.md``."""
 
 DEFAULT_PER_HOST = 8
 """Requests in flight to one host by default (``--per-host``, the configuration's

@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network
 
 from tracecite import __version__
-from tracecite.fetch.limits import DEFAULT_PER_HOST, MAX_BYTES, MAX_CONCURRENCY, MAX_TIMEOUT
+from tracecite.fetch.limits import DEFAULT_PER_HOST, MAX_BYTES, MAX_TIMEOUT
 
 _PORT = re.compile(r"[0-9]{1,5}")
 _HOST_NAME = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]{0,252})")
-_USER_AGENT = re.compile(r"[\x20-\x7e]{1,1000}")
 
 
 @dataclass(frozen=True)
@@ -76,18 +75,19 @@ class FetchOptions:
     timeout: float = MAX_TIMEOUT
     max_bytes: int = MAX_BYTES
     per_host: int = DEFAULT_PER_HOST
-    user_agent: str = f"tracecite/{__version__}"
+    user_agent: str = f"tracecite/{__version__}"  # settings.DEFAULT_USER_AGENT
     connect_to: tuple[ConnectTo, ...] = ()
     allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
     ca_cert: str | None = None
 
     def __post_init__(self) -> None:
-        # These come from the command line; reject them here rather than mid-fetch.
-        if not 0 < self.timeout <= MAX_TIMEOUT:
-            raise ValueError(f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
-        if not 0 < self.max_bytes <= MAX_BYTES:
-            raise ValueError(f"max_bytes must be more than 0 and at most {MAX_BYTES}")
-        if not 1 <= self.per_host <= MAX_CONCURRENCY:
-            raise ValueError(f"per_host must be from 1 to {MAX_CONCURRENCY}")
-        if not _USER_AGENT.fullmatch(self.user_agent):
-            raise ValueError("user agent must be 1-1000 printable ASCII characters")
+        # The settings table is the one check of these values; a library caller that builds
+        # options by hand gets the same refusals as the command line (a user agent with a line
+        # break would be a header injection).
+        from tracecite.settings import BY_NAME
+
+        for name in ("timeout", "max_bytes", "per_host", "user_agent"):
+            try:
+                BY_NAME[name].check(getattr(self, name))
+            except ValueError as exc:
+                raise ValueError(f"{name} {exc}") from None

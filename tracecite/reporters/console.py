@@ -45,7 +45,7 @@ def format_console(report: Report, style: OutputStyle) -> str:
     if not (style.quiet and not findings):
         verdict = ("passed", "green") if report.exit_code == 0 else ("failed", "red")
         lines.append([(verdict[0], f"bold {verdict[1]}"), (f" {summary_line(report)}", "")])
-    if not style.color:  # plain text needs no rich (whose import is a third of start-up)
+    if not style.color:  # plain text needs no rich, which is slow to import
         return "".join("".join(text for text, _ in line) + "\n" for line in lines)
     return _in_colour(lines)
 
