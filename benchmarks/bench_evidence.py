@@ -126,8 +126,9 @@ def _problem(name: str, run: Measured, citations: int) -> str:
             summary = json.loads(run.stdout)["summary"]
         except (ValueError, KeyError):
             return f"FAILED (exit {run.returncode}): {run.stderr.strip()[:80]}"
-        if run.returncode != 0 or summary["matched"] != citations:
-            return f"WRONG: exit {run.returncode}, {summary['matched']}/{citations} matched"
+        matched = summary["captured"]["matched"]
+        if run.returncode != 0 or matched != citations:
+            return f"WRONG: exit {run.returncode}, {matched}/{citations} matched"
         return ""
     if run.returncode != 0:
         return f"FAILED (exit {run.returncode})"

@@ -94,7 +94,7 @@ def run_tracecite(server: BenchServer, notes: Path, options: Sequence[str],
     stats = server.reset()
     try:
         summary = json.loads(run.stdout)["summary"]
-        matched = summary["matched"]
+        matched = summary["live"]["matched"]
     except (ValueError, KeyError):
         return WebRun("tracecite", run, stats,
                       f"FAILED (exit {run.returncode}): {run.stderr.strip()[-120:]}")
