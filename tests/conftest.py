@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -257,17 +258,20 @@ def site_requests() -> list[str]:
     return []
 
 
-@pytest.fixture
-def local_site(site_requests: list[str]) -> Iterator[int]:
-    """An HTTP server on 127.0.0.1 answering every GET with ``SITE_PAGE``; yields its port."""
+@contextlib.contextmanager
+def html_site(pages: Mapping[str, bytes] | None, requests: list[str]) -> Iterator[int]:
+    """A threaded HTTP server on 127.0.0.1 serving ``pages`` by path as UTF-8 HTML (404 for
+    any other path; every path is ``SITE_PAGE`` when ``pages`` is None), recording each path
+    asked for in ``requests``; yields its port."""
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            site_requests.append(self.path)
-            self.send_response(200)
+            requests.append(self.path)
+            body = SITE_PAGE if pages is None else pages.get(self.path, b"")
+            self.send_response(200 if pages is None or self.path in pages else 404)
             self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(SITE_PAGE)))
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(SITE_PAGE)
+            self.wfile.write(body)
 
         def log_message(self, *args: object) -> None:
             pass
@@ -280,3 +284,10 @@ def local_site(site_requests: list[str]) -> Iterator[int]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def local_site(site_requests: list[str]) -> Iterator[int]:
+    """An HTTP server on 127.0.0.1 answering every GET with ``SITE_PAGE``; yields its port."""
+    with html_site(None, site_requests) as port:
+        yield port

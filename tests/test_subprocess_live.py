@@ -3,48 +3,28 @@ thread starts), which in-process tests with threaded servers never reach."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import html_site
+
 PAGES = {f"/p{i}": f"<html><body><p>Page {i} says <b>hello</b> world {i}.</p>"
                     f"<script>secret {i}</script></body></html>" for i in range(6)}
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    paths: list[str] = []  # noqa: RUF012 - the paths requested, reset by the fixture
-
-    def do_GET(self) -> None:
-        _Handler.paths.append(self.path)
-        body = PAGES.get(self.path, "").encode()
-        self.send_response(200 if self.path in PAGES else 404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def port() -> Iterator[int]:
-    _Handler.paths = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+def port(site_requests: list[str]) -> Iterator[int]:
+    with html_site({path: page.encode() for path, page in PAGES.items()}, site_requests) as port:
+        yield port
 
 
-def test_verify_notes_in_its_own_process(tmp_path: Path, port: int) -> None:
+def test_verify_notes_in_its_own_process(tmp_path: Path, port: int,
+                                         site_requests: list[str]) -> None:
     notes = tmp_path / "site.notes"
     records = [f"claim: c{i}\nquote: says hello world {i}.\nurl: http://site.test/p{i}\n"
                for i in range(6)]
@@ -60,4 +40,4 @@ def test_verify_notes_in_its_own_process(tmp_path: Path, port: int) -> None:
     assert done.returncode == 2
     assert [(f["code"], f["record"]) for f in report["findings"]] == [("TC210", 7)]
     assert report["summary"]["live"]["matched"] == 6
-    assert sorted(_Handler.paths) == sorted(PAGES)  # p1, cited twice, fetched once
+    assert sorted(site_requests) == sorted(PAGES)  # p1, cited twice, fetched once
