@@ -100,3 +100,30 @@ def test_files_root_is_relative_to_the_configuration_file(tmp_path: Path,
     settings = resolve("hook", {}, config={"root": "site"}, config_path="docs/.tracecite.toml")
     assert settings.root == str(Path("docs") / "site")
     assert settings.config_base == str(tmp_path / "docs")
+
+
+def test_warn_takes_exit_2_codes_only() -> None:
+    assert BY_NAME["warn"].from_config(["TC319", "TC313"]) == ("TC319", "TC313")
+    assert BY_NAME["warn"].from_config("TC202") == ("TC202",)
+    for code, words in (("TC999", "codes of the registry"), ("TC113", "cannot be a warning"),
+                        ("TC900", "cannot be a warning")):
+        with pytest.raises(UsageError, match=words):
+            build_parser(only="check").parse_args(["check", "--warn", code, "n.md"])
+
+
+def test_warned_findings_keep_their_code_and_never_fail_the_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tests.conftest import EXAMPLES
+    from tracecite.cli import main
+
+    trace = EXAMPLES / "failing-evidence.jsonl"
+    assert main(["check", "--evidence", "--json", str(trace)]) == 2
+    capsys.readouterr()
+    assert main(["check", "--evidence", "--json", "--warn", "TC202", "--warn", "TC201",
+                 str(trace)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {(f["code"], f["severity"], f["exit"]) for f in report["findings"]} == {
+        ("TC202", "warning", 0), ("TC201", "warning", 0)}
+    assert (report["summary"]["errors"], report["summary"]["warnings"]) == (0, 2)

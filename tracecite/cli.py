@@ -110,7 +110,7 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
 def _run_compare(args: argparse.Namespace, settings: Settings) -> Report:
     from tracecite.commands import run_compare
 
-    return run_compare(args.old, args.new)
+    return run_compare(args.old, args.new, settings)
 
 
 def _configure_hook(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
@@ -103,14 +103,21 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     findings = [*inputs.format_findings(), *inputs.evidence_findings()]
     summary = inputs.summary()
     if has_input_errors(findings):  # nothing is fetched or read (SPEC §3)
-        return Report(plan.command, tuple(findings), summary)
+        return Report(plan.command, _warned(findings, settings.warn), summary)
     for kind in plan.live:
         if kind is SourceKind.FILE and not inputs.traces:
             continue  # only traces cite file: sources
         found, counts = _check_live(inputs, settings, kind, _label(plan.command, kind))
         findings += found
         summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
-    return Report(plan.command, tuple(findings), summary)
+    return Report(plan.command, _warned(findings, settings.warn), summary)
+
+
+def _warned(findings: Sequence[Finding], codes: Sequence[str]) -> tuple[Finding, ...]:
+    """The findings, those with a code in ``codes`` made warnings (SPEC §7.4)."""
+    if not codes:
+        return tuple(findings)
+    return tuple(replace(f, warned=True) if f.code.code in codes else f for f in findings)
 
 
 def _label(command: str, kind: SourceKind) -> str:
@@ -189,9 +196,9 @@ def run_verify_files(paths: Sequence[str], settings: Settings) -> Report:
                       settings)
 
 
-def run_compare(old: str, new: str) -> Report:
+def run_compare(old: str, new: str, settings: Settings) -> Report:
     """Compare two traces' captured contents by stable URI (TC400–TC402)."""
     from tracecite.checks.compare import compare_traces
 
     findings, changes = compare_traces(old, new)
-    return Report("compare", tuple(findings), Summary(inputs=2), changes)
+    return Report("compare", _warned(findings, settings.warn), Summary(inputs=2), changes)

@@ -154,7 +154,7 @@ def _validate(table: Mapping[str, Any], path: str, text: str, *, in_pyproject: b
         seen[key] = raw_key
         option = CONFIG_KEYS[key]
         try:
-            values[option.name] = option.check(value)
+            values[option.name] = option.from_config(value)
         except ValueError as exc:
             raise _error(path, f"'{raw_key}' {exc}", line) from None
     return Config(path=path, values=values)

@@ -34,11 +34,23 @@ class Finding:
     source_id: str | None = None
     uri: str | None = None
     status: int | None = None
+    final_url: str | None = None
+    """Where the source's redirects ended, when it was redirected (SPEC §4)."""
+    attempts: int | None = None
+    """How many requests were made for the source (SPEC §7.1)."""
+    cached: bool | None = None
+    """True when the verdict came from the cache without a request (SPEC §7.5)."""
+    failures: int | None = None
+    """Consecutive runs the source has failed in, with ``fail_after`` (SPEC §7.6)."""
+    fail_after: int | None = None
+    warned: bool = False
+    """Made a warning by the run's settings (``warn``, or a flaky source deferred): reported,
+    never failing the run (SPEC §7.4)."""
 
     @property
     def exit(self) -> int:
         """The exit code this finding alone would give (0 for a warning)."""
-        return self.code.exit
+        return EXIT_OK if self.warned else self.code.exit
 
     @property
     def severity(self) -> str:

@@ -155,6 +155,18 @@ def _report_file(value: object) -> str:
     return spec
 
 
+def _warnable(value: object) -> str:
+    from tracecite.codes import BY_CODE
+
+    code = BY_CODE.get(value) if isinstance(value, str) else None
+    if code is None:
+        raise ValueError("must name codes of the registry, such as TC319")
+    if code.exit != 2:
+        raise ValueError(f"must name codes that fail a run with exit 2; {code.code} cannot be "
+                         f"a warning")
+    return code.code
+
+
 # ---- parsers: text (a flag or an Action input) to the value a check takes --------------------
 
 def _number(text: str) -> object:
@@ -216,6 +228,16 @@ class Option:
         """The checked value of one flag or Action input (ValueError "must …" when bad)."""
         return self.check(self.parse(text))
 
+    def from_config(self, value: object) -> Any:
+        """The checked value of a configuration key (a list, or one item, for a repeatable
+        option)."""
+        if not self.many:
+            return self.check(value)
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise ValueError("must be a list")
+        return tuple(self.check(item) for item in items)
+
 
 OPTIONS: tuple[Option, ...] = (
     # output: every command
@@ -229,6 +251,10 @@ OPTIONS: tuple[Option, ...] = (
            help="console: print nothing when every check passes; no progress bar"),
     Option("debug", False, _boolean, "output", flag="--debug", switch=True,
            help="show a traceback for internal errors"),
+    Option("warn", (), _warnable, "output", flag="--warn", config=True, action="warn",
+           many=True, metavar="CODE",
+           help="report findings with this code as warnings, which never fail a run "
+                "(repeatable; exit-2 codes only, e.g. TC319)"),
     # loading sources: the live commands
     Option("no_progress", False, _boolean, "load", flag="--no-progress", switch=True,
            help="no progress bar (there is none unless stderr is a terminal)"),
@@ -322,6 +348,7 @@ class Settings:
     report_files: tuple[str, ...] = ()
     quiet: bool = False
     debug: bool = False
+    warn: tuple[str, ...] = ()
     no_progress: bool = False
     timeout: float = MAX_TIMEOUT
     max_bytes: int = MAX_BYTES

@@ -133,3 +133,12 @@ def test_progress_bar_only_on_a_terminal() -> None:
     assert "fetching" in stream.getvalue()
     idle = BarProgress(_Tty(), "x")
     idle.advance()  # before start: nothing to advance, and no error
+
+
+def test_warnings_are_marked_and_do_not_fail() -> None:
+    from tracecite.codes import Code
+
+    warned = Finding(Code.TIMEOUT, "slow", file="a.notes", line=1, warned=True)
+    text = format_console(Report("verify-notes", (warned,)), OutputStyle())
+    assert "TC313 timeout (warning)" in text
+    assert text.splitlines()[-1].startswith("passed tracecite verify-notes: 1 finding (1 warning)")

@@ -215,3 +215,14 @@ def test_a_backslash_in_a_source_id_is_escaped_once() -> None:
                       file="t.jsonl", line=3, source_id="a\\b")
     out = format_github(Report("check", (finding,)))
     assert "source a\\\\b" in out and "a\\\\\\\\b" not in out
+
+
+def test_warnings_are_warning_annotations_and_marked_in_the_step_summary() -> None:
+    warned = Finding(Code.SOURCE_BLOCKED, "the site refused", file="a.notes", line=3,
+                     warned=True)
+    report = Report("verify-notes", (warned,))
+    assert report.exit_code == 0
+    text = format_github(report)
+    assert text.startswith("::warning file=a.notes,line=3,title=TC319 source-blocked::")
+    assert "1 finding (1 warning); " in text
+    assert "| TC319 source-blocked (warning) |" in step_summary(report)

@@ -145,3 +145,16 @@ def test_cli_sarif(cli: Cli, tmp_path: Path) -> None:
         doc = json.loads(run.out)
         validate(doc)
         assert doc["runs"][0]["invocations"][0]["exitCode"] == run.exit
+
+
+def test_warnings_have_level_warning() -> None:
+    from tracecite.codes import Code
+    from tracecite.findings import Finding, Report
+    from tracecite.reporters.sarif import format_sarif
+
+    warned = Finding(Code.TIMEOUT, "slow", file="a.notes", line=1, warned=True)
+    error = Finding(Code.TIMEOUT, "slow", file="a.notes", line=2)
+    log = json.loads(format_sarif(Report("verify-notes", (warned, error))))
+    assert [r["level"] for r in log["runs"][0]["results"]] == ["warning", "error"]
+    rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["TC105"]["defaultConfiguration"]["level"] == "warning"

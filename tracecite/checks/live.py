@@ -18,12 +18,12 @@ import sys
 import threading
 from collections import defaultdict, deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.parse_pool import ParsePool
-from tracecite.checks.quotes import QuoteCheck
+from tracecite.checks.quotes import LoadInfo, QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.hosts import HostSlots
@@ -62,10 +62,11 @@ class NoProgress:
 
 @dataclass(frozen=True)
 class Loaded:
-    """A loaded source: how it is matched, and its text."""
+    """A loaded source: how it is matched, its text, and how it was loaded."""
 
     kind: MatchKind
     text: str
+    info: LoadInfo = field(default_factory=LoadInfo)
 
 
 class Loader(Protocol):
@@ -151,10 +152,15 @@ class _Tally:
         self._kind = kind
         self._checked = checked
         self._findings: list[Finding] = []
-        self._matched = self._not_found = self._unavailable = 0
+        self._matched = self._not_found = self._unavailable = self._retried = 0
 
-    def settle(self, group: Sequence[QuoteCheck], outcome: list[bool] | FetchError) -> None:
+    def settle(self, group: Sequence[QuoteCheck], outcome: list[bool] | FetchError,
+               info: LoadInfo) -> None:
         """Record the outcome of one source: each quote's match, or why it is unavailable."""
+        if isinstance(outcome, FetchError):
+            info = LoadInfo(outcome.final_url, outcome.attempts)
+        if info.attempts > 1:
+            self._retried += 1
         if isinstance(outcome, FetchError):
             self._unavailable += len(group)
             self._findings.extend(check.unavailable(outcome) for check in group)
@@ -164,13 +170,13 @@ class _Tally:
                 self._matched += 1
             else:
                 self._not_found += 1
-                self._findings.append(check.not_found(self._kind))
+                self._findings.append(check.not_found(self._kind, info))
 
     def result(self) -> LiveResult:
         """Everything settled so far."""
         return LiveResult(tuple(self._findings), Counts(
             checked=self._checked, matched=self._matched, not_found=self._not_found,
-            unavailable=self._unavailable))
+            unavailable=self._unavailable, retried=self._retried))
 
 
 def _return_freed_buffers() -> None:
@@ -196,7 +202,7 @@ def _return_freed_buffers() -> None:
     mallopt(m_mmap_threshold, 128 * 1024)
 
 
-def _matched(parsed: Future[list[bool]]) -> list[bool] | FetchError:
+def _matched(parsed: Future[list[bool]], info: LoadInfo) -> list[bool] | FetchError:
     """What a parsed source settles with: its matches, or a TC318 error when its page went past
     a parse limit (the error's message is the parser's own, never page text)."""
     try:
@@ -207,7 +213,8 @@ def _matched(parsed: Future[list[bool]]) -> list[bool] | FetchError:
         from tracecite.visible import ParseLimitError
 
         if isinstance(error, ParseLimitError):
-            return FetchError(Code.PARSE_LIMIT, str(error))
+            return FetchError(Code.PARSE_LIMIT, str(error), final_url=info.final_url,
+                              attempts=info.attempts)
         raise
 
 
@@ -225,9 +232,10 @@ class _Loading:
         self._parse_budget = parse_budget
         self._sources = _Sources([(k, loader.host(group[0].target))
                                   for k, group in groups.items()], loader.hosts)
-        # What the loader threads hand back for a source: its parse, or why it failed.
-        self._done: queue.SimpleQueue[tuple[str, Future[list[bool]] | BaseException]] = (
-            queue.SimpleQueue())
+        # What the loader threads hand back for a source: its parse (with how it was loaded),
+        # or why it failed.
+        self._done: queue.SimpleQueue[
+            tuple[str, Future[list[bool]] | BaseException, LoadInfo]] = queue.SimpleQueue()
         self._threads = min(max(1, concurrency), self._sources.useful_threads())
         # A page handed to the parser holds a slot until it is parsed; when the workers fall
         # behind, loaders wait for one instead of piling up pages: at most one page per loader
@@ -243,13 +251,13 @@ class _Loading:
             thread.start()  # each goes to work at once: the first requests are out meanwhile
         try:
             for _ in range(len(self._groups)):
-                k, outcome = self._done.get()
+                k, outcome, info = self._done.get()
                 if isinstance(outcome, FetchError):
-                    tally.settle(self._groups[k], outcome)
+                    tally.settle(self._groups[k], outcome, info)
                 elif isinstance(outcome, BaseException):
                     raise outcome
                 else:
-                    tally.settle(self._groups[k], _matched(outcome))
+                    tally.settle(self._groups[k], _matched(outcome, info), info)
                 progress.advance()
         finally:
             self._sources.close()  # loads not yet started need not run once the run has failed
@@ -273,12 +281,12 @@ class _Loading:
                 self._parse_slots.release()
                 raise
         except BaseException as error:  # settled (FetchError) or raised (a bug) by the run
-            self._done.put((k, error))
+            self._done.put((k, error, LoadInfo()))
             return
 
         def parse_done(future: Future[list[bool]]) -> None:
             self._parse_slots.release()
-            self._done.put((k, future))
+            self._done.put((k, future, loaded.info))
 
         parsed.add_done_callback(parse_done)
 

@@ -13,6 +13,15 @@ from tracecite.model import Citation, NoteRecord
 
 
 @dataclass(frozen=True)
+class LoadInfo:
+    """How a source was loaded, for its findings: where its redirects ended (None: it was
+    not redirected) and how many requests it took."""
+
+    final_url: str | None = None
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
 class QuoteCheck:
     """A normalised quote, the source it must be in, and where to report a problem."""
 
@@ -37,15 +46,27 @@ class QuoteCheck:
         return cls(citation.quote, uri, citation.file, citation.line, claim=citation.claim,
                    citation=citation.citation, source_id=citation.source_id)
 
-    def not_found(self, kind: SourceKind) -> Finding:
-        """The finding for a quote that is not in its source, of that kind (TC210, TC211)."""
-        return self._finding(kind.not_found, f"quote is not in {kind.source_name}")
+    def not_found(self, kind: SourceKind, info: LoadInfo | None = None) -> Finding:
+        """The finding for a quote that is not in its source, of that kind (TC210, TC211);
+        ``info`` says how the source was loaded (where its redirects ended, the attempts)."""
+        info = info or LoadInfo()
+        message = f"quote is not in {kind.source_name}"
+        if info.final_url is not None:
+            message += f" (the URL redirected to {info.final_url})"
+        return self._finding(kind.not_found, message, final_url=info.final_url,
+                             attempts=info.attempts if info.attempts > 1 else None)
 
     def unavailable(self, error: FetchError) -> Finding:
         """The finding for a source that could not be fetched or read."""
-        return self._finding(error.code, error.detail, status=error.status)
+        message = error.detail
+        if error.final_url is not None:
+            message += f" (the URL redirected to {error.final_url})"
+        return self._finding(error.code, message, status=error.status,
+                             final_url=error.final_url,
+                             attempts=error.attempts if error.attempts > 1 else None)
 
-    def _finding(self, code: Code, message: str, status: int | None = None) -> Finding:
+    def _finding(self, code: Code, message: str, *, status: int | None = None,
+                 final_url: str | None = None, attempts: int | None = None) -> Finding:
         return Finding(code, message, file=self.file, line=self.line, record=self.record,
                        claim=self.claim, citation=self.citation, source_id=self.source_id,
-                       uri=self.target, status=status)
+                       uri=self.target, status=status, final_url=final_url, attempts=attempts)

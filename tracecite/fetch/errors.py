@@ -9,11 +9,18 @@ class FetchError(Exception):
     """A source could not be fetched or read; ``code`` says why, ``detail`` says more.
 
     ``detail`` is written by TraceCite, never copied from the page or the server, so it is safe
-    to show. ``status`` is the final HTTP status for ``TC315``.
+    to show. ``status`` is the final HTTP status for ``TC315``; ``final_url`` where the
+    source's redirects ended, when it was redirected; ``retry_after`` the seconds a 429 or 503
+    asked the client to wait (SPEC §7.1); ``attempts`` how many requests were made for it.
     """
 
-    def __init__(self, code: Code, detail: str, *, status: int | None = None) -> None:
+    def __init__(self, code: Code, detail: str, *, status: int | None = None,
+                 final_url: str | None = None, retry_after: float | None = None,
+                 attempts: int = 1) -> None:
         super().__init__(f"{code.code}: {detail}")
         self.code = code
         self.detail = detail
         self.status = status
+        self.final_url = final_url
+        self.retry_after = retry_after
+        self.attempts = attempts

@@ -29,6 +29,8 @@ _WHERE = {"captured": "against captured content", "live": "on live pages",
 def summary_line(report: Report) -> str:
     """One line of counts for the end of a run: each kind of check that ran, apart."""
     head = f"tracecite {report.command}: {_count(len(report.findings), 'finding')}"
+    if report.warnings:
+        head += f" ({_count(report.warnings, 'warning')})"
     if report.changes is not None:
         c = report.changes
         body = f"{len(c.added)} added, {len(c.removed)} removed, {len(c.changed)} changed"

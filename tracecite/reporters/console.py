@@ -37,9 +37,10 @@ def format_console(report: Report, style: OutputStyle) -> str:
     for file, group in groups.items():
         lines.append([(printable(file), "bold")])
         for finding in group:
-            colour = "red" if finding.exit != 2 else "yellow"
+            colour = {0: "cyan", 2: "yellow"}.get(finding.exit, "red")
+            tag = " (warning)" if finding.severity == "warning" else ""
             lines.append([
-                ("  ", ""), (f"{finding.code.code} {finding.code.label}", colour),
+                ("  ", ""), (f"{finding.code.code} {finding.code.label}{tag}", colour),
                 (f"  {_where(finding)}: {printable(finding.message)}{_details(finding)}", ""),
             ])
     if not (style.quiet and not findings):

@@ -29,7 +29,7 @@ def _message(finding: Finding) -> str:
 
 
 def annotation(finding: Finding) -> str:
-    """One ``::error`` workflow command for a finding."""
+    """One ``::error`` (or, for a warning, ``::warning``) workflow command for a finding."""
     props = []
     if finding.file is not None:
         # An ordinary path is kept exactly (backslashes too) so the annotation finds its file.
@@ -43,7 +43,7 @@ def annotation(finding: Finding) -> str:
     if finding.column is not None:
         props.append(f"col={finding.column}")
     props.append(f"title={escape_property(f'{finding.code.code} {finding.code.label}')}")
-    return f"::error {','.join(props)}::{escape_data(_message(finding))}"
+    return f"::{finding.severity} {','.join(props)}::{escape_data(_message(finding))}"
 
 
 def _plain(finding: Finding) -> str:
@@ -54,7 +54,12 @@ def _plain(finding: Finding) -> str:
     # does not keep a name from starting a workflow command; an escaped first colon does.
     if where.startswith(":"):
         where = "\\x3a" + where[1:]
-    return escape_data(f" {where}: {finding.code.code} {finding.code.label}: {_message(finding)}")
+    return escape_data(f" {where}: {finding.code.code} {finding.code.label}{_tag(finding)}: "
+                       f"{_message(finding)}")
+
+
+def _tag(finding: Finding) -> str:
+    return " (warning)" if finding.severity == "warning" else ""
 
 
 def format_github(report: Report) -> str:
@@ -98,7 +103,7 @@ def step_summary(report: Report) -> str:
     for f in findings:
         where = [*position(f), *subject(f)]
         out.append(
-            f"| {f.code.code} {f.code.label} | {_cell(f.file or '')} | "
+            f"| {f.code.code} {f.code.label}{_tag(f)} | {_cell(f.file or '')} | "
             f"{'' if f.line is None else f.line} | {_cell(', '.join(where))} | "
             f"{_cell(f.message)} |"
         )

@@ -9,7 +9,8 @@ from tracecite import __version__
 from tracecite.findings import Finding, Report
 
 SCHEMA_VERSION = 2
-_OPTIONAL = ("record", "claim", "citation", "source_id", "uri", "status")
+_OPTIONAL = ("record", "claim", "citation", "source_id", "uri", "status", "final_url",
+             "attempts", "cached", "failures", "fail_after")
 
 
 def finding_dict(finding: Finding) -> dict[str, Any]:

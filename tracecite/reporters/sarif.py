@@ -25,7 +25,7 @@ def _rule(code: Code) -> dict[str, Any]:
         "shortDescription": {"text": f"{code.code} {code.label}"},
         "fullDescription": {"text": code.when},
         "helpUri": f"{INFORMATION_URI}#code-registry",
-        "defaultConfiguration": {"level": "error"},
+        "defaultConfiguration": {"level": "warning" if code.exit == 0 else "error"},
         "properties": {"exitCode": code.exit},
     }
 
@@ -48,7 +48,7 @@ def _result(finding: Finding) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": finding.code.code,
         "ruleIndex": _RULE_INDEX[finding.code],
-        "level": "error",
+        "level": finding.severity,
         "message": {"text": printable(text)},
     }
     if finding.file is not None:
