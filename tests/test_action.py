@@ -428,3 +428,34 @@ def test_actionlint_accepts_the_workflows() -> None:
     done = subprocess.run([*command, *map(str, WORKFLOWS)], cwd=ROOT, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.skipif(shutil.which("jq") is None or shutil.which("bash") is None,
+                    reason="the link-rot step needs bash and jq (both on GitHub's runners)")
+def test_link_rot_issue_body_is_built_from_a_real_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue step's jq program reads the JSON report of this version (schema 2)."""
+    report = tmp_path / "report.json"
+    assert main(["check", "--evidence", "--report-file", f"json:{report}", "--json",
+                 str(EXAMPLES / "failing-evidence.jsonl")]) == 2
+    capsys.readouterr()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "gh-calls"
+    gh = bin_dir / "gh"
+    gh.write_text(f'#!/bin/sh\necho "$*" >> {calls}\n', encoding="utf-8")
+    gh.chmod(0o755)
+    step = _workflow(ROOT / "examples" / "workflows" / "link-rot.yml")["jobs"]["link-rot"][
+        "steps"][-1]
+    env = {**os.environ, **{k: str(v) for k, v in step["env"].items() if "${{" not in str(v)},
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "EXIT_CODE": "2",
+           "REPORT": str(report), "RUN_URL": "https://example.invalid/run/1",
+           "RUNNER_TEMP": str(tmp_path)}
+    done = subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    body = (tmp_path / "link-rot.md").read_text(encoding="utf-8")
+    assert "against captured content: 2 checked, 1 matched." in body
+    assert "Live pages: 0 quotes checked" in body
+    assert "| TC202 quote-not-in-capture |" in body
+    assert "issue create" in calls.read_text(encoding="utf-8")
