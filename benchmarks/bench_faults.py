@@ -183,7 +183,8 @@ def _add(table: Table, row: Row, urls: int, baseline: float | None, *, second: b
         wrong += " (" + ", ".join(f"{code} {n}" for code, n in sorted(row.codes.items())) + ")"
     cells = [row.label, wrong, seconds(row.run.wall),
              ratio(row.run.wall / baseline) if baseline else "–",
-             str(requests), f"{requests / urls:.2f} ({max(per_url.values(), default=0)})",
+             f"{requests} ({row.stats.answers['304']} answered 304)" if row.stats.answers["304"]
+             else str(requests), f"{requests / urls:.2f} ({max(per_url.values(), default=0)})",
              str(row.stats.answers["429 rate limit"])]
     if row.problem:
         goal = row.problem

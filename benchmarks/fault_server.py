@@ -63,9 +63,12 @@ class FaultServer(BenchServer):
     fails as its fault says, and the hosts in ``limited`` (``Host`` headers) allow ``rate``
     requests per second."""
 
+    stats: FaultStats
+
     def __init__(self, pages: Mapping[str, bytes], *, faults: Mapping[str, str],
-                 limited: Collection[str] = (), rate: int = 5, **options: object) -> None:
-        super().__init__(pages, **options)  # type: ignore[arg-type]
+                 limited: Collection[str] = (), rate: int = 5, latency: float = 0.0,
+                 max_seconds: float = 900.0, addresses: int = 1) -> None:
+        super().__init__(pages, latency=latency, max_seconds=max_seconds, addresses=addresses)
         unknown = set(faults.values()) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown faults: {', '.join(sorted(unknown))}")
@@ -75,6 +78,10 @@ class FaultServer(BenchServer):
         self._recent: dict[str, deque[float]] = {host: deque() for host in self._limited}
         self._etags = {path: _etag(body) for path, body in self._pages.items()}
         self.stats = FaultStats()
+
+    def __enter__(self) -> FaultServer:
+        self.start()
+        return self
 
     def add_page(self, path: str, body: bytes) -> None:
         """Serve ``body`` at ``path`` too."""
@@ -87,7 +94,7 @@ class FaultServer(BenchServer):
             stats, self.stats = self.stats, FaultStats()
             for recent in self._recent.values():
                 recent.clear()
-        return stats  # type: ignore[return-value]
+        return stats
 
     def _admit(self, host: str) -> bool:
         """Whether the rate limit of ``host`` (if it has one) lets a request through now."""
