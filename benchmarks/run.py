@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats")
-    parser.add_argument("--only", default="1,2,3,4,5", help="figures to run, e.g. 2,3")
+    parser.add_argument("--only", default="1,2,3,4,5", help="figures to run (1 to 5), e.g. 2,3")
     args = parser.parse_args(argv)
     chosen = {int(x) for x in args.only.split(",") if x.strip()}
     quick = args.quick
