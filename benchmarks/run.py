@@ -13,6 +13,7 @@ linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
 2. latency-bound verify-notes vs the floor and linkinator
 3. parse-bound verify-notes vs the single-process parse time ÷ cores
 4. start-up vs ``python -c pass``
+5. the web over time (transient faults, a rate limit, the cache) vs ``--retries 0``
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_evidence
+import bench_faults
 import bench_startup
 import bench_web
 from bench_util import OUT_DIR, REPO, Table, which
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats")
-    parser.add_argument("--only", default="1,2,3,4", help="figures to run, e.g. 2,3")
+    parser.add_argument("--only", default="1,2,3,4,5", help="figures to run (1 to 5), e.g. 2,3")
     args = parser.parse_args(argv)
     chosen = {int(x) for x in args.only.split(",") if x.strip()}
     quick = args.quick
@@ -82,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         3: ("parse-bound web checks", lambda: bench_web.parse_figure(
             limit=30 if quick else None, repeats=1 if quick else 3, log=log)),
         4: ("start-up", lambda: bench_startup.figure(7 if quick else 21, log=log)),
+        5: ("the web over time", lambda: bench_faults.figure(
+            urls=300 if quick else 2000, hosts=6 if quick else 20,
+            records=600 if quick else 5000, timeout=40 if quick else 120, log=log)),
     }
     failed = False
     for number in sorted(chosen):
