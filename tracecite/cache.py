@@ -107,11 +107,11 @@ class SqliteCache:
         revalidate them (None when they are fresh), or None when some quote has none."""
         uri = stable_uri(key)
         row = self._query(lambda db: db.execute(
-            "SELECT fetched_at, final_url, status, etag, last_modified FROM pages "
+            "SELECT fetched_at, final_url, etag, last_modified FROM pages "
             "WHERE uri = ?", (uri,)).fetchone())
         if row is None:
             return None
-        fetched_at, final_url, status, etag, last_modified = row
+        fetched_at, final_url, etag, last_modified = row
         found = dict(self._query(lambda db: db.execute(
             "SELECT quote_sha256, found FROM verdicts WHERE uri = ?", (uri,)).fetchall()) or [])
         hashes = [_quote_hash(q) for q in quotes]
@@ -128,7 +128,7 @@ class SqliteCache:
                 return None  # old, and nothing to revalidate it with: fetch it again
         return Remembered(tuple(bool(found[h]) for h in hashes),
                           LoadInfo(final_url if final_url not in (None, key) else None),
-                          validators, status)
+                          validators)
 
     def remember(self, key: str, fetched: Fetched, quotes: Sequence[str],
                  verdicts: Sequence[bool]) -> None:
@@ -237,11 +237,13 @@ def _open(path: str) -> sqlite3.Connection:
             elif version != SCHEMA_VERSION:
                 raise CacheUnusable(f"has schema {version}, not {SCHEMA_VERSION} (written by "
                                     f"another version of tracecite)")
+    except sqlite3.OperationalError as exc:  # locked, read-only, out of space, ...
+        db.close()
+        raise CacheUnusable("is locked by another process" if "locked" in str(exc) else
+                            f"cannot be used ({_reason(exc)})") from None
     except sqlite3.DatabaseError as exc:
         db.close()
-        locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
-        raise CacheUnusable("is locked by another process" if locked else
-                            f"is corrupt or not SQLite ({_reason(exc)})") from None
+        raise CacheUnusable(f"is corrupt or not SQLite ({_reason(exc)})") from None
     except CacheUnusable:
         db.close()
         raise

@@ -94,7 +94,6 @@ class Remembered:
     verdicts: tuple[bool, ...]
     info: LoadInfo
     validators: Mapping[str, str] | None
-    status: int = 200
 
 
 class VerdictCache(Protocol):
