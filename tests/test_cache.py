@@ -253,3 +253,47 @@ def test_runs_sharing_a_file_at_once_do_not_corrupt_it(tmp_path: Path) -> None:
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 4 * 20 * 20
+
+
+def test_an_entry_from_the_future_is_revalidated(tmp_path: Path) -> None:
+    clock = Clock()
+    cache = open_cache(tmp_path / "c.sqlite", clock)
+    cache.remember(URL, PAGE, ["q"], [True])
+    cache.close()
+    clock.now -= 86400  # the clock went back a day
+    cache = open_cache(tmp_path / "c.sqlite", clock)
+    old = cache.recall(URL, ["q"])
+    assert old is not None and old.validators is not None
+    cache.close()
+
+
+_WRITER = """
+import sys
+from tracecite.cache import SqliteCache
+from tracecite.checks.live import Fetched
+page = Fetched(200, None, None, None, "a" * 64)
+for round_ in range(15):
+    cache = SqliteCache(sys.argv[1], max_age=3600, fail_after=1)
+    for i in range(30):
+        cache.remember(f"https://example.org/{sys.argv[2]}/{round_}/{i}", page, ["q"], [True])
+    cache.close()
+    assert not cache.warnings, cache.warnings
+"""
+
+
+def test_two_processes_sharing_a_file_do_not_corrupt_it(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "c.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    runs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(path), str(n)], env=env,
+                             stderr=subprocess.PIPE, text=True) for n in range(2)]
+    for run in runs:
+        _, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 2 * 15 * 30
+    assert db.execute("SELECT count(*) FROM verdicts").fetchone()[0] == 2 * 15 * 30

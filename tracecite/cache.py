@@ -1,7 +1,8 @@
 """The cache between runs (SPEC §7.5) and the history of flaky sources (§7.6): one SQLite file.
 
 Per requested web page (by its stable URI, §3) the file keeps when it was fetched, where its
-redirects ended, its status, ``ETag`` and ``Last-Modified``, a SHA-256 of its normalised text,
+redirects ended, its status, ``ETag`` and ``Last-Modified``, a SHA-256 of its normalised text
+(the body as fetched, so any change of the page drops its verdicts),
 and per quote matched against it a SHA-256 of the normalised quote with its verdict; and per
 source the number of consecutive runs it has failed in. Never page text, quotes or claims.
 
@@ -118,7 +119,8 @@ class SqliteCache:
         if not all(h in found for h in hashes):
             return None  # a quote never matched against this page needs the page
         validators: dict[str, str] | None = None
-        if self._now() - fetched_at >= self._max_age:
+        age = self._now() - fetched_at
+        if not 0 <= age < self._max_age:  # old, or from the future (a clock that jumped)
             validators = {}
             if etag:
                 validators["If-None-Match"] = etag

@@ -7,6 +7,10 @@ page to the workers and goes on to its next source without waiting for the parse
 workers fall behind, at most ``concurrency`` pages wait for them and the loaders pause, so at
 most ``2 × concurrency`` pages are in memory at once, however many sources there are.
 
+An optional :class:`VerdictCache` (SPEC §7.5) is consulted on the run's thread before any
+source is loaded and fed as sources settle: the loader threads only read the validators it
+gave and take the digest of what they loaded.
+
 A loader whose sources live on hosts (the web) shares its request slots per host with the run:
 a loader thread is handed a source together with the slot of its first request, so no thread
 waits on a busy host while another host's source waits.
