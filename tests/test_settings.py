@@ -50,6 +50,9 @@ def test_every_group_belongs_to_a_command_or_the_configuration_or_the_action() -
     ("concurrency", "65", "from 1 to 64"),
     ("per_host", "0", "from 1 to 64"),
     ("per_host", "2.5", "whole number"),
+    ("fail_after", "0", "from 1 to 1000"),
+    ("fail_after", "-2", "from 1 to 1000"),
+    ("cache_max_age", "soon", "duration such as 30m"),
 ])
 def test_one_check_says_the_same_from_a_flag_the_configuration_and_the_action(
         tmp_path: Path, name: str, text: str, words: str) -> None:

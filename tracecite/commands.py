@@ -24,6 +24,7 @@ from tracecite.inputs.trace import scan_trace
 from tracecite.model import Citation, is_trace
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
+    from tracecite.cache import SqliteCache
     from tracecite.checks.live import Loader
     from tracecite.settings import Settings
 
@@ -131,7 +132,8 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
                 ) -> tuple[list[Finding], Counts]:
     """Check each quote against its source of ``kind`` as it is now, each distinct source
     loaded once however many records or citations cite it (a page that notes and traces both
-    cite is fetched once). Citations of other kinds are counted as skipped (SPEC §3)."""
+    cite is fetched once). Citations of other kinds, and web pages that ``skip_urls`` match,
+    are counted as skipped (SPEC §3, §7.4); web verdicts go through the cache (§7.5)."""
     from tracecite.checks.live import LiveRun
     from tracecite.checks.quotes import QuoteCheck
     from tracecite.progress import progress_for
@@ -144,11 +146,35 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
             checks.append(QuoteCheck.from_citation(citation, uri))
         else:
             skipped += 1
+    if kind is SourceKind.WEB and settings.skip_urls:
+        from tracecite.checks.skip_urls import skips, url_glob
+
+        globs = [url_glob(pattern) for pattern in settings.skip_urls]
+        kept = [check for check in checks if not skips(check.target, globs)]
+        skipped += len(checks) - len(kept)
+        checks = kept
     progress = progress_for(enabled=settings.progress, label=label)
-    with _loader(kind, settings) as loader:
-        result = LiveRun(loader, concurrency=settings.concurrency, parse_budget=settings.timeout,
-                         progress=progress).check(checks)
-    return list(result.findings), result.counts + Counts(skipped=skipped)
+    cache = _cache(settings) if kind is SourceKind.WEB else None
+    try:
+        with _loader(kind, settings) as loader:
+            result = LiveRun(loader, concurrency=settings.concurrency,
+                             parse_budget=settings.timeout, progress=progress
+                             ).check(checks, cache)
+    finally:
+        if cache is not None:
+            cache.close()
+    warnings = cache.warnings if cache is not None else []
+    return [*warnings, *result.findings], result.counts + Counts(skipped=skipped)
+
+
+def _cache(settings: Settings) -> SqliteCache | None:
+    """The run's cache of web verdicts, when one is set (a problem with it is a warning)."""
+    if settings.cache is None:
+        return None
+    from tracecite.cache import SqliteCache
+
+    return SqliteCache(settings.cache, max_age=settings.cache_max_age,
+                       fail_after=settings.fail_after)
 
 
 @contextmanager

@@ -7,6 +7,7 @@ Case and punctuation are kept.
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 
 
@@ -14,6 +15,11 @@ def normalise(text: str) -> str:
     """NFC, then whitespace runs (``str.isspace``, so no-break space too) to one space, stripped."""
     # str.split() with no argument splits on exactly the str.isspace() characters.
     return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def digest(text: str) -> str:
+    """The SHA-256 (hex) of the normalised text: what the cache keeps of pages and quotes."""
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
 
 
 class MatchText:

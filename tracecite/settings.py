@@ -155,6 +155,26 @@ def _report_file(value: object) -> str:
     return spec
 
 
+_DURATION = re.compile(r"(\d{1,9})([smhd])")
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+DEFAULT_CACHE_MAX_AGE = 86400.0
+"""A cached verdict is used without a request for a day (``1d``), then revalidated."""
+
+
+def _duration(value: object) -> float:
+    """Seconds in ``30m``, ``12h``, ``7d`` (or ``90s``); ValueError "must …" for the rest."""
+    match = _DURATION.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError("must be a duration such as 30m, 12h or 7d")
+    return float(int(match.group(1)) * _DURATION_UNITS[match.group(2)])
+
+
+def _url_glob(value: object) -> str:
+    if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
+        raise ValueError("must be URL globs without blanks, such as https://example.org/**")
+    return value
+
+
 def _warnable(value: object) -> str:
     from tracecite.codes import BY_CODE
 
@@ -284,6 +304,21 @@ OPTIONS: tuple[Option, ...] = (
            config=True, action="per-host", parse=_integer, metavar="N",
            help=f"requests in flight to one host at once, redirects included (default "
                 f"{DEFAULT_PER_HOST}, at most {MAX_CONCURRENCY})"),
+    Option("skip_urls", (), _url_glob, "web", flag="--skip-url", config=True,
+           action="skip-urls", many=True, metavar="GLOB",
+           help="never fetch URLs matching GLOB; their quotes are counted as skipped "
+                "(repeatable; * within one host label or path segment, ** across them)"),
+    Option("cache", None, _path, "web", flag="--cache", config=True, action="cache",
+           metavar="FILE", help="SQLite file of verdicts kept between runs, created when "
+                                "missing (never page text, quotes or claims)"),
+    Option("cache_max_age", DEFAULT_CACHE_MAX_AGE, _duration, "web", flag="--cache-max-age",
+           config=True, metavar="DURATION",
+           help="use a cached verdict without a request while younger than this (30m, 12h, "
+                "7d; default 1d), then revalidate it"),
+    Option("fail_after", 1, _whole(1, 1000), "web", flag="--fail-after", config=True,
+           action="fail-after", parse=_integer, metavar="N",
+           help="an unavailable source is a warning until it has failed in N consecutive runs "
+                "(default 1; needs --cache, which keeps the history)"),
     # check
     Option("evidence", False, _boolean, "check", flag="--evidence", switch=True,
            help="every quote must be in its source's captured content"),
@@ -358,6 +393,10 @@ class Settings:
     allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
     ca_cert: str | None = None
     per_host: int = DEFAULT_PER_HOST
+    skip_urls: tuple[str, ...] = ()
+    cache: str | None = None
+    cache_max_age: float = DEFAULT_CACHE_MAX_AGE
+    fail_after: int = 1
     evidence: bool = False
     root: str = "."
     stage: str = "offline"
@@ -477,16 +516,28 @@ def resolve(command: str, flags: Mapping[str, Any], *, action: Mapping[str, Any]
     values: dict[str, Any] = {}
     for layer in (config or {}), (action or {}), flags:
         values.update(layer)
-    if "root" in (config or {}) and "root" not in flags and "root" not in (action or {}):
-        # files_root is relative to the configuration file, as the globs are.
-        base = os.path.dirname(os.path.abspath(config_path)) if config_path else os.getcwd()
-        values["root"] = os.path.relpath(os.path.join(base, config["root"]))  # type: ignore[index]
+    for name in ("root", "cache"):
+        if name in (config or {}) and name not in flags and name not in (action or {}):
+            # files_root and cache are relative to the configuration file, as the globs are.
+            base = os.path.dirname(os.path.abspath(config_path)) if config_path else os.getcwd()
+            values[name] = os.path.relpath(
+                os.path.join(base, config[name]))  # type: ignore[index]
     settings = replace(Settings(config_path=config_path), **values)
+    if "fail_after" in values and settings.cache is None:
+        raise UsageError("--fail-after (config fail_after) needs --cache (config cache), "
+                         "which keeps each source's failures")
     _check_run(command, settings)
     return settings
 
 
 def _check_run(command: str, settings: Settings) -> None:
+    if settings.cache is not None:
+        if os.path.isdir(settings.cache):
+            raise UsageError(f"--cache (config cache) {settings.cache!r} names a directory, "
+                             f"not a file")
+        if not os.path.isdir(os.path.dirname(os.path.abspath(settings.cache))):
+            raise UsageError(f"--cache (config cache) {settings.cache!r} is in a directory "
+                             f"that does not exist")
     if settings.ca_cert is not None and command != "verify-files":
         load_ca_bundle(settings.ca_cert)
     needs_root = command == "verify-files" or (

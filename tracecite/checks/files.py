@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Mapping
 from urllib.parse import unquote
 
 from tracecite.checks.kinds import MatchKind, SourceKind
@@ -107,7 +108,8 @@ class FileLoader:
         """Files are not loaded from a host."""
         return None
 
-    def load(self, uri: str, *, claimed: bool = False) -> Loaded:
+    def load(self, uri: str, *, claimed: bool = False,
+             validators: Mapping[str, str] | None = None) -> Loaded:
         """The file ``uri`` names (raises :class:`FetchError`): HTML files (by the cited name)
         are matched on their visible text. ``claimed`` is never set: files have no host."""
         text = self.read(self.resolve(uri))

@@ -7,6 +7,10 @@ page to the workers and goes on to its next source without waiting for the parse
 workers fall behind, at most ``concurrency`` pages wait for them and the loaders pause, so at
 most ``2 × concurrency`` pages are in memory at once, however many sources there are.
 
+An optional :class:`VerdictCache` (SPEC §7.5) is consulted on the run's thread before any
+source is loaded and fed as sources settle: the loader threads only read the validators it
+gave and take the digest of what they loaded.
+
 A loader whose sources live on hosts (the web) shares its request slots per host with the run:
 a loader thread is handed a source together with the slot of its first request, so no thread
 waits on a busy host while another host's source waits.
@@ -17,8 +21,8 @@ from __future__ import annotations
 import sys
 import threading
 from collections import defaultdict, deque
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from tracecite.checks.kinds import MatchKind, SourceKind
@@ -28,6 +32,7 @@ from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.hosts import HostSlots
 from tracecite.findings import Counts, Finding
+from tracecite.matching import digest
 
 if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `check` needs none
     import queue
@@ -62,11 +67,56 @@ class NoProgress:
 
 @dataclass(frozen=True)
 class Loaded:
-    """A loaded source: how it is matched, its text, and how it was loaded."""
+    """A loaded source: how it is matched, its text, and how it was loaded; for the cache,
+    its status (304: not modified since the validators) and validators (web pages only)."""
 
     kind: MatchKind
     text: str
     info: LoadInfo = field(default_factory=LoadInfo)
+    status: int = 200
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What the cache keeps of a successful load: never its text, only the text's digest."""
+
+    status: int
+    final_url: str | None
+    etag: str | None
+    last_modified: str | None
+    text_sha256: str
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What the cache knows of a source: a verdict for each quote asked about (in order), how
+    the source was loaded, and the request headers to revalidate it with (None: still fresh,
+    used without a request)."""
+
+    verdicts: tuple[bool, ...]
+    info: LoadInfo
+    validators: Mapping[str, str] | None
+
+
+class VerdictCache(Protocol):
+    """Verdicts kept between runs (SPEC §7.5) and the failure history of sources (§7.6); the
+    live run calls it from its own thread only."""
+
+    def recall(self, key: str, quotes: Sequence[str]) -> Remembered | None:
+        """The stored verdicts of all ``quotes`` on source ``key`` (None: some has none)."""
+
+    def remember(self, key: str, fetched: Fetched, quotes: Sequence[str],
+                 verdicts: Sequence[bool]) -> None:
+        """Keep the verdicts of a source loaded and matched now."""
+
+    def revalidated(self, key: str, fetched: Fetched) -> None:
+        """The source answered 304 to the validators: its stored verdicts stand."""
+
+    def failed(self, key: str, error: FetchError) -> tuple[int, int] | None:
+        """Count a failure: ``(failures, fail_after)`` for one that is deferred until the
+        source has failed ``fail_after`` runs in a row, None for one that is never deferred."""
 
 
 class Loader(Protocol):
@@ -91,11 +141,13 @@ class Loader(Protocol):
     def host(self, target: str) -> str | None:
         """The host ``target``'s first request goes to (None: not limited per host)."""
 
-    def load(self, target: str, *, claimed: bool = False) -> Loaded:
+    def load(self, target: str, *, claimed: bool = False,
+             validators: Mapping[str, str] | None = None) -> Loaded:
         """The source at ``target``; raises :class:`FetchError` when it cannot be loaded.
 
         ``claimed``: the caller has claimed a slot of :attr:`hosts` for :meth:`host`'s answer;
-        the load uses it for its first request and frees it, whatever happens.
+        the load uses it for its first request and frees it, whatever happens. ``validators``:
+        conditional request headers (from the cache); an answer of 304 has status 304.
         """
 
 
@@ -115,6 +167,10 @@ class LiveRun:
     finding with the loader's :class:`FetchError` code, and one whose HTML cannot be parsed
     within ``parse_budget`` seconds and the parser's limits, TC318. ``progress`` advances once
     per source; ``parse_workers`` (default: one per core) is for tests.
+
+    With a :class:`VerdictCache`, a source whose every quote has a fresh verdict is not loaded
+    (its findings are marked ``cached``), one with old verdicts is revalidated, and what is
+    loaded and matched is kept; an unavailable source may be deferred as a warning (§7.6).
     """
 
     def __init__(self, loader: Loader, *, concurrency: int, parse_budget: float,
@@ -125,13 +181,17 @@ class LiveRun:
         self._progress = progress or NoProgress()
         self._parse_workers = parse_workers
 
-    def check(self, checks: Sequence[QuoteCheck]) -> LiveResult:
+    def check(self, checks: Sequence[QuoteCheck], cache: VerdictCache | None = None
+              ) -> LiveResult:
         """Load each distinct source of ``checks`` once and match its quotes. A failure of one
         source never fails another; an unexpected exception (a bug) propagates."""
         groups: dict[str, list[QuoteCheck]] = defaultdict(list)
         for check in checks:
             groups[self._loader.key(check.target)].append(check)
-        tally = _Tally(self._loader.kind, checked=len(checks))
+        tally = _Tally(self._loader.kind, checked=len(checks), cache=cache)
+        groups = tally.recall(groups)
+        if cache is not None and not groups:
+            return tally.result()  # every verdict came from the cache: no request, no parse
         with ParsePool(self._parse_workers) as parser:
             if self._loader.expects_html:
                 parser.start()  # before any thread of ours runs (see ParsePool)
@@ -148,35 +208,100 @@ class LiveRun:
 class _Tally:
     """The findings and counts of one run, settled source by source."""
 
-    def __init__(self, kind: SourceKind, *, checked: int) -> None:
+    def __init__(self, kind: SourceKind, *, checked: int, cache: VerdictCache | None = None
+                 ) -> None:
         self._kind = kind
         self._checked = checked
+        self._cache = cache
+        self._remembered: dict[str, Remembered] = {}
         self._findings: list[Finding] = []
         self._matched = self._not_found = self._unavailable = self._retried = 0
+        self._cached = 0
 
-    def settle(self, group: Sequence[QuoteCheck], outcome: list[bool] | FetchError,
-               info: LoadInfo) -> None:
-        """Record the outcome of one source: each quote's match, or why it is unavailable."""
+    @property
+    def caching(self) -> bool:
+        """Whether loads are kept in a cache (their text's digest is then taken)."""
+        return self._cache is not None
+
+    def recall(self, groups: dict[str, list[QuoteCheck]]) -> dict[str, list[QuoteCheck]]:
+        """Settle the sources whose verdicts are all fresh in the cache; the groups left to
+        load (those with old verdicts are loaded with :meth:`validators`)."""
+        if self._cache is None:
+            return groups
+        left: dict[str, list[QuoteCheck]] = {}
+        for k, group in groups.items():
+            remembered = self._cache.recall(k, [c.quote for c in group])
+            if remembered is None:
+                left[k] = group
+            elif remembered.validators is None:
+                self._from_cache(group, remembered)
+            else:
+                self._remembered[k] = remembered
+                left[k] = group
+        return left
+
+    def validators(self, k: str) -> Mapping[str, str] | None:
+        """The headers to revalidate source ``k`` with (None: load it unconditionally)."""
+        remembered = self._remembered.get(k)
+        return remembered.validators if remembered is not None else None
+
+    def settle(self, k: str, group: Sequence[QuoteCheck],
+               outcome: list[bool] | FetchError | Fetched, info: LoadInfo) -> None:
+        """Record the outcome of source ``k``: each quote's match, or why it is unavailable;
+        a :class:`Fetched` outcome alone is a 304 (the stored verdicts stand)."""
         if isinstance(outcome, FetchError):
             info = LoadInfo(outcome.final_url, outcome.attempts)
         if info.attempts > 1:
             self._retried += 1
-        if isinstance(outcome, FetchError):
-            self._unavailable += len(group)
-            self._findings.extend(check.unavailable(outcome) for check in group)
+        if isinstance(outcome, Fetched):
+            if self._cache is not None:
+                self._cache.revalidated(k, outcome)
+            self._from_cache(group, self._remembered[k], info)
             return
-        for check, found in zip(group, outcome, strict=True):
+        if isinstance(outcome, FetchError):
+            flaky = self._cache.failed(k, outcome) if self._cache is not None else None
+            self._unavailable += len(group)
+            self._findings.extend(_deferred(check.unavailable(outcome), flaky)
+                                  for check in group)
+            return
+        self._matches(group, outcome, info)
+
+    def remember(self, k: str, group: Sequence[QuoteCheck], fetched: Fetched,
+                 verdicts: list[bool]) -> None:
+        """Keep a source's verdicts in the cache (if there is one)."""
+        if self._cache is not None:
+            self._cache.remember(k, fetched, [c.quote for c in group], verdicts)
+
+    def _from_cache(self, group: Sequence[QuoteCheck], remembered: Remembered,
+                    info: LoadInfo | None = None) -> None:
+        self._cached += len(group)
+        self._matches(group, list(remembered.verdicts), info or remembered.info, cached=True)
+
+    def _matches(self, group: Sequence[QuoteCheck], verdicts: list[bool], info: LoadInfo, *,
+                 cached: bool = False) -> None:
+        for check, found in zip(group, verdicts, strict=True):
             if found:
                 self._matched += 1
             else:
                 self._not_found += 1
-                self._findings.append(check.not_found(self._kind, info))
+                finding = check.not_found(self._kind, info)
+                self._findings.append(replace(finding, cached=True) if cached else finding)
 
     def result(self) -> LiveResult:
         """Everything settled so far."""
         return LiveResult(tuple(self._findings), Counts(
             checked=self._checked, matched=self._matched, not_found=self._not_found,
-            unavailable=self._unavailable, retried=self._retried))
+            unavailable=self._unavailable, cached=self._cached, retried=self._retried))
+
+
+def _deferred(finding: Finding, flaky: tuple[int, int] | None) -> Finding:
+    """An unavailable-source finding with its failure history: a warning until the source has
+    failed in ``fail_after`` consecutive runs (SPEC §7.6)."""
+    if flaky is None:
+        return finding
+    failures, fail_after = flaky
+    return replace(finding, failures=failures, fail_after=fail_after,
+                   warned=finding.warned or failures < fail_after)
 
 
 def _return_freed_buffers() -> None:
@@ -233,9 +358,11 @@ class _Loading:
         self._sources = _Sources([(k, loader.host(group[0].target))
                                   for k, group in groups.items()], loader.hosts)
         # What the loader threads hand back for a source: its parse (with how it was loaded),
-        # or why it failed.
+        # why it failed, or (a 304) what the cache keeps; and what the cache keeps of it.
         self._done: queue.SimpleQueue[
-            tuple[str, Future[list[bool]] | BaseException, LoadInfo]] = queue.SimpleQueue()
+            tuple[str, Future[list[bool]] | BaseException | None, LoadInfo, Fetched | None]
+        ] = queue.SimpleQueue()
+        self._tally: _Tally | None = None
         self._threads = min(max(1, concurrency), self._sources.useful_threads())
         # A page handed to the parser holds a slot until it is parsed; when the workers fall
         # behind, loaders wait for one instead of piling up pages: at most one page per loader
@@ -245,19 +372,26 @@ class _Loading:
     def run(self, tally: _Tally, progress: Progress) -> None:
         """Load every source, settling each in ``tally`` as it finishes; re-raises a loader's
         or the parser's unexpected exception."""
+        self._tally = tally  # before the threads start: they read its validators
         threads = [threading.Thread(target=self._load_sources, name=f"tracecite-load-{n}",
                                     daemon=True) for n in range(self._threads)]
         for thread in threads:
             thread.start()  # each goes to work at once: the first requests are out meanwhile
         try:
             for _ in range(len(self._groups)):
-                k, outcome, info = self._done.get()
+                k, outcome, info, fetched = self._done.get()
+                group = self._groups[k]
                 if isinstance(outcome, FetchError):
-                    tally.settle(self._groups[k], outcome, info)
+                    tally.settle(k, group, outcome, info)
                 elif isinstance(outcome, BaseException):
                     raise outcome
-                else:
-                    tally.settle(self._groups[k], _matched(outcome, info), info)
+                elif outcome is None and fetched is not None:  # 304: not modified
+                    tally.settle(k, group, fetched, info)
+                elif outcome is not None:
+                    matched = _matched(outcome, info)
+                    tally.settle(k, group, matched, info)
+                    if fetched is not None and not isinstance(matched, FetchError):
+                        tally.remember(k, group, fetched, matched)
                 progress.advance()
         finally:
             self._sources.close()  # loads not yet started need not run once the run has failed
@@ -271,8 +405,20 @@ class _Loading:
 
     def _load_one(self, k: str, claimed: bool) -> None:
         group = self._groups[k]
+        tally = self._tally
+        validators = tally.validators(k) if tally is not None else None
+        fetched: Fetched | None = None
         try:
-            loaded = self._loader.load(group[0].target, claimed=claimed)
+            target = group[0].target
+            loaded = (self._loader.load(target, claimed=claimed) if validators is None else
+                      self._loader.load(target, claimed=claimed, validators=validators))
+            if tally is not None and tally.caching:
+                fetched = Fetched(loaded.status, loaded.info.final_url, loaded.etag,
+                                  loaded.last_modified,
+                                  "" if loaded.status == 304 else digest(loaded.text))
+            if validators is not None and loaded.status == 304:
+                self._done.put((k, None, loaded.info, fetched))
+                return
             self._parse_slots.acquire()
             try:
                 parsed = self._parser.submit(loaded.kind, loaded.text, [c.quote for c in group],
@@ -281,12 +427,12 @@ class _Loading:
                 self._parse_slots.release()
                 raise
         except BaseException as error:  # settled (FetchError) or raised (a bug) by the run
-            self._done.put((k, error, LoadInfo()))
+            self._done.put((k, error, LoadInfo(), None))
             return
 
         def parse_done(future: Future[list[bool]]) -> None:
             self._parse_slots.release()
-            self._done.put((k, future, loaded.info))
+            self._done.put((k, future, loaded.info, fetched))
 
         parsed.add_done_callback(parse_done)
 

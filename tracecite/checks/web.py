@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 
 from tracecite.checks.kinds import MatchKind, SourceKind
@@ -66,8 +67,11 @@ class WebLoader:
         except FetchError:
             return None
 
-    def load(self, url: str, *, claimed: bool = False) -> Loaded:
+    def load(self, url: str, *, claimed: bool = False,
+             validators: Mapping[str, str] | None = None) -> Loaded:
         """The page at ``url`` and how to match it (raises :class:`FetchError`); ``claimed``:
-        the caller holds the slot of ``host(url)``, which the fetcher frees."""
-        page = self._fetcher.fetch(url, claimed=claimed)
-        return Loaded(kind_of(page.media_type), page.text)
+        the caller holds the slot of ``host(url)``, which the fetcher frees; ``validators``:
+        conditional headers (a 304 answer is a page with status 304 and no text)."""
+        page = self._fetcher.fetch(url, claimed=claimed, validators=validators)
+        return Loaded(kind_of(page.media_type), page.text, status=page.status, etag=page.etag,
+                      last_modified=page.last_modified)

@@ -29,6 +29,7 @@ import ssl
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv6Address
 from types import TracebackType
@@ -70,6 +71,9 @@ class Page:
     status: int
     media_type: str
     text: str
+    etag: str | None = None
+    last_modified: str | None = None
+    """The page's validators, for a conditional request next time (SPEC §7.5)."""
 
 
 _PoolKey = tuple[str, str, int, str]  # scheme, IP address, port, host name (SNI and Host)
@@ -146,11 +150,14 @@ class PinnedFetcher:
         """The request slots per host that every fetch counts on (see ``fetch``'s ``claimed``)."""
         return self._hosts
 
-    def fetch(self, url: str, *, claimed: bool = False) -> Page:
+    def fetch(self, url: str, *, claimed: bool = False,
+              validators: Mapping[str, str] | None = None) -> Page:
         """GET ``url`` and return its text; raises ``FetchError`` with the registry code.
 
         ``claimed``: the caller has claimed a slot of :attr:`hosts` for the URL's host
         (``parse_target(url).host``); the first hop uses it instead of waiting, and frees it.
+        ``validators``: ``If-None-Match``/``If-Modified-Since`` headers sent with each hop; a
+        final 304 is then a :class:`Page` with status 304 and no text.
         """
         clock = FetchClock(time.monotonic() + self._options.timeout, self._options.timeout)
         with enforced(clock):
@@ -159,10 +166,10 @@ class PinnedFetcher:
                 # Each hop holds a slot on its own host until its body is read or dropped.
                 with (self._hosts.claimed(target.host) if claimed and not redirects
                       else self._hosts.hold(target.host, clock.deadline, clock.timeout)):
-                    response = self._request(target, clock)
+                    response = self._request(target, clock, validators)
                     try:
                         if response.status not in _REDIRECT_STATUSES:
-                            return self._page(target, response, clock)
+                            return self._page(target, response, clock, validators)
                         if redirects == MAX_REDIRECTS:
                             break
                         target = follow_redirect(target, _location(response))
@@ -175,9 +182,11 @@ class PinnedFetcher:
 
     # -- one hop ------------------------------------------------------------------------------
 
-    def _request(self, target: Target, clock: FetchClock) -> BaseHTTPResponse:
+    def _request(self, target: Target, clock: FetchClock,
+                 validators: Mapping[str, str] | None = None) -> BaseHTTPResponse:
         address, port = self._destination(target, clock)
-        headers = {**self._headers, "Host": target.host}  # URL ports are always the default
+        # URL ports are always the default
+        headers = {**self._headers, **(validators or {}), "Host": target.host}
         for attempt in (1, 2):
             pool = self._pool(target, address, port)
             remaining = clock.remaining()
@@ -260,12 +269,18 @@ class PinnedFetcher:
             evicted.close()  # idle connections close now, busy ones when released
         return pool
 
-    def _page(self, target: Target, response: BaseHTTPResponse, clock: FetchClock) -> Page:
+    def _page(self, target: Target, response: BaseHTTPResponse, clock: FetchClock,
+              validators: Mapping[str, str] | None = None) -> Page:
         status = response.status
+        etag, modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
+        if status == 304 and validators:
+            return Page(url=target.url, status=status, media_type="", text="", etag=etag,
+                        last_modified=modified)
         if not 200 <= status <= 299:
             raise FetchError(Code.HTTP_STATUS, f"HTTP status {status}", status=status)
         media_type, text = read_body(response, clock, self._options.max_bytes)
-        return Page(url=target.url, status=status, media_type=media_type, text=text)
+        return Page(url=target.url, status=status, media_type=media_type, text=text, etag=etag,
+                    last_modified=modified)
 
 
 def _location(response: BaseHTTPResponse) -> str | None:

@@ -1,0 +1,289 @@
+"""The cache between runs (SPEC §7.5) and the history of flaky sources (§7.6): one SQLite file.
+
+Per requested web page (by its stable URI, §3) the file keeps when it was fetched, where its
+redirects ended, its status, ``ETag`` and ``Last-Modified``, a SHA-256 of its normalised text
+(the body as fetched, so any change of the page drops its verdicts),
+and per quote matched against it a SHA-256 of the normalised quote with its verdict; and per
+source the number of consecutive runs it has failed in. Never page text, quotes or claims.
+
+Schema (``PRAGMA application_id`` marks the file as ours, ``user_version`` is the schema)::
+
+    pages(uri PRIMARY KEY, fetched_at, final_url, status, etag, last_modified, text_sha256)
+    verdicts(uri, quote_sha256, found, PRIMARY KEY (uri, quote_sha256))
+    failures(uri PRIMARY KEY, count, failed_at)
+
+A cache problem never fails a run and never changes a verdict: a corrupt, foreign or locked
+file, or any error while reading or writing it, turns the cache off for the rest of the run
+with one TC105 warning. Everything a run learns is written at its end, in one transaction, so
+two runs sharing a file only wait for each other's lock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TypeVar
+
+from tracecite.checks.compare import stable_uri
+from tracecite.checks.live import Fetched, Remembered
+from tracecite.checks.quotes import LoadInfo
+from tracecite.codes import Code
+from tracecite.fetch.errors import FetchError
+from tracecite.findings import Finding
+from tracecite.matching import digest
+
+APPLICATION_ID = 0x54434354  # "TCCT": a SQLite file that is a TraceCite cache
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT = 10.0
+"""Seconds to wait for another run's lock before the file counts as locked (TC105)."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pages (
+    uri TEXT PRIMARY KEY, fetched_at REAL NOT NULL, final_url TEXT, status INTEGER NOT NULL,
+    etag TEXT, last_modified TEXT, text_sha256 TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS verdicts (
+    uri TEXT NOT NULL, quote_sha256 TEXT NOT NULL, found INTEGER NOT NULL,
+    PRIMARY KEY (uri, quote_sha256));
+CREATE TABLE IF NOT EXISTS failures (
+    uri TEXT PRIMARY KEY, count INTEGER NOT NULL, failed_at REAL NOT NULL);
+"""
+
+FLAKY_CODES = frozenset({Code.DNS_FAILURE, Code.CONNECT_FAILED, Code.TLS_FAILED, Code.TIMEOUT,
+                         Code.SOURCE_BLOCKED})
+"""Unavailable-source codes a flaky source is forgiven for (TC315 too, for 429 and 5xx)."""
+
+T = TypeVar("T")
+
+
+def is_flaky(error: FetchError) -> bool:
+    """Whether a failure may be the weather rather than the source (SPEC §7.6)."""
+    if error.code is Code.HTTP_STATUS:
+        return error.status is not None and (error.status == 429 or error.status >= 500)
+    return error.code in FLAKY_CODES
+
+
+class CacheUnusable(Exception):
+    """The file cannot serve as the cache; the message says why (for TC105)."""
+
+
+@dataclass
+class _Pending:
+    """What this run learned, written when the cache is closed."""
+
+    pages: dict[str, tuple[Fetched, dict[str, bool], bool]]
+    """By URI: what was fetched, the verdicts, and whether they replace the stored ones."""
+    failures: dict[str, int]
+    """By URI: consecutive failed runs (0: the source was fine, its history goes)."""
+
+
+class SqliteCache:
+    """The cache of one run (a :class:`~tracecite.checks.live.VerdictCache`), on ``path``.
+
+    Used from one thread. Never raises for a problem with the file: :attr:`warnings` then
+    holds one TC105 finding and the cache answers as an empty one from then on.
+    """
+
+    def __init__(self, path: str, *, max_age: float, fail_after: int,
+                 now: Callable[[], float] = time.time) -> None:
+        self._path = path
+        self._max_age = max_age
+        self._fail_after = fail_after
+        self._now = now
+        self._pending = _Pending({}, {})
+        self._stored_failures: dict[str, int] = {}
+        self.warnings: list[Finding] = []
+        self._db: sqlite3.Connection | None = None
+        try:
+            self._db = _open(path)
+        except CacheUnusable as exc:
+            self._unusable(str(exc))
+
+    # -- the VerdictCache protocol ------------------------------------------------------------
+
+    def recall(self, key: str, quotes: Sequence[str]) -> Remembered | None:
+        """The stored verdicts of every quote of ``quotes`` on ``key``, with the validators to
+        revalidate them (None when they are fresh), or None when some quote has none."""
+        uri = stable_uri(key)
+        row = self._query(lambda db: db.execute(
+            "SELECT fetched_at, final_url, etag, last_modified FROM pages "
+            "WHERE uri = ?", (uri,)).fetchone())
+        if row is None:
+            return None
+        fetched_at, final_url, etag, last_modified = row
+        found = dict(self._query(lambda db: db.execute(
+            "SELECT quote_sha256, found FROM verdicts WHERE uri = ?", (uri,)).fetchall()) or [])
+        hashes = [_quote_hash(q) for q in quotes]
+        if not all(h in found for h in hashes):
+            return None  # a quote never matched against this page needs the page
+        validators: dict[str, str] | None = None
+        age = self._now() - fetched_at
+        if not 0 <= age < self._max_age:  # old, or from the future (a clock that jumped)
+            validators = {}
+            if etag:
+                validators["If-None-Match"] = etag
+            if last_modified:
+                validators["If-Modified-Since"] = last_modified
+            if not validators:
+                return None  # old, and nothing to revalidate it with: fetch it again
+        return Remembered(tuple(bool(found[h]) for h in hashes),
+                          LoadInfo(final_url if final_url not in (None, key) else None),
+                          validators)
+
+    def remember(self, key: str, fetched: Fetched, quotes: Sequence[str],
+                 verdicts: Sequence[bool]) -> None:
+        """Keep a successful load of ``key``: the page's digest and its quotes' verdicts (a
+        changed page drops the verdicts stored for its old text)."""
+        uri = stable_uri(key)
+        found = {_quote_hash(q): v for q, v in zip(quotes, verdicts, strict=True)}
+        self._pending.pages[uri] = (fetched, found, True)
+        self._pending.failures[uri] = 0
+
+    def revalidated(self, key: str, fetched: Fetched) -> None:
+        """``key`` answered 304: its stored verdicts stand, fresh from now."""
+        uri = stable_uri(key)
+        self._pending.pages[uri] = (fetched, {}, False)
+        self._pending.failures[uri] = 0
+
+    def failed(self, key: str, error: FetchError) -> tuple[int, int] | None:
+        """Count a failure of ``key`` in this run: ``(failures, fail_after)`` for a flaky one
+        (consecutive runs it has failed in, this one included), None for any other (whose
+        history goes: only consecutive flaky failures count)."""
+        uri = stable_uri(key)
+        if not is_flaky(error) or self._db is None:
+            self._pending.failures[uri] = 0
+            return None
+        row = self._query(lambda db: db.execute(
+            "SELECT count FROM failures WHERE uri = ?", (uri,)).fetchone())
+        if self._db is None:  # the read failed: without a history nothing is deferred
+            return None
+        count = (row[0] if row else 0) + 1
+        self._pending.failures[uri] = count
+        return count, self._fail_after
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Write what this run learned in one transaction and close the file."""
+        if self._db is None:
+            return
+        pending, self._pending = self._pending, _Pending({}, {})
+        try:
+            with _transaction(self._db) as db:
+                now = self._now()
+                for uri, (fetched, found, replace) in pending.pages.items():
+                    _write_page(db, uri, fetched, found, replace=replace, now=now)
+                for uri, count in pending.failures.items():
+                    if count:
+                        db.execute("INSERT OR REPLACE INTO failures VALUES (?, ?, ?)",
+                                   (uri, count, now))
+                    else:
+                        db.execute("DELETE FROM failures WHERE uri = ?", (uri,))
+        except sqlite3.Error as exc:
+            self._unusable(f"cannot be written ({_reason(exc)})")
+        finally:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    # -- problems -----------------------------------------------------------------------------
+
+    def _query(self, read: Callable[[sqlite3.Connection], T]) -> T | None:
+        if self._db is None:
+            return None
+        try:
+            return read(self._db)
+        except sqlite3.Error as exc:
+            self._unusable(f"cannot be read ({_reason(exc)})")
+            return None
+
+    def _unusable(self, why: str) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        if not self.warnings:
+            self.warnings.append(Finding(
+                Code.CACHE_UNUSABLE, f"the cache file {self._path} {why}; this run goes on "
+                                     f"without it"))
+
+
+def _quote_hash(quote: str) -> str:
+    return digest(quote)  # the quote's normalised form, as it is matched (SPEC §2)
+
+
+def _reason(exc: sqlite3.Error) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _open(path: str) -> sqlite3.Connection:
+    """The cache file, created (with its schema) when missing or empty; CacheUnusable when it
+    is not SQLite, another application's, another schema's or locked too long."""
+    try:
+        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise CacheUnusable(f"cannot be opened ({_reason(exc)})") from None
+    try:
+        with _transaction(db):
+            app, version = _marks(db)
+            if (app, version) == (0, 0):
+                if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                    raise CacheUnusable("is a SQLite database of another application")
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    db.execute(statement)
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif app != APPLICATION_ID:
+                raise CacheUnusable("is a SQLite database of another application")
+            elif version != SCHEMA_VERSION:
+                raise CacheUnusable(f"has schema {version}, not {SCHEMA_VERSION} (written by "
+                                    f"another version of tracecite)")
+    except sqlite3.OperationalError as exc:  # locked, read-only, out of space, ...
+        db.close()
+        raise CacheUnusable("is locked by another process" if "locked" in str(exc) else
+                            f"cannot be used ({_reason(exc)})") from None
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise CacheUnusable(f"is corrupt or not SQLite ({_reason(exc)})") from None
+    except CacheUnusable:
+        db.close()
+        raise
+    return db
+
+
+def _marks(db: sqlite3.Connection) -> tuple[int, int]:
+    app = db.execute("PRAGMA application_id").fetchone()[0]
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    return int(app), int(version)
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write transaction, taken at once (BEGIN IMMEDIATE), committed or rolled back whole."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _write_page(db: sqlite3.Connection, uri: str, fetched: Fetched, found: dict[str, bool], *,
+                replace: bool, now: float) -> None:
+    row = db.execute("SELECT text_sha256 FROM pages WHERE uri = ?", (uri,)).fetchone()
+    if not replace:  # revalidated: the stored text and verdicts stand
+        if row is None:
+            return
+        db.execute("UPDATE pages SET fetched_at = ?, etag = coalesce(?, etag), "
+                   "last_modified = coalesce(?, last_modified) WHERE uri = ?",
+                   (now, fetched.etag, fetched.last_modified, uri))
+        return
+    if row is None or row[0] != fetched.text_sha256:
+        db.execute("DELETE FROM verdicts WHERE uri = ?", (uri,))  # verdicts of another text
+    db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?)",
+               (uri, now, fetched.final_url, fetched.status, fetched.etag,
+                fetched.last_modified, fetched.text_sha256))
+    db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?)",
+                   [(uri, h, int(v)) for h, v in found.items()])
