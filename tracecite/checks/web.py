@@ -6,10 +6,12 @@ from functools import lru_cache
 
 from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.live import Loaded
+from tracecite.checks.quotes import LoadInfo
 from tracecite.fetch.body import is_json_type
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.fetcher import PinnedFetcher
 from tracecite.fetch.hosts import HostSlots
+from tracecite.fetch.retry import RetryPolicy
 from tracecite.fetch.url_policy import parse_target
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -40,13 +42,15 @@ def url_key(url: str) -> str:
 
 class WebLoader:
     """Loads web pages through the pinned fetcher, sharing its request slots per host with the
-    live run (see :class:`~tracecite.checks.live.Loader`)."""
+    live run (see :class:`~tracecite.checks.live.Loader`), trying a source again after a
+    transient failure as ``retry`` says (SPEC §7.1)."""
 
     kind = SourceKind.WEB
     expects_html = True  # web pages are mostly HTML: start the parse workers early
 
-    def __init__(self, fetcher: PinnedFetcher) -> None:
+    def __init__(self, fetcher: PinnedFetcher, retry: RetryPolicy | None = None) -> None:
         self._fetcher = fetcher
+        self._retry = retry or RetryPolicy()
 
     @property
     def hosts(self) -> HostSlots:
@@ -67,7 +71,9 @@ class WebLoader:
             return None
 
     def load(self, url: str, *, claimed: bool = False) -> Loaded:
-        """The page at ``url`` and how to match it (raises :class:`FetchError`); ``claimed``:
-        the caller holds the slot of ``host(url)``, which the fetcher frees."""
-        page = self._fetcher.fetch(url, claimed=claimed)
-        return Loaded(kind_of(page.media_type), page.text)
+        """The page at ``url`` and how to match it (raises :class:`FetchError`, with its
+        ``attempts``); ``claimed``: the caller holds the slot of ``host(url)``, which the first
+        attempt uses and the fetcher frees."""
+        page, attempts = self._retry.run(
+            lambda attempt: self._fetcher.fetch(url, claimed=claimed and attempt == 1))
+        return Loaded(kind_of(page.media_type), page.text, LoadInfo(attempts=attempts))
