@@ -50,6 +50,12 @@ def test_every_group_belongs_to_a_command_or_the_configuration_or_the_action() -
     ("concurrency", "65", "from 1 to 64"),
     ("per_host", "0", "from 1 to 64"),
     ("per_host", "2.5", "whole number"),
+    ("retries", "-1", "from 0 to 5"),
+    ("retries", "6", "from 0 to 5"),
+    ("retries", "1.5", "whole number"),
+    ("max_retry_wait", "500", "from 0 to 120"),
+    ("max_retry_wait", "-1", "from 0 to 120"),
+    ("max_retry_wait", "soon", "number of seconds"),
 ])
 def test_one_check_says_the_same_from_a_flag_the_configuration_and_the_action(
         tmp_path: Path, name: str, text: str, words: str) -> None:

@@ -146,7 +146,7 @@ class RetryPolicy:
                          f"more than --max-retry-wait ({_seconds(self.max_wait)})")
         wait = asked if asked is not None else backoff(state.attempts + 1, self.draw)
         state.rate_limited += 1
-        if state.waited + wait > self.max_wait or state.rate_limited > MAX_RATE_LIMITED:
+        if state.waited + wait > self.max_wait or state.rate_limited >= MAX_RATE_LIMITED:
             raise _final(error, state.attempts, f"still rate limited after waiting "
                          f"{_seconds(state.waited)} (--max-retry-wait "
                          f"{_seconds(self.max_wait)} in all)")
@@ -173,4 +173,4 @@ def _final(error: FetchError, attempts: int, note: str | None = None) -> FetchEr
 
 
 def _seconds(value: float) -> str:
-    return f"{math.ceil(value)} s" if value >= 1 or value == 0 else f"{value:.1f} s"
+    return f"{math.ceil(value * 10) / 10:g} s"  # tenths, rounded up: never less than asked
