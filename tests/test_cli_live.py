@@ -462,7 +462,7 @@ def test_tc310_redirect_without_location(cli: Cli, site: Site, tmp_path: Path) -
 
 def test_tc311_closed_port(cli: Cli, ca_path: str, no_dns: Lookups, tmp_path: Path) -> None:
     flags = ["--connect-to", f"{HOST}:443:127.0.0.1:{closed_port()}",
-             "--allow-net", "127.0.0.1/32", "--ca-cert", ca_path]
+             "--allow-net", "127.0.0.1/32", "--ca-cert", ca_path, "--retries", "0"]
     notes_finding(cli, tmp_path, f"https://{HOST}/a", flags, "TC311")
 
 
@@ -489,7 +489,7 @@ def test_tc313_trickling_server(cli: Cli, ca_path: str, no_dns: Lookups,
     first = head("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "1000")])
     with RawServer(trickle(b"x" * 1000, 0.2, first=first)) as server:
         flags = ["--connect-to", f"{HOST}:80:127.0.0.1:{server.port}",
-                 "--allow-net", "127.0.0.1/32", "--timeout", "1"]
+                 "--allow-net", "127.0.0.1/32", "--timeout", "1", "--retries", "0"]
         notes_finding(cli, tmp_path, f"http://{HOST}/a", flags, "TC313")
 
 
@@ -513,7 +513,7 @@ def test_max_bytes_exactly_the_body(cli: Cli, site: Site, tmp_path: Path) -> Non
 @pytest.mark.parametrize("status", [404, 410, 500])
 def test_tc315_http_status(cli: Cli, site: Site, tmp_path: Path, status: int) -> None:
     url = site.route("/gone", text("not here", status=status))
-    finding = notes_finding(cli, tmp_path, url, site.flags, "TC315")
+    finding = notes_finding(cli, tmp_path, url, [*site.flags, "--retries", "0"], "TC315")
     assert finding["status"] == status
 
 

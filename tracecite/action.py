@@ -27,8 +27,8 @@ from tracecite.settings import FALSE_WORDS
 INPUT_ENV: dict[str, str] = {
     name: "TRACECITE_" + name.upper().replace("-", "_")
     for name in ("stage", "paths", "since", "all", "format", "sarif-file", "json-file", "config",
-                 "fail-on-findings", "warn", "timeout", "concurrency", "per-host", "skip-urls",
-                 "cache", "fail-after", "allow-net", "connect-to", "ca-cert")
+                 "fail-on-findings", "warn", "timeout", "concurrency", "per-host", "retries",
+                 "skip-urls", "cache", "fail-after", "allow-net", "connect-to", "ca-cert")
 }
 """Each Action input (``python-version`` aside) and the variable ``action.yml`` passes it in."""
 

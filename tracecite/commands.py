@@ -188,13 +188,14 @@ def _loader(kind: SourceKind, settings: Settings) -> Iterator[Loader]:
         return
     from tracecite.checks.web import WebLoader
     from tracecite.fetch.fetcher import PinnedFetcher
+    from tracecite.fetch.retry import RetryPolicy
 
     try:
         fetcher = PinnedFetcher(settings.fetch_options())
     except ValueError as exc:  # the only thing the constructor checks is the CA bundle
         raise UsageError(str(exc)) from None
     with fetcher:
-        yield WebLoader(fetcher)
+        yield WebLoader(fetcher, RetryPolicy(settings.retries, settings.max_retry_wait))
 
 
 # ---- the commands -----------------------------------------------------------------------------

@@ -25,9 +25,13 @@ from tracecite import __version__
 from tracecite.errors import UsageError
 from tracecite.fetch.limits import (
     DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRY_WAIT,
     DEFAULT_PER_HOST,
+    DEFAULT_RETRIES,
     MAX_BYTES,
     MAX_CONCURRENCY,
+    MAX_RETRIES,
+    MAX_RETRY_WAIT,
     MAX_TIMEOUT,
 )
 from tracecite.model import is_trace
@@ -64,6 +68,14 @@ def _seconds(value: object) -> float:
         raise ValueError("must be a number of seconds")
     if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT):
         raise ValueError(f"must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
+    return float(value)
+
+
+def _wait(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be a number of seconds")
+    if not (math.isfinite(value) and 0 <= value <= MAX_RETRY_WAIT):
+        raise ValueError(f"must be from 0 to {MAX_RETRY_WAIT:g} seconds")
     return float(value)
 
 
@@ -304,6 +316,15 @@ OPTIONS: tuple[Option, ...] = (
            config=True, action="per-host", parse=_integer, metavar="N",
            help=f"requests in flight to one host at once, redirects included (default "
                 f"{DEFAULT_PER_HOST}, at most {MAX_CONCURRENCY})"),
+    Option("retries", DEFAULT_RETRIES, _whole(0, MAX_RETRIES), "web", flag="--retries",
+           config=True, action="retries", parse=_integer, metavar="N",
+           help=f"extra attempts per source after a transient failure (default "
+                f"{DEFAULT_RETRIES}, at most {MAX_RETRIES})"),
+    Option("max_retry_wait", DEFAULT_MAX_RETRY_WAIT, _wait, "web", flag="--max-retry-wait",
+           config=True, parse=_number, metavar="SECONDS",
+           help=f"seconds a source may wait for rate limits in all; a longer Retry-After is "
+                f"not waited for (default {DEFAULT_MAX_RETRY_WAIT:g}, at most "
+                f"{MAX_RETRY_WAIT:g})"),
     Option("skip_urls", (), _url_glob, "web", flag="--skip-url", config=True,
            action="skip-urls", many=True, metavar="GLOB",
            help="never fetch URLs matching GLOB; their quotes are counted as skipped "
@@ -393,6 +414,8 @@ class Settings:
     allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
     ca_cert: str | None = None
     per_host: int = DEFAULT_PER_HOST
+    retries: int = DEFAULT_RETRIES
+    max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
     skip_urls: tuple[str, ...] = ()
     cache: str | None = None
     cache_max_age: float = DEFAULT_CACHE_MAX_AGE
@@ -428,7 +451,7 @@ class Settings:
         return FetchOptions(timeout=self.timeout, max_bytes=self.max_bytes,
                             per_host=self.per_host, user_agent=self.user_agent,
                             connect_to=self.connect_to, allow_net=self.allow_net,
-                            ca_cert=self.ca_cert)
+                            ca_cert=self.ca_cert, max_retry_wait=self.max_retry_wait)
 
 
 # ---- the three sources ----------------------------------------------------------------------

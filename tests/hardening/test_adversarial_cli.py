@@ -3,7 +3,8 @@
 Each row starts hostile servers on 127.0.0.1 (raw sockets or the route-table server from
 tests/fetch/servers.py), writes a one-record notes file and runs ``tracecite verify-notes --json``
 in-process, reaching them through ``--connect-to``/``--allow-net``/``--ca-cert`` (or names the
-injected resolver answers). Every row must end with its code (or pass), inside the deadline
+injected resolver answers), one attempt per source (``--retries 0``: retries are
+tests/checks/test_retries.py's). Every row must end with its code (or pass), inside the deadline
 (wall time < ``--timeout`` + 1 s; rows that expect TC313 must have waited for it), and within
 3 × the body cap of traced memory (tracemalloc peak over the whole command, all threads).
 
@@ -447,7 +448,7 @@ def test_adversarial_server(
     notes = tmp_path / "notes.md"
     notes.write_text(f"claim: a claim\nquote: {QUOTE}\nurl: {url}\n", encoding="utf-8")
     run, elapsed, peak = _run(cli, ["verify-notes", notes, "--json", "--timeout",
-                                    str(case.timeout), *env.args])
+                                    str(case.timeout), "--retries", "0", *env.args])
     print(f"[{case.id}] {elapsed:.2f} s, peak {peak / MiB:.2f} MiB")  # shown with -s
     report = run.json()
     codes = [f["code"] for f in report["findings"]]
@@ -522,7 +523,8 @@ def test_concurrent_hostile_sources_share_nothing(
     notes = tmp_path / "notes.md"
     notes.write_text("\n".join(lines), encoding="utf-8")
     started = time.monotonic()
-    run = cli("verify-notes", notes, "--json", "--timeout", "2", "--concurrency", "8", *args)
+    run = cli("verify-notes", notes, "--json", "--timeout", "2", "--concurrency", "8",
+              "--retries", "0", *args)
     assert time.monotonic() - started < 3.0
     codes = {f["record"]: f["code"] for f in run.json()["findings"]}
     expected = {n + 1: case.code for n, case in enumerate(rows) if case.code}

@@ -7,10 +7,12 @@ from functools import lru_cache
 
 from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.live import Loaded
+from tracecite.checks.quotes import LoadInfo
 from tracecite.fetch.body import is_json_type
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.fetcher import PinnedFetcher
 from tracecite.fetch.hosts import HostSlots
+from tracecite.fetch.retry import RetryPolicy
 from tracecite.fetch.url_policy import parse_target
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -41,13 +43,15 @@ def url_key(url: str) -> str:
 
 class WebLoader:
     """Loads web pages through the pinned fetcher, sharing its request slots per host with the
-    live run (see :class:`~tracecite.checks.live.Loader`)."""
+    live run (see :class:`~tracecite.checks.live.Loader`), trying a source again after a
+    transient failure as ``retry`` says (SPEC §7.1)."""
 
     kind = SourceKind.WEB
     expects_html = True  # web pages are mostly HTML: start the parse workers early
 
-    def __init__(self, fetcher: PinnedFetcher) -> None:
+    def __init__(self, fetcher: PinnedFetcher, retry: RetryPolicy | None = None) -> None:
         self._fetcher = fetcher
+        self._retry = retry or RetryPolicy()
 
     @property
     def hosts(self) -> HostSlots:
@@ -69,9 +73,12 @@ class WebLoader:
 
     def load(self, url: str, *, claimed: bool = False,
              validators: Mapping[str, str] | None = None) -> Loaded:
-        """The page at ``url`` and how to match it (raises :class:`FetchError`); ``claimed``:
-        the caller holds the slot of ``host(url)``, which the fetcher frees; ``validators``:
-        conditional headers (a 304 answer is a page with status 304 and no text)."""
-        page = self._fetcher.fetch(url, claimed=claimed, validators=validators)
-        return Loaded(kind_of(page.media_type), page.text, status=page.status, etag=page.etag,
-                      last_modified=page.last_modified)
+        """The page at ``url`` and how to match it (raises :class:`FetchError`, with its
+        ``attempts``); ``claimed``: the caller holds the slot of ``host(url)``, which the first
+        attempt uses and the fetcher frees; ``validators``: conditional headers (a 304 answer
+        is a page with status 304 and no text)."""
+        page, attempts = self._retry.run(
+            lambda attempt: self._fetcher.fetch(url, claimed=claimed and attempt == 1,
+                                                validators=validators))
+        return Loaded(kind_of(page.media_type), page.text, LoadInfo(attempts=attempts),
+                      status=page.status, etag=page.etag, last_modified=page.last_modified)

@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tracecite.codes import Code
-from tracecite.fetch.errors import FetchError
+from tracecite.fetch.errors import FetchError, TemporaryLookupError
 from tracecite.fetch.url_policy import Target
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -193,7 +193,8 @@ class AddressPolicy:
 def system_resolver(host: str, port: int) -> list[str]:
     """Resolve ``host`` with the system resolver (both families, resolver order, no duplicates).
 
-    Any failure, or no IPv4/IPv6 answer, is `FetchError` TC307.
+    Any failure, or no IPv4/IPv6 answer, is `FetchError` TC307 (`TemporaryLookupError` when the
+    resolver says it is temporary).
     """
     try:
         # Bytes, not str: the host is already ASCII and Python's str path runs the IDNA 2003 codec.
@@ -202,7 +203,10 @@ def system_resolver(host: str, port: int) -> list[str]:
         )
     except (OSError, UnicodeError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-        raise FetchError(Code.DNS_FAILURE, f"{host[:80]!a} does not resolve: {reason}") from None
+        detail = f"{host[:80]!a} does not resolve: {reason}"
+        if isinstance(exc, socket.gaierror) and exc.errno == socket.EAI_AGAIN:
+            raise TemporaryLookupError(detail) from None  # retried; NXDOMAIN never is
+        raise FetchError(Code.DNS_FAILURE, detail) from None
     answers: list[str] = []
     for family, _type, _proto, _canonname, sockaddr in infos:
         if family in (socket.AF_INET, socket.AF_INET6):

@@ -24,3 +24,11 @@ class FetchError(Exception):
         self.final_url = final_url
         self.retry_after = retry_after
         self.attempts = attempts
+
+
+class TemporaryLookupError(FetchError):
+    """TC307 when the resolver said the failure is temporary (``EAI_AGAIN``), not that the name
+    does not exist: worth another attempt (SPEC §7.1)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(Code.DNS_FAILURE, detail)

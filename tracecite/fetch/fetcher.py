@@ -19,7 +19,8 @@ Decisions the specification leaves open:
 - Several different ``Location`` headers are TC310. ``Location`` bytes are read as UTF-8 (falling
   back to Latin-1).
 - A kept-alive connection that the server closed just as it was reused is retried once on a new
-  connection to the same validated address; nothing else is ever retried.
+  connection to the same validated address; nothing else is retried here (a source's retries
+  are its loader's, ``tracecite.fetch.retry``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from tracecite.fetch.failures import NETWORK_EXCEPTIONS, is_stale_connection, ne
 from tracecite.fetch.hosts import HostSlots
 from tracecite.fetch.limits import MAX_REDIRECTS
 from tracecite.fetch.options import ConnectTo, FetchOptions
+from tracecite.fetch.retry import RATE_LIMIT_STATUSES, parse_retry_after
 from tracecite.fetch.url_policy import Target, follow_redirect, parse_target
 
 __all__ = ["Page", "PinnedFetcher"]
@@ -113,7 +115,7 @@ class PinnedFetcher:
             "Accept-Encoding": ACCEPT_ENCODING,
         }
         self._pools = _Pools()
-        self._hosts = HostSlots(options.per_host)
+        self._hosts = HostSlots(options.per_host, max_back_off=options.max_retry_wait)
         # getaddrinfo has no timeout of its own: lookups run here so the deadline still holds.
         self._lookups = concurrent.futures.ThreadPoolExecutor(
             max_workers=_LOOKUP_THREADS, thread_name_prefix="tracecite-lookup",
@@ -277,7 +279,13 @@ class PinnedFetcher:
             return Page(url=target.url, status=status, media_type="", text="", etag=etag,
                         last_modified=modified)
         if not 200 <= status <= 299:
-            raise FetchError(Code.HTTP_STATUS, f"HTTP status {status}", status=status)
+            wait = None
+            if status in RATE_LIMIT_STATUSES:  # the host backs off (SPEC §7.2)
+                wait = parse_retry_after(response.headers.get("Retry-After"), time.time())
+                self._hosts.back_off(target.host, wait)
+            raise FetchError(Code.HTTP_STATUS, f"HTTP status {status}", status=status,
+                             retry_after=wait)
+        self._hosts.succeeded(target.host)
         media_type, text = read_body(response, clock, self._options.max_bytes)
         return Page(url=target.url, status=status, media_type=media_type, text=text, etag=etag,
                     last_modified=modified)

@@ -25,3 +25,15 @@ DEFAULT_PER_HOST = 8
 """Requests in flight to one host by default (``--per-host``, the configuration's
 ``per_host``): a polite crawler's figure (Scrapy's per-domain default; browsers open 6
 connections per host, lychee 10), and what TraceCite used for a whole run before."""
+
+DEFAULT_RETRIES = 2
+"""Extra attempts per source after a transient failure (``--retries``, SPEC §7.1)."""
+
+MAX_RETRIES = 5
+"""``--retries`` at most."""
+
+DEFAULT_MAX_RETRY_WAIT = 30.0
+"""Seconds a source may wait for rate limits in all (``--max-retry-wait``, SPEC §7.1)."""
+
+MAX_RETRY_WAIT = 120.0
+"""``--max-retry-wait`` at most."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network
 
 from tracecite import __version__
-from tracecite.fetch.limits import DEFAULT_PER_HOST, MAX_BYTES, MAX_TIMEOUT
+from tracecite.fetch.limits import DEFAULT_MAX_RETRY_WAIT, DEFAULT_PER_HOST, MAX_BYTES, MAX_TIMEOUT
 
 _PORT = re.compile(r"[0-9]{1,5}")
 _HOST_NAME = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]{0,252})")
@@ -79,6 +79,7 @@ class FetchOptions:
     connect_to: tuple[ConnectTo, ...] = ()
     allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
     ca_cert: str | None = None
+    max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT  # the longest Retry-After a host backs off for
 
     def __post_init__(self) -> None:
         # The settings table is the one check of these values; a library caller that builds
@@ -86,7 +87,7 @@ class FetchOptions:
         # break would be a header injection).
         from tracecite.settings import BY_NAME
 
-        for name in ("timeout", "max_bytes", "per_host", "user_agent"):
+        for name in ("timeout", "max_bytes", "per_host", "user_agent", "max_retry_wait"):
             try:
                 BY_NAME[name].check(getattr(self, name))
             except ValueError as exc:
