@@ -459,3 +459,18 @@ def test_link_rot_issue_body_is_built_from_a_real_report(
     assert "Live pages: 0 quotes checked" in body
     assert "| TC202 quote-not-in-capture |" in body
     assert "issue create" in calls.read_text(encoding="utf-8")
+
+
+def test_the_cache_rolls_forward_and_is_saved_even_when_the_check_fails() -> None:
+    steps = yaml.safe_load(ACTION_YML.read_text(encoding="utf-8"))["runs"]["steps"]
+    names = [s.get("id") or s.get("uses", "").split("@")[0] for s in steps]
+    restore = steps[names.index("actions/cache/restore")]
+    save = steps[names.index("actions/cache/save")]
+    assert names.index("actions/cache/restore") < names.index("run") < names.index(
+        "actions/cache/save")
+    key = restore["with"]["key"]
+    assert "github.run_id" in key and save["with"]["key"] == key  # a new key every run
+    assert key.startswith(restore["with"]["restore-keys"])  # restored by prefix: the newest
+    assert restore["with"]["path"] == save["with"]["path"] == "${{ inputs.cache }}"
+    assert "always()" in save["if"] and "inputs.cache != ''" in save["if"]
+    assert "inputs.cache != ''" in restore["if"]
