@@ -6,6 +6,7 @@ from functools import lru_cache
 
 from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.live import Loaded
+from tracecite.checks.quotes import LoadInfo
 from tracecite.fetch.body import is_json_type
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.fetcher import PinnedFetcher
@@ -70,4 +71,4 @@ class WebLoader:
         """The page at ``url`` and how to match it (raises :class:`FetchError`); ``claimed``:
         the caller holds the slot of ``host(url)``, which the fetcher frees."""
         page = self._fetcher.fetch(url, claimed=claimed)
-        return Loaded(kind_of(page.media_type), page.text)
+        return Loaded(kind_of(page.media_type), page.text, LoadInfo(final_url=page.final_url))

@@ -18,6 +18,8 @@ Decisions the specification leaves open:
 
 - Several different ``Location`` headers are TC310. ``Location`` bytes are read as UTF-8 (falling
   back to Latin-1).
+- A 204, 205 or 206 (TraceCite never asks for a range) has no page to check: TC315.
+- A failure after at least one redirect carries ``final_url``: the URL of the hop that failed.
 - A kept-alive connection that the server closed just as it was reused is retried once on a new
   connection to the same validated address; nothing else is ever retried.
 """
@@ -29,7 +31,7 @@ import ssl
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from ipaddress import IPv4Address, IPv6Address
 from types import TracebackType
 
@@ -58,18 +60,22 @@ from tracecite.fetch.url_policy import Target, follow_redirect, parse_target
 __all__ = ["Page", "PinnedFetcher"]
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_NOTHING_TO_CHECK = frozenset({204, 205, 206})  # no content, reset content, a range never asked for
 _MAX_POOLS = 64  # least recently used pools beyond this are closed
 _LOOKUP_THREADS = 16
 
 
 @dataclass(frozen=True)
 class Page:
-    """A fetched page: final URL, status, media type (``""`` when absent) and UTF-8 text."""
+    """A fetched page: final URL, status, media type (``""`` when absent) and UTF-8 text;
+    ``final_url`` is the final URL again when the source was redirected, None when it was
+    not."""
 
     url: str
     status: int
     media_type: str
     text: str
+    final_url: str | None = None
 
 
 _PoolKey = tuple[str, str, int, str]  # scheme, IP address, port, host name (SNI and Host)
@@ -156,24 +162,36 @@ class PinnedFetcher:
         with enforced(clock):
             target = parse_target(url)
             for redirects in range(MAX_REDIRECTS + 1):
-                # Each hop holds a slot on its own host until its body is read or dropped.
-                with (self._hosts.claimed(target.host) if claimed and not redirects
-                      else self._hosts.hold(target.host, clock.deadline, clock.timeout)):
-                    response = self._request(target, clock)
-                    try:
-                        if response.status not in _REDIRECT_STATUSES:
-                            return self._page(target, response, clock)
-                        if redirects == MAX_REDIRECTS:
-                            break
-                        target = follow_redirect(target, _location(response))
-                        drain_short_body(response, clock)
-                    finally:
-                        # Returns a fully read connection to its pool; closes any other.
-                        response.close()
-                        response.release_conn()
-            raise FetchError(Code.REDIRECT_LIMIT, f"more than {MAX_REDIRECTS} redirects")
+                try:
+                    # Each hop holds a slot on its own host until its body is read or dropped.
+                    with (self._hosts.claimed(target.host) if claimed and not redirects
+                          else self._hosts.hold(target.host, clock.deadline, clock.timeout)):
+                        hop = self._hop(target, clock, last=redirects == MAX_REDIRECTS)
+                except FetchError as error:
+                    if redirects and error.final_url is None:
+                        error.final_url = target.url  # where the redirects ended
+                    raise
+                if isinstance(hop, Page):
+                    return replace(hop, final_url=target.url) if redirects else hop
+                target = hop
+            raise AssertionError("unreachable")  # pragma: no cover: the last hop never redirects
 
     # -- one hop ------------------------------------------------------------------------------
+
+    def _hop(self, target: Target, clock: FetchClock, *, last: bool) -> Page | Target:
+        """One request: the page, or where a redirect sends the fetch next (TC308 when
+        ``last`` and it would go on)."""
+        response = self._request(target, clock)
+        try:
+            if response.status in _REDIRECT_STATUSES:
+                next_target = _next(target, _location(response), last=last)
+                drain_short_body(response, clock)
+                return next_target
+            return self._page(target, response, clock)
+        finally:
+            # Returns a fully read connection to its pool; closes any other.
+            response.close()
+            response.release_conn()
 
     def _request(self, target: Target, clock: FetchClock) -> BaseHTTPResponse:
         address, port = self._destination(target, clock)
@@ -264,8 +282,18 @@ class PinnedFetcher:
         status = response.status
         if not 200 <= status <= 299:
             raise FetchError(Code.HTTP_STATUS, f"HTTP status {status}", status=status)
+        if status in _NOTHING_TO_CHECK:
+            raise FetchError(Code.HTTP_STATUS, f"HTTP status {status} has no page to check",
+                             status=status)
         media_type, text = read_body(response, clock, self._options.max_bytes)
         return Page(url=target.url, status=status, media_type=media_type, text=text)
+
+
+def _next(target: Target, location: str | None, *, last: bool) -> Target:
+    """The hop a redirect to ``location`` leads to; TC308 when ``last``."""
+    if last:
+        raise FetchError(Code.REDIRECT_LIMIT, f"more than {MAX_REDIRECTS} redirects")
+    return follow_redirect(target, location)
 
 
 def _location(response: BaseHTTPResponse) -> str | None:
