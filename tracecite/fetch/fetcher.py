@@ -16,9 +16,10 @@ caps, the text) and ``hosts`` (requests in flight per host name).
 
 Decisions the specification leaves open:
 
-- Several different ``Location`` headers are TC310. ``Location`` bytes are read as UTF-8 (falling
-  back to Latin-1).
+- Several different ``Location`` (or ``Refresh``) headers are TC310. ``Location`` and
+  ``Refresh`` bytes are read as UTF-8 (falling back to Latin-1).
 - A 204, 205 or 206 (TraceCite never asks for a range) has no page to check: TC315.
+- Refreshes (``tracecite.fetch.refresh``) are hops like redirects.
 - A failure after at least one redirect carries ``final_url``: the URL of the hop that failed.
 - A kept-alive connection that the server closed just as it was reused is retried once on a new
   connection to the same validated address; nothing else is ever retried.
@@ -55,12 +56,14 @@ from tracecite.fetch.failures import NETWORK_EXCEPTIONS, is_stale_connection, ne
 from tracecite.fetch.hosts import HostSlots
 from tracecite.fetch.limits import MAX_REDIRECTS
 from tracecite.fetch.options import ConnectTo, FetchOptions
+from tracecite.fetch.refresh import MAX_REFRESH_DELAY, meta_refresh, refresh_target
 from tracecite.fetch.url_policy import Target, follow_redirect, parse_target
 
 __all__ = ["Page", "PinnedFetcher"]
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _NOTHING_TO_CHECK = frozenset({204, 205, 206})  # no content, reset content, a range never asked for
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})  # where a meta refresh counts
 _MAX_POOLS = 64  # least recently used pools beyond this are closed
 _LOOKUP_THREADS = 16
 
@@ -68,8 +71,8 @@ _LOOKUP_THREADS = 16
 @dataclass(frozen=True)
 class Page:
     """A fetched page: final URL, status, media type (``""`` when absent) and UTF-8 text;
-    ``final_url`` is the final URL again when the source was redirected, None when it was
-    not."""
+    ``final_url`` is the final URL again when the source was redirected (by ``Location`` or a
+    refresh), None when it was not."""
 
     url: str
     status: int
@@ -179,15 +182,15 @@ class PinnedFetcher:
     # -- one hop ------------------------------------------------------------------------------
 
     def _hop(self, target: Target, clock: FetchClock, *, last: bool) -> Page | Target:
-        """One request: the page, or where a redirect sends the fetch next (TC308 when
-        ``last`` and it would go on)."""
+        """One request: the page, or where a redirect or refresh sends the fetch next (TC308
+        when ``last`` and it would go on)."""
         response = self._request(target, clock)
         try:
             if response.status in _REDIRECT_STATUSES:
                 next_target = _next(target, _location(response), last=last)
                 drain_short_body(response, clock)
                 return next_target
-            return self._page(target, response, clock)
+            return self._page(target, response, clock, last=last)
         finally:
             # Returns a fully read connection to its pool; closes any other.
             response.close()
@@ -278,14 +281,25 @@ class PinnedFetcher:
             evicted.close()  # idle connections close now, busy ones when released
         return pool
 
-    def _page(self, target: Target, response: BaseHTTPResponse, clock: FetchClock) -> Page:
+    def _page(self, target: Target, response: BaseHTTPResponse, clock: FetchClock, *,
+              last: bool) -> Page | Target:
         status = response.status
         if not 200 <= status <= 299:
             raise FetchError(Code.HTTP_STATUS, f"HTTP status {status}", status=status)
         if status in _NOTHING_TO_CHECK:
             raise FetchError(Code.HTTP_STATUS, f"HTTP status {status} has no page to check",
                              status=status)
+        header = _one_value(response, "Refresh")
+        refresh = None if header is None else refresh_target(header)
+        refreshed = _refreshed(target, refresh, last=last)
+        if refreshed is not None:
+            drain_short_body(response, clock)
+            return refreshed
         media_type, text = read_body(response, clock, self._options.max_bytes)
+        if media_type in _HTML_TYPES:
+            refreshed = _refreshed(target, meta_refresh(text), last=last)
+            if refreshed is not None:
+                return refreshed
         return Page(url=target.url, status=status, media_type=media_type, text=text)
 
 
@@ -296,11 +310,30 @@ def _next(target: Target, location: str | None, *, last: bool) -> Target:
     return follow_redirect(target, location)
 
 
+def _refreshed(target: Target, refresh: tuple[int, str | None] | None, *, last: bool,
+               ) -> Target | None:
+    """The hop a refresh leads to, or None when it is not followed (none, too slow, or to the
+    page itself)."""
+    if refresh is None or refresh[0] > MAX_REFRESH_DELAY or refresh[1] is None:
+        return None
+    next_target = follow_redirect(target, refresh[1])
+    if next_target.url == target.url:
+        return None  # a reload would repeat for ever: the page is checked as it is
+    if last:
+        raise FetchError(Code.REDIRECT_LIMIT, f"more than {MAX_REDIRECTS} redirects")
+    return next_target
+
+
 def _location(response: BaseHTTPResponse) -> str | None:
     """The redirect's target as sent: one distinct ``Location`` value, or None without one."""
-    values = response.headers.getlist("Location")
+    return _one_value(response, "Location")
+
+
+def _one_value(response: BaseHTTPResponse, name: str) -> str | None:
+    """The one distinct value of header ``name`` (``Location``, ``Refresh``), or None."""
+    values = response.headers.getlist(name)
     if len(set(values)) > 1:
-        raise FetchError(Code.REDIRECT_INVALID, "several different Location headers")
+        raise FetchError(Code.REDIRECT_INVALID, f"several different {name} headers")
     if not values:
         return None
     try:  # http.client decodes header bytes as Latin-1; servers mean UTF-8
