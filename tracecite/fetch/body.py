@@ -88,6 +88,24 @@ def read_body(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int) -> 
     return media_type, _text(_read_bytes(response, codings, clock, max_bytes), charset)
 
 
+def read_head(response: BaseHTTPResponse, clock: FetchClock, limit: int) -> bytes:
+    """At most the first ``limit`` decoded bytes of a body, for a look at an error page; ``b""``
+    or what was read when the body cannot be read (a failure here is not the source's finding).
+    """
+    head = bytearray()
+    try:
+        pieces: Iterable[bytes] = _wire_pieces(response, clock, limit + _READ_CHUNK)
+        for coding in reversed(_content_codings(response)):
+            pieces = _decoded(pieces, _Inflater(coding))
+        for piece in pieces:
+            head += piece
+            if len(head) >= limit:
+                break
+    except FetchError:
+        pass
+    return bytes(head[:limit])
+
+
 def drain_short_body(response: BaseHTTPResponse, clock: FetchClock) -> None:
     """Read a short redirect body so its connection can serve the next hop; drop longer ones."""
     length = response.length_remaining

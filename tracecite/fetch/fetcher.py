@@ -19,7 +19,8 @@ Decisions the specification leaves open:
 - Several different ``Location`` (or ``Refresh``) headers are TC310. ``Location`` and
   ``Refresh`` bytes are read as UTF-8 (falling back to Latin-1).
 - A 204, 205 or 206 (TraceCite never asks for a range) has no page to check: TC315.
-- Refreshes (``tracecite.fetch.refresh``) are hops like redirects.
+- Refreshes (``tracecite.fetch.refresh``) are hops like redirects; bot walls
+  (``tracecite.fetch.walls``) are recognised on the final status.
 - A failure after at least one redirect carries ``final_url``: the URL of the hop that failed.
 - A kept-alive connection that the server closed just as it was reused is retried once on a new
   connection to the same validated address; nothing else is ever retried.
@@ -42,7 +43,7 @@ from urllib3.util import Timeout
 
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy, Resolver, system_resolver
-from tracecite.fetch.body import ACCEPT, ACCEPT_ENCODING, drain_short_body, read_body
+from tracecite.fetch.body import ACCEPT, ACCEPT_ENCODING, drain_short_body, read_body, read_head
 from tracecite.fetch.connection import (
     FetchClock,
     PinnedHTTPConnectionPool,
@@ -58,6 +59,7 @@ from tracecite.fetch.limits import MAX_REDIRECTS
 from tracecite.fetch.options import ConnectTo, FetchOptions
 from tracecite.fetch.refresh import MAX_REFRESH_DELAY, meta_refresh, refresh_target
 from tracecite.fetch.url_policy import Target, follow_redirect, parse_target
+from tracecite.fetch.walls import BODY_LOOK, blocked, find_wall
 
 __all__ = ["Page", "PinnedFetcher"]
 
@@ -284,6 +286,9 @@ class PinnedFetcher:
     def _page(self, target: Target, response: BaseHTTPResponse, clock: FetchClock, *,
               last: bool) -> Page | Target:
         status = response.status
+        wall = find_wall(status, response.headers, lambda: read_head(response, clock, BODY_LOOK))
+        if wall is not None:
+            raise blocked(wall, status)
         if not 200 <= status <= 299:
             raise FetchError(Code.HTTP_STATUS, f"HTTP status {status}", status=status)
         if status in _NOTHING_TO_CHECK:
