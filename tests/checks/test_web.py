@@ -24,7 +24,7 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
 )
 from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.live import LiveRun, Loaded
-from tracecite.checks.quotes import QuoteCheck
+from tracecite.checks.quotes import LoadInfo, QuoteCheck
 from tracecite.checks.web import WebLoader, kind_of, url_key
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import parse_allow_net
@@ -122,10 +122,24 @@ def test_a_claimed_slot_is_freed_once_the_first_request_is_done(
         if claimed:
             assert loader.hosts.claim(HOST)
         try:
-            assert loader.load(url, claimed=claimed) == Loaded(TEXT, "page")
+            loaded = loader.load(url, claimed=claimed)
+            assert (loaded.kind, loaded.text) == (TEXT, "page")
         except FetchError as error:
             assert error.code == Code.HTTP_STATUS
         assert loader.hosts.in_flight(HOST) == 0
+
+
+def test_a_redirected_source_says_where_it_ended(site: Site, fetcher: PinnedFetcher) -> None:
+    site.route("/landed", text("page"))
+    loader = WebLoader(fetcher)
+    direct = loader.load(site.route("/direct", text("page")))
+    assert direct == Loaded(TEXT, "page", LoadInfo(final_url=None))
+    moved = loader.load(site.route("/moved", redirect(f"https://{HOST}/landed")))
+    assert moved == Loaded(TEXT, "page", LoadInfo(final_url=f"https://{HOST}/landed"))
+    site.route("/gone", text("no", status=404))
+    with pytest.raises(FetchError) as caught:
+        loader.load(site.route("/moved-away", redirect(f"https://{HOST}/gone")))
+    assert (caught.value.code, caught.value.final_url) == (Code.HTTP_STATUS, f"https://{HOST}/gone")
 
 
 # ---- a live run over local servers ----------------------------------------------------------

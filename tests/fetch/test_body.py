@@ -83,16 +83,78 @@ def test_bom_is_stripped(http_server: HTTPTestServer, make_fetcher: MakeFetcher)
     [
         "text/html; charset=latin-1",
         'text/html; charset="ISO-8859-1"',
-        "text/plain; charset=utf-16",
         "application/json; charset=windows-1252",
+        "text/plain; charset=shift_jis",
+        "text/plain; charset=x-unknown-label",
+        "text/html; charset=unicode-1-1-utf-8",
+    ],
+)
+def test_other_declared_charsets_with_an_ascii_body(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher, content_type: str,
+) -> None:
+    # A common server default: the bytes of pure ASCII mean the same in UTF-8.
+    http_server.routes["/"] = Reply(200, (("Content-Type", content_type),), b"ascii only")
+    assert make_fetcher(http=http_server.port).fetch("http://example.test/").text == "ascii only"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("text/html; charset=latin-1", "café".encode("latin-1")),
+        ('text/html; charset="ISO-8859-1"', "café".encode()),  # UTF-8 bytes, but not declared
+        ("application/json; charset=windows-1252", b'{"a": "\x93b\x94"}'),
+        ("text/plain; charset=utf-16", b"ascii only"),
+        ("text/plain; charset=UTF-16LE", b"ascii only"),
+        ("text/plain; charset=utf-32", b"ascii only"),
+        ("text/plain; charset=utf-7", b"a+AGE-"),
+        ("text/plain; charset=iso-2022-jp", b"ascii only"),
+        ("text/plain; charset=csISO2022KR", b"ascii only"),
+        ("text/plain; charset=hz-gb-2312", b"ascii only"),
+        ("text/plain; charset=cp037", b"ascii only"),
+        ("text/plain; charset=IBM500", b"ascii only"),
+        ("text/plain; charset=unicodefffe", b"ascii only"),
     ],
 )
 def test_other_declared_charsets_are_not_utf8(
-    http_server: HTTPTestServer, make_fetcher: MakeFetcher, content_type: str,
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher, content_type: str, body: bytes,
 ) -> None:
-    http_server.routes["/"] = Reply(200, (("Content-Type", content_type),), b"ascii only")
+    http_server.routes["/"] = Reply(200, (("Content-Type", content_type),), body)
     error = fetch_error(make_fetcher(http=http_server.port), "http://example.test/")
     assert error.code is Code.NOT_UTF8
+    assert "declared charset" in error.detail
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/html; charset=ISO-8859-1", "text/plain; charset=utf-16", "text/html; charset=utf-8",
+     "text/html"],
+)
+def test_utf8_bom_decides_over_the_header(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher, content_type: str,
+) -> None:
+    http_server.routes["/"] = Reply(200, (("Content-Type", content_type),),
+                                    b"\xef\xbb\xbf" + "café".encode())
+    assert make_fetcher(http=http_server.port).fetch("http://example.test/").text == "café"
+
+
+def test_utf8_bom_with_invalid_bytes_is_not_utf8(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher,
+) -> None:
+    http_server.routes["/"] = Reply(200, (("Content-Type", "text/html; charset=latin-1"),),
+                                    b"\xef\xbb\xbfcaf\xe9")
+    error = fetch_error(make_fetcher(http=http_server.port), "http://example.test/")
+    assert (error.code, error.detail) == (Code.NOT_UTF8, "the body is not valid UTF-8")
+
+
+def test_charset_is_decided_on_the_decoded_body(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher,
+) -> None:
+    headers = (("Content-Type", "text/html; charset=iso-8859-1"), ("Content-Encoding", "gzip"))
+    http_server.routes["/ascii"] = Reply(200, headers, gzip.compress(b"plain ascii"))
+    http_server.routes["/latin"] = Reply(200, headers, gzip.compress(b"caf\xe9"))
+    fetcher = make_fetcher(http=http_server.port)
+    assert fetcher.fetch("http://example.test/ascii").text == "plain ascii"
+    assert fetch_error(fetcher, "http://example.test/latin").code is Code.NOT_UTF8
 
 
 @pytest.mark.parametrize("body", [b"caf\xe9", b"\xc3", b"\xed\xa0\x80", b"ok \xff\xfe"])
@@ -122,7 +184,7 @@ def test_unsupported_content_types(
 def test_header_text_is_not_echoed(http_server: HTTPTestServer, make_fetcher: MakeFetcher) -> None:
     http_server.routes["/type"] = Reply(200, (("Content-Type", "text/\x1b[31mred"),), b"")
     http_server.routes["/charset"] = Reply(
-        200, (("Content-Type", "text/html; charset=\x1b]0;title\x07"),), b"")
+        200, (("Content-Type", "text/html; charset=\x1b]0;title\x07"),), b"caf\xe9")
     fetcher = make_fetcher(http=http_server.port)
     for path in ("/type", "/charset"):
         assert "\x1b" not in fetch_error(fetcher, f"http://example.test{path}").detail

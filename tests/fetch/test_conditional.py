@@ -37,7 +37,8 @@ def test_validators_are_sent_and_a_304_is_not_modified(http_server: HTTPTestServ
     http_server.routes["/a"] = _conditional
     page = make_fetcher(http=http_server.port).fetch("http://example.test/old",
                                                      validators=VALIDATORS)
-    assert page == Page("http://example.test/a", 304, "", "", etag='"v1"')
+    assert page == Page("http://example.test/a", 304, "", "", final_url="http://example.test/a",
+                        etag='"v1"')
     for request in http_server.requests:  # every hop
         assert request.headers["if-none-match"] == '"v1"'
         assert request.headers["if-modified-since"] == VALIDATORS["If-Modified-Since"]

@@ -94,11 +94,24 @@ def test_other_2xx_statuses_are_pages(
     http_server: HTTPTestServer, make_fetcher: MakeFetcher,
 ) -> None:
     http_server.routes["/created"] = Reply(201, HTML, b"made")
-    http_server.routes["/empty"] = Reply(204, (), b"")
+    http_server.routes["/accepted"] = Reply(202, (), b"")
     fetcher = make_fetcher(http=http_server.port)
     assert fetcher.fetch("http://example.test/created").status == 201
-    assert fetcher.fetch("http://example.test/empty") == Page(
-        "http://example.test/empty", 204, "", "")
+    assert fetcher.fetch("http://example.test/accepted") == Page(
+        "http://example.test/accepted", 202, "", "")
+
+
+@pytest.mark.parametrize("status", [204, 205, 206])
+def test_2xx_without_a_page_to_check(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher, status: int,
+) -> None:
+    # 204 and 205 have no body; TraceCite never asks for a range, so a 206 is a fragment.
+    body = b"part of it" if status == 206 else b""
+    headers = (*HTML, ("Content-Range", "bytes 0-9/100")) if status == 206 else ()
+    http_server.routes["/"] = Reply(status, headers, body)
+    error = fetch_error(make_fetcher(http=http_server.port), "http://example.test/")
+    assert (error.code, error.status) == (Code.HTTP_STATUS, status)
+    assert str(status) in error.detail
 
 
 # --------------------------------------------------------------------------------------------
@@ -114,6 +127,7 @@ def test_five_redirects_are_followed(
     http_server.routes["/r5"] = Reply(200, HTML, b"arrived")
     page = make_fetcher(http=http_server.port).fetch("http://example.test/r0")
     assert (page.url, page.text) == ("http://example.test/r5", "arrived")
+    assert page.final_url == "http://example.test/r5"
     assert [r.path for r in http_server.requests] == [f"/r{i}" for i in range(6)]
     assert http_server.connections == 1  # short redirect bodies are read, the connection reused
 
@@ -126,6 +140,7 @@ def test_sixth_redirect_is_refused(
     http_server.routes["/r6"] = Reply(200, HTML, b"too far")
     error = fetch_error(make_fetcher(http=http_server.port), "http://example.test/r0")
     assert error.code is Code.REDIRECT_LIMIT
+    assert error.final_url == "http://example.test/r5"  # the last page requested
     assert len(http_server.requests) == 6  # the sixth Location is never requested
 
 
@@ -213,6 +228,7 @@ def test_https_to_http_redirect_is_refused(
     fetcher = make_fetcher(http=http_server.port, https=https_server.port)
     error = fetch_error(fetcher, "https://example.test/")
     assert error.code is Code.REDIRECT_DOWNGRADE
+    assert error.final_url is None  # never redirected: the first hop was refused
     assert http_server.requests == []
 
 
@@ -229,6 +245,7 @@ def test_redirect_to_refused_address(
     fetcher = make_fetcher(http=http_server.port, resolver=resolver)
     error = fetch_error(fetcher, "http://example.test/")
     assert error.code is Code.ADDRESS_REFUSED
+    assert error.final_url == "http://inside.test/admin"  # where the redirect led
     assert lookups == [("inside.test", 80)]
 
 

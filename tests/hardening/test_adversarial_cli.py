@@ -379,7 +379,12 @@ CASES: tuple[Case, ...] = (
     # Encodings and content-type lies.
     Case("latin1-body-declared-utf8", "TC317", _body(b"caf\xe9 " + QUOTE.encode())),
     Case("declared-charset-latin1", "TC317",
+         _body(("café " + QUOTE).encode("latin-1"),
+               (("Content-Type", "text/html; charset=iso-8859-1"),))),
+    Case("declared-charset-latin1-ascii-body", None,
          _body(QUOTE.encode(), (("Content-Type", "text/html; charset=iso-8859-1"),))),
+    Case("declared-charset-utf16-ascii-body", "TC317",
+         _body(QUOTE.encode(), (("Content-Type", "text/html; charset=utf-16"),))),
     Case("utf16-body-declared-utf8", "TC317", _body(QUOTE.encode("utf-16"))),
     Case("html-declared-binary-body", "TC317", _body(PNG)),
     Case("gzip-without-content-encoding", "TC317", _body(gzip.compress(QUOTE.encode()))),

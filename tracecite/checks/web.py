@@ -80,5 +80,6 @@ class WebLoader:
         page, attempts = self._retry.run(
             lambda attempt: self._fetcher.fetch(url, claimed=claimed and attempt == 1,
                                                 validators=validators))
-        return Loaded(kind_of(page.media_type), page.text, LoadInfo(attempts=attempts),
-                      status=page.status, etag=page.etag, last_modified=page.last_modified)
+        info = LoadInfo(final_url=page.final_url, attempts=attempts)
+        return Loaded(kind_of(page.media_type), page.text, info, status=page.status,
+                      etag=page.etag, last_modified=page.last_modified)

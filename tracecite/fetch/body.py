@@ -11,12 +11,16 @@ Decisions the specification leaves open:
 - Compressed data that is corrupt or ends early → TC317: the body cannot be decoded to text.
 - Both the bytes on the wire and the decoded body are capped at ``max_bytes``; a
   ``Content-Length`` over the cap is refused before reading (TC314), compressed or not.
-- Type, charset and coding are checked from the headers, before the body is read. No
-  ``Content-Type`` (or an empty one): accepted when the body is valid UTF-8, otherwise TC317 like
-  any body that is not UTF-8. Several ``Content-Type`` headers: the last counts. A malformed one
-  (no ``type/subtype``) is TC316.
-- A declared charset must be ``utf-8``/``utf8`` or ``us-ascii``/``ascii`` (case-insensitive,
-  quoted or not); the body is always decoded as strict UTF-8, a leading BOM removed.
+- Type and coding are checked from the headers, before the body is read; the charset after it,
+  since the bytes decide (below). No ``Content-Type`` (or an empty one): accepted when the body is
+  valid UTF-8, otherwise TC317 like any body that is not UTF-8. Several ``Content-Type`` headers:
+  the last counts. A malformed one (no ``type/subtype``) is TC316.
+- Charsets, as browsers decide them: a body starting with the UTF-8 BOM is UTF-8 whatever the
+  header says. Otherwise a declared ``utf-8``/``utf8``/``us-ascii``/``ascii`` (case-insensitive,
+  quoted or not) is read as UTF-8, and any other declared charset is accepted only when the body
+  is pure ASCII, whose bytes mean the same in UTF-8 — except for charsets in which ASCII bytes
+  mean something else (UTF-16/32, UTF-7, the ISO-2022 and HZ shift encodings, EBCDIC code
+  pages), which stay TC317. The body is always decoded as strict UTF-8, a leading BOM removed.
 - A body longer than its ``Content-Length``: the message ends where ``Content-Length`` says
   (HTTP/1.1 framing); the excess is never read and urllib3 drops that connection before reuse.
 - Redirect bodies up to 64 KiB are read and dropped so the connection can be reused; longer or
@@ -46,7 +50,18 @@ ACCEPT_ENCODING = "gzip, deflate"
 
 _READ_CHUNK = 64 * 1024
 _MAX_CODINGS = 4
-_UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
+# The Encoding Standard's UTF-8 labels, and ASCII.
+_UTF8_CHARSETS = frozenset({
+    "utf-8", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8",
+    "us-ascii", "ascii",
+})
+# Charsets in which a pure-ASCII body does not mean what it means in UTF-8 (matched at the
+# start of the label).
+_NOT_ASCII_COMPATIBLE = re.compile(
+    r"utf-?(?:16|32)|ucs-?[24]|(?:cs|x-)?unicode|utf-?7|(?:cs)?iso-?2022|hz-gb|replacement"
+    r"|ebcdic|(?:cp|ibm)-?(?:037|273|277|278|280|284|285|297|420|424|500|871|875|1026|114\d)\b",
+)
+_UTF8_BOM = b"\xef\xbb\xbf"
 _TOKEN = re.compile(r"[a-z0-9!#$%&'*+.^_`|~-]{1,64}")
 
 
@@ -58,21 +73,37 @@ def is_json_type(media_type: str) -> bool:
 def read_body(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int) -> tuple[str, str]:
     """The media type (``""`` when absent) and the text of a page's body.
 
-    Everything that can be refused from the headers (type, charset, codings, a
-    ``Content-Length`` over ``max_bytes``) is refused before the body is read.
+    Everything that can be refused from the headers (type, codings, a ``Content-Length`` over
+    ``max_bytes``) is refused before the body is read; the charset is decided with the bytes.
     """
     media_type, charset = _content_type(response)
     if media_type and not _is_text_type(media_type):
         raise FetchError(
             Code.CONTENT_TYPE_UNSUPPORTED, f"content type {_safe(media_type)} is not text",
         )
-    if charset and charset not in _UTF8_CHARSETS:
-        raise FetchError(Code.NOT_UTF8, f"declared charset {_safe(charset)} is not UTF-8")
     codings = _content_codings(response)
     length = response.length_remaining  # None when chunked or unknown
     if length is not None and length > max_bytes:
         raise FetchError(Code.TOO_LARGE, f"Content-Length {length} is over {max_bytes} bytes")
-    return media_type, _read_text(response, codings, clock, max_bytes)
+    return media_type, _text(_read_bytes(response, codings, clock, max_bytes), charset)
+
+
+def read_head(response: BaseHTTPResponse, clock: FetchClock, limit: int) -> bytes:
+    """At most the first ``limit`` decoded bytes of a body, for a look at an error page; ``b""``
+    or what was read when the body cannot be read (a failure here is not the source's finding).
+    """
+    head = bytearray()
+    try:
+        pieces: Iterable[bytes] = _wire_pieces(response, clock, limit + _READ_CHUNK)
+        for coding in reversed(_content_codings(response)):
+            pieces = _decoded(pieces, _Inflater(coding))
+        for piece in pieces:
+            head += piece
+            if len(head) >= limit:
+                break
+    except FetchError:
+        pass
+    return bytes(head[:limit])
 
 
 def drain_short_body(response: BaseHTTPResponse, clock: FetchClock) -> None:
@@ -241,9 +272,9 @@ def _wire_pieces(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int,
         yield piece
 
 
-def _read_text(
+def _read_bytes(
     response: BaseHTTPResponse, codings: list[str], clock: FetchClock, max_bytes: int,
-) -> str:
+) -> bytearray:
     pieces: Iterable[bytes] = _wire_pieces(response, clock, max_bytes)
     for coding in reversed(codings):  # the last coding applied is the first to undo
         pieces = _decoded(pieces, _Inflater(coding))
@@ -252,6 +283,15 @@ def _read_text(
         if len(body) + len(piece) > max_bytes:
             raise FetchError(Code.TOO_LARGE, f"the decoded body is over {max_bytes} bytes")
         body += piece
+    return body
+
+
+def _text(body: bytearray, charset: str | None) -> str:
+    """The body as text, or TC317 when the charset and the bytes do not make it UTF-8."""
+    if (charset and charset not in _UTF8_CHARSETS
+            and not body.startswith(_UTF8_BOM)  # the BOM decides over the header
+            and (not body.isascii() or _NOT_ASCII_COMPATIBLE.match(charset))):
+        raise FetchError(Code.NOT_UTF8, f"declared charset {_safe(charset)} is not UTF-8")
     try:
         return body.decode("utf-8-sig")  # strict UTF-8; a leading BOM is dropped
     except UnicodeDecodeError:

@@ -16,11 +16,16 @@ caps, the text) and ``hosts`` (requests in flight per host name).
 
 Decisions the specification leaves open:
 
-- Several different ``Location`` headers are TC310. ``Location`` bytes are read as UTF-8 (falling
-  back to Latin-1).
+- Several different ``Location`` (or ``Refresh``) headers are TC310. ``Location`` and
+  ``Refresh`` bytes are read as UTF-8 (falling back to Latin-1).
+- A 204, 205 or 206 (TraceCite never asks for a range) has no page to check: TC315.
+- Refreshes (``tracecite.fetch.refresh``) are hops like redirects; bot walls
+  (``tracecite.fetch.walls``) are recognised on the final status.
+- A failure after at least one redirect carries ``final_url``: the URL of the hop that failed.
 - A kept-alive connection that the server closed just as it was reused is retried once on a new
   connection to the same validated address; nothing else is retried here (a source's retries
-  are its loader's, ``tracecite.fetch.retry``).
+  are its loader's, ``tracecite.fetch.retry``). A 429 or 503 backs its host off
+  (``HostSlots.back_off``) and each 2xx lets it speed up again (SPEC §7.2).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from ipaddress import IPv4Address, IPv6Address
 from types import TracebackType
 
@@ -41,7 +46,7 @@ from urllib3.util import Timeout
 
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy, Resolver, system_resolver
-from tracecite.fetch.body import ACCEPT, ACCEPT_ENCODING, drain_short_body, read_body
+from tracecite.fetch.body import ACCEPT, ACCEPT_ENCODING, drain_short_body, read_body, read_head
 from tracecite.fetch.connection import (
     FetchClock,
     PinnedHTTPConnectionPool,
@@ -55,24 +60,31 @@ from tracecite.fetch.failures import NETWORK_EXCEPTIONS, is_stale_connection, ne
 from tracecite.fetch.hosts import HostSlots
 from tracecite.fetch.limits import MAX_REDIRECTS
 from tracecite.fetch.options import ConnectTo, FetchOptions
+from tracecite.fetch.refresh import MAX_REFRESH_DELAY, meta_refresh, refresh_target
 from tracecite.fetch.retry import RATE_LIMIT_STATUSES, parse_retry_after
 from tracecite.fetch.url_policy import Target, follow_redirect, parse_target
+from tracecite.fetch.walls import BODY_LOOK, blocked, find_wall
 
 __all__ = ["Page", "PinnedFetcher"]
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_NOTHING_TO_CHECK = frozenset({204, 205, 206})  # no content, reset content, a range never asked for
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})  # where a meta refresh counts
 _MAX_POOLS = 64  # least recently used pools beyond this are closed
 _LOOKUP_THREADS = 16
 
 
 @dataclass(frozen=True)
 class Page:
-    """A fetched page: final URL, status, media type (``""`` when absent) and UTF-8 text."""
+    """A fetched page: final URL, status, media type (``""`` when absent) and UTF-8 text;
+    ``final_url`` is the final URL again when the source was redirected (by ``Location`` or a
+    refresh), None when it was not."""
 
     url: str
     status: int
     media_type: str
     text: str
+    final_url: str | None = None
     etag: str | None = None
     last_modified: str | None = None
     """The page's validators, for a conditional request next time (SPEC §7.5)."""
@@ -165,24 +177,38 @@ class PinnedFetcher:
         with enforced(clock):
             target = parse_target(url)
             for redirects in range(MAX_REDIRECTS + 1):
-                # Each hop holds a slot on its own host until its body is read or dropped.
-                with (self._hosts.claimed(target.host) if claimed and not redirects
-                      else self._hosts.hold(target.host, clock.deadline, clock.timeout)):
-                    response = self._request(target, clock, validators)
-                    try:
-                        if response.status not in _REDIRECT_STATUSES:
-                            return self._page(target, response, clock, validators)
-                        if redirects == MAX_REDIRECTS:
-                            break
-                        target = follow_redirect(target, _location(response))
-                        drain_short_body(response, clock)
-                    finally:
-                        # Returns a fully read connection to its pool; closes any other.
-                        response.close()
-                        response.release_conn()
-            raise FetchError(Code.REDIRECT_LIMIT, f"more than {MAX_REDIRECTS} redirects")
+                try:
+                    # Each hop holds a slot on its own host until its body is read or dropped.
+                    with (self._hosts.claimed(target.host) if claimed and not redirects
+                          else self._hosts.hold(target.host, clock.deadline, clock.timeout)):
+                        hop = self._hop(target, clock, last=redirects == MAX_REDIRECTS,
+                                        validators=validators)
+                except FetchError as error:
+                    if redirects and error.final_url is None:
+                        error.final_url = target.url  # where the redirects ended
+                    raise
+                if isinstance(hop, Page):
+                    return replace(hop, final_url=target.url) if redirects else hop
+                target = hop
+            raise AssertionError("unreachable")  # pragma: no cover: the last hop never redirects
 
     # -- one hop ------------------------------------------------------------------------------
+
+    def _hop(self, target: Target, clock: FetchClock, *, last: bool,
+             validators: Mapping[str, str] | None) -> Page | Target:
+        """One request: the page, or where a redirect or refresh sends the fetch next (TC308
+        when ``last`` and it would go on)."""
+        response = self._request(target, clock, validators)
+        try:
+            if response.status in _REDIRECT_STATUSES:
+                next_target = _next(target, _location(response), last=last)
+                drain_short_body(response, clock)
+                return next_target
+            return self._page(target, response, clock, last=last, validators=validators)
+        finally:
+            # Returns a fully read connection to its pool; closes any other.
+            response.close()
+            response.release_conn()
 
     def _request(self, target: Target, clock: FetchClock,
                  validators: Mapping[str, str] | None = None) -> BaseHTTPResponse:
@@ -271,13 +297,16 @@ class PinnedFetcher:
             evicted.close()  # idle connections close now, busy ones when released
         return pool
 
-    def _page(self, target: Target, response: BaseHTTPResponse, clock: FetchClock,
-              validators: Mapping[str, str] | None = None) -> Page:
+    def _page(self, target: Target, response: BaseHTTPResponse, clock: FetchClock, *,
+              last: bool, validators: Mapping[str, str] | None) -> Page | Target:
         status = response.status
         etag, modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
         if status == 304 and validators:
             return Page(url=target.url, status=status, media_type="", text="", etag=etag,
                         last_modified=modified)
+        wall = find_wall(status, response.headers, lambda: read_head(response, clock, BODY_LOOK))
+        if wall is not None:
+            raise blocked(wall, status)
         if not 200 <= status <= 299:
             wait = None
             if status in RATE_LIMIT_STATUSES:  # the host backs off (SPEC §7.2)
@@ -286,16 +315,55 @@ class PinnedFetcher:
             raise FetchError(Code.HTTP_STATUS, f"HTTP status {status}", status=status,
                              retry_after=wait)
         self._hosts.succeeded(target.host)
+        if status in _NOTHING_TO_CHECK:
+            raise FetchError(Code.HTTP_STATUS, f"HTTP status {status} has no page to check",
+                             status=status)
+        header = _one_value(response, "Refresh")
+        refresh = None if header is None else refresh_target(header)
+        refreshed = _refreshed(target, refresh, last=last)
+        if refreshed is not None:
+            drain_short_body(response, clock)
+            return refreshed
         media_type, text = read_body(response, clock, self._options.max_bytes)
+        if media_type in _HTML_TYPES:
+            refreshed = _refreshed(target, meta_refresh(text), last=last)
+            if refreshed is not None:
+                return refreshed
         return Page(url=target.url, status=status, media_type=media_type, text=text, etag=etag,
                     last_modified=modified)
 
 
+def _next(target: Target, location: str | None, *, last: bool) -> Target:
+    """The hop a redirect to ``location`` leads to; TC308 when ``last``."""
+    if last:
+        raise FetchError(Code.REDIRECT_LIMIT, f"more than {MAX_REDIRECTS} redirects")
+    return follow_redirect(target, location)
+
+
+def _refreshed(target: Target, refresh: tuple[int, str | None] | None, *, last: bool,
+               ) -> Target | None:
+    """The hop a refresh leads to, or None when it is not followed (none, too slow, or to the
+    page itself)."""
+    if refresh is None or refresh[0] > MAX_REFRESH_DELAY or refresh[1] is None:
+        return None
+    next_target = follow_redirect(target, refresh[1])
+    if next_target.url == target.url:
+        return None  # a reload would repeat for ever: the page is checked as it is
+    if last:
+        raise FetchError(Code.REDIRECT_LIMIT, f"more than {MAX_REDIRECTS} redirects")
+    return next_target
+
+
 def _location(response: BaseHTTPResponse) -> str | None:
     """The redirect's target as sent: one distinct ``Location`` value, or None without one."""
-    values = response.headers.getlist("Location")
+    return _one_value(response, "Location")
+
+
+def _one_value(response: BaseHTTPResponse, name: str) -> str | None:
+    """The one distinct value of header ``name`` (``Location``, ``Refresh``), or None."""
+    values = response.headers.getlist(name)
     if len(set(values)) > 1:
-        raise FetchError(Code.REDIRECT_INVALID, "several different Location headers")
+        raise FetchError(Code.REDIRECT_INVALID, f"several different {name} headers")
     if not values:
         return None
     try:  # http.client decodes header bytes as Latin-1; servers mean UTF-8
