@@ -6,9 +6,9 @@ original host name as ``Host``, TLS SNI and certificate name. Nothing in here lo
 second time: the pools are keyed by IP address and open their sockets to that IP literal directly
 (``tracecite.fetch.connection``).
 
-One deadline covers a whole source: the name lookups (run on a small thread pool, since
-``getaddrinfo`` has no timeout), the wait for a request slot on each host, every connect, TLS
-handshake, request, redirect and the body.
+One deadline covers a whole source: the name lookups (each on a daemon thread of its own, since
+``getaddrinfo`` has no timeout: ``lookups``), the wait for a request slot on each host, every
+connect, TLS handshake, request, redirect and the body.
 
 The pieces, each in its own module: ``connection`` (sockets under the deadline, the pinned pools,
 TLS), ``failures`` (what the network raised → registry codes), ``body`` (type, charset, codings,
@@ -24,7 +24,6 @@ Decisions the specification leaves open:
 
 from __future__ import annotations
 
-import concurrent.futures
 import ssl
 import threading
 import time
@@ -52,6 +51,7 @@ from tracecite.fetch.errors import FetchError
 from tracecite.fetch.failures import NETWORK_EXCEPTIONS, is_stale_connection, network_failure
 from tracecite.fetch.hosts import HostSlots
 from tracecite.fetch.limits import MAX_REDIRECTS
+from tracecite.fetch.lookups import Lookups
 from tracecite.fetch.options import ConnectTo, FetchOptions
 from tracecite.fetch.url_policy import Target, follow_redirect, parse_target
 
@@ -59,7 +59,6 @@ __all__ = ["Page", "PinnedFetcher"]
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _MAX_POOLS = 64  # least recently used pools beyond this are closed
-_LOOKUP_THREADS = 16
 
 
 @dataclass(frozen=True)
@@ -110,10 +109,9 @@ class PinnedFetcher:
         }
         self._pools = _Pools()
         self._hosts = HostSlots(options.per_host)
-        # getaddrinfo has no timeout of its own: lookups run here so the deadline still holds.
-        self._lookups = concurrent.futures.ThreadPoolExecutor(
-            max_workers=_LOOKUP_THREADS, thread_name_prefix="tracecite-lookup",
-        )
+        # getaddrinfo has no timeout of its own: each lookup runs on a daemon thread (never
+        # joined, never pooled: see Lookups) so the deadline still holds.
+        self._lookups = Lookups(resolver)
 
     def __enter__(self) -> PinnedFetcher:
         return self
@@ -134,7 +132,7 @@ class PinnedFetcher:
             self._pools.by_key.clear()
         for pool in pools:
             pool.close()
-        self._lookups.shutdown(wait=False, cancel_futures=True)
+        # Lookups still running are abandoned: their threads are daemons and end on their own.
 
     @property
     def per_host(self) -> int:
@@ -223,14 +221,8 @@ class PinnedFetcher:
         return address, port
 
     def _lookup(self, target: Target, clock: FetchClock) -> list[str]:
-        future = self._lookups.submit(self._resolver, target.host, target.port)
-        try:
-            return list(future.result(timeout=clock.remaining()))
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise FetchError(
-                Code.TIMEOUT, f"no answer for {target.host} within {clock.timeout:g} s",
-            ) from None
+        return self._lookups.lookup(target.host, target.port, clock.remaining(),
+                                    shown_timeout=clock.timeout)
 
     def _pool(self, target: Target, address: IPv4Address | IPv6Address, port: int,
               ) -> HTTPConnectionPool:
