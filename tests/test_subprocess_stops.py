@@ -1,14 +1,23 @@
-"""How a run ends, as its own process: name lookups that never answer do not hold the process
-after its report (SPEC §7.2), and a reader that closes stdout early changes nothing (SPEC §3)."""
+"""How a run ends, as its own process: SIGINT and SIGTERM stop it within 2 s with the report of
+what finished and no process left behind, a reader that closes stdout early changes nothing
+(SPEC §3), and name lookups that never answer do not hold the process after its report (§7.2).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import REPO_ROOT
 
@@ -56,3 +65,117 @@ def test_lookups_that_never_answer_do_not_hold_the_process(tmp_path: Path) -> No
                      "http://gone.test/": "TC307"}
     # Every source is done at its 3 s deadline, and nothing waits for the stuck lookups.
     assert elapsed < 3 + 3, elapsed
+
+
+# ---- SIGINT and SIGTERM -----------------------------------------------------------------------
+
+OK_PAGE = b"<html><body><p>This page answers at once.</p></body></html>"
+
+
+@contextlib.contextmanager
+def half_hanging_site(requests: list[str]) -> Iterator[tuple[int, threading.Event]]:
+    """A server on 127.0.0.1: ``/ok`` answers at once, ``/hang`` never answers (until the
+    event is set). Yields its port and the event."""
+    release = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requests.append(self.path)
+            if self.path == "/hang":
+                release.wait(60)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(OK_PAGE)))
+            self.end_headers()
+            self.wfile.write(OK_PAGE)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1], release
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+
+
+def processes() -> dict[int, tuple[int, int]]:
+    """Every live process: its parent's PID and its process group, by PID (from /proc)."""
+    found: dict[int, tuple[int, int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if fields[0] != "Z":  # a zombie is already dead
+            found[int(entry)] = (int(fields[1]), int(fields[2]))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize(("signum", "to_group"), [
+    (signal.SIGINT, True),    # Ctrl-C: the whole foreground process group gets it
+    (signal.SIGINT, False),
+    (signal.SIGTERM, False),  # kill PID: the workers get nothing, the parent must end them
+    (signal.SIGTERM, True),
+])
+def test_a_signal_stops_the_run_with_the_report_of_what_finished(
+        tmp_path: Path, signum: signal.Signals, to_group: bool) -> None:
+    requests: list[str] = []
+    with half_hanging_site(requests) as (port, _release):
+        records, rules = [], []
+        for i in range(3):
+            for kind in ("ok", "hang"):
+                host = f"{kind}{i}.test"
+                rules += ["--connect-to", f"{host}:80:127.0.0.1:{port}"]
+                records.append(f"claim: c\nquote: answers at once\nurl: http://{host}/{kind}\n")
+        records.append("claim: c\nquote: not there\nurl: http://ok0.test/ok\n")
+        notes = tmp_path / "n.notes"
+        notes.write_text("\n".join(records))
+        run = subprocess.Popen(
+            [sys.executable, "-m", "tracecite", "verify-notes", str(notes), "--json",
+             "--allow-net", "127.0.0.0/8", "--timeout", "20", *rules],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
+            start_new_session=True)  # its own process group, as a shell job would be
+        try:
+            deadline = time.monotonic() + 30
+            while len(requests) < 6 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(requests) == 6, requests
+            time.sleep(1)  # the pages that answered are parsed meanwhile
+            children = [pid for pid, (ppid, _) in processes().items() if ppid == run.pid]
+            assert children, "no parse worker started"  # two or more cores assumed
+            sent = time.monotonic()
+            if to_group:
+                os.killpg(run.pid, signum)
+            else:
+                os.kill(run.pid, signum)
+            out, err = run.communicate(timeout=10)
+            stopped_in = time.monotonic() - sent
+        finally:
+            if run.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)
+                run.wait()
+    assert stopped_in < 2, stopped_in
+    assert run.returncode == 128 + signum
+    assert "Traceback" not in err
+    assert err.endswith(f"tracecite: stopped by {signum.name}; the report covers the sources "
+                        "that finished\n"), err
+    report = json.loads(out)
+    assert report["exit_code"] == 128 + signum
+    live = report["summary"]["live"]
+    got = (live["checked"], live["matched"], live["not_found"], live["interrupted"])
+    assert got == (4, 3, 1, 3)
+    assert [(f["code"], f["record"]) for f in report["findings"]] == [("TC210", 7)]
+    time.sleep(0.2)  # let init reap whatever it inherited
+    left = processes()
+    assert [pid for pid in children if pid in left] == []
+    assert [pid for pid, (_, group) in left.items() if group == run.pid] == []

@@ -25,6 +25,7 @@ from tracecite.model import Citation, is_trace
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.checks.live import Loader
+    from tracecite.checks.quotes import QuoteCheck
     from tracecite.settings import Settings
 
 
@@ -104,13 +105,20 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     summary = inputs.summary()
     if has_input_errors(findings):  # nothing is fetched or read (SPEC §3)
         return Report(plan.command, _warned(findings, settings.warn), summary)
+    stopped_by: int | None = None  # the signal that stopped the run (SPEC §3)
     for kind in plan.live:
         if kind is SourceKind.FILE and not inputs.traces:
             continue  # only traces cite file: sources
-        found, counts = _check_live(inputs, settings, kind, _label(plan.command, kind))
-        findings += found
+        if stopped_by is None:
+            found, counts, stopped_by = _check_live(inputs, settings, kind,
+                                                    _label(plan.command, kind))
+            findings += found
+        else:  # stopped before this check began: each of its quotes is interrupted
+            checks, skipped = _live_checks(inputs, kind)
+            counts = Counts(skipped=skipped, interrupted=len(checks))
         summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
-    return Report(plan.command, _warned(findings, settings.warn), summary)
+    return Report(plan.command, _warned(findings, settings.warn), summary,
+                  stopped_by=stopped_by)
 
 
 def _warned(findings: Sequence[Finding], codes: Sequence[str]) -> tuple[Finding, ...]:
@@ -127,14 +135,10 @@ def _label(command: str, kind: SourceKind) -> str:
     return "fetching pages" if kind is SourceKind.WEB else kind.command
 
 
-def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
-                ) -> tuple[list[Finding], Counts]:
-    """Check each quote against its source of ``kind`` as it is now, each distinct source
-    loaded once however many records or citations cite it (a page that notes and traces both
-    cite is fetched once). Citations of other kinds are counted as skipped (SPEC §3)."""
-    from tracecite.checks.live import LiveRun
+def _live_checks(inputs: Inputs, kind: SourceKind) -> tuple[list[QuoteCheck], int]:
+    """The quotes to check against sources of ``kind``, and how many citations of other kinds
+    are skipped (SPEC §3)."""
     from tracecite.checks.quotes import QuoteCheck
-    from tracecite.progress import progress_for
 
     checks = ([QuoteCheck.from_note(r) for n in inputs.notes for r in n.records]
               if kind is SourceKind.WEB else [])
@@ -144,11 +148,24 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
             checks.append(QuoteCheck.from_citation(citation, uri))
         else:
             skipped += 1
+    return checks, skipped
+
+
+def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
+                ) -> tuple[list[Finding], Counts, int | None]:
+    """Check each quote against its source of ``kind`` as it is now, each distinct source
+    loaded once however many records or citations cite it (a page that notes and traces both
+    cite is fetched once). Citations of other kinds are counted as skipped (SPEC §3). The
+    third value is the signal that stopped the check, if one did."""
+    from tracecite.checks.live import LiveRun
+    from tracecite.progress import progress_for
+
+    checks, skipped = _live_checks(inputs, kind)
     progress = progress_for(enabled=settings.progress, label=label)
     with _loader(kind, settings) as loader:
         result = LiveRun(loader, concurrency=settings.concurrency, parse_budget=settings.timeout,
                          progress=progress).check(checks)
-    return list(result.findings), result.counts + Counts(skipped=skipped)
+    return list(result.findings), result.counts + Counts(skipped=skipped), result.stopped_by
 
 
 @contextmanager
