@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, answer, call, cite, claim, result, write_trace
 
 # getaddrinfo for the run: names under .hang.test never answer, other .test names do not exist;
 # anything else (IP literals) goes to the real function, which asks no DNS for them.
@@ -179,3 +179,47 @@ def test_a_signal_stops_the_run_with_the_report_of_what_finished(
     left = processes()
     assert [pid for pid in children if pid in left] == []
     assert [pid for pid, (_, group) in left.items() if group == run.pid] == []
+
+
+# ---- a reader that closes stdout early ----------------------------------------------------------
+
+def closing_reader(argv: list[str], *, read: int) -> tuple[int, str]:
+    """Run tracecite with stdout a pipe whose reader takes ``read`` bytes and closes it (0:
+    closes it before the run writes anything); the exit code and stderr."""
+    read_end, write_end = os.pipe()
+    run = subprocess.Popen([sys.executable, "-m", "tracecite", *argv], stdout=write_end,
+                           stderr=subprocess.PIPE, text=True, env=env())
+    os.close(write_end)
+    try:
+        if read:
+            got = b""
+            while len(got) < read:
+                chunk = os.read(read_end, read - len(got))
+                assert chunk, "the run ended before writing 10 bytes"
+                got += chunk
+    finally:
+        os.close(read_end)
+    _, err = run.communicate(timeout=60)
+    return run.returncode, err
+
+
+def big_failing_trace(path: Path) -> Path:
+    """A trace whose 3,000 quotes are not in their capture: a report far over a pipe's buffer,
+    in every format."""
+    claims = [claim(citations=[cite(quote=f"not captured {i}")]) for i in range(3000)]
+    return write_trace(path, [call(), result(), answer(claims)])
+
+
+@pytest.mark.parametrize("fmt", ["console", "json"])
+@pytest.mark.parametrize(("exit_code", "read"), [(2, 10), (2, 0), (0, 0)])
+def test_a_reader_that_closes_stdout_early_changes_nothing(
+        tmp_path: Path, fmt: str, exit_code: int, read: int) -> None:
+    if exit_code == 2:
+        argv = ["check", "--evidence", str(big_failing_trace(tmp_path / "t.jsonl"))]
+    else:
+        argv = ["check", str(write_trace(tmp_path / "t.jsonl", [call(), result(), answer()])),
+                "--evidence"]
+    code, err = closing_reader([*argv, "--format", fmt], read=read)
+    assert code == exit_code
+    assert "Traceback" not in err
+    assert "Exception ignored" not in err

@@ -238,8 +238,12 @@ def _fail(report: Report, fmt: str, *, stdout: TextIO | None = None) -> None:
         write_stderr(f"tracecite: {where}{finding.code.code} {finding.code.label}: "
                      f"{printable(finding.message)}\n")
     else:
-        with contextlib.suppress(OSError):  # the report is best effort here
+        try:
             emit(report, fmt, stdout=stdout)
+        except BrokenPipeError:
+            _reader_gone(stdout)
+        except OSError:
+            pass  # the report is best effort here
 
 
 # ---- entry points ---------------------------------------------------------------------------
@@ -316,8 +320,7 @@ def _write(report: Report, settings: Settings, stdout: TextIO | None) -> Report:
         emit(report, settings.format or _default_format(), quiet=settings.quiet,
              report_files=settings.report_files, stdout=stdout)
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`); nothing more can be said to it, and the
-        # verdict stands.
+        _reader_gone(stdout)
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.close()
     except TraceCiteError as exc:  # a report file that cannot be written
@@ -325,6 +328,21 @@ def _write(report: Report, settings: Settings, stdout: TextIO | None) -> Report:
         _fail(failed, settings.format or _default_format(), stdout=stdout)
         return failed
     return report
+
+
+def _reader_gone(stdout: TextIO | None) -> None:
+    """The reader of stdout went away (``| head``): nothing more can be said to it, and the
+    verdict stands. What is still buffered would fail again at Python's final flush of stdout
+    (exit 120), so stdout now goes to the null device, as the Python docs advise."""
+    out, real = (stdout if stdout is not None else sys.stdout), sys.__stdout__
+    if real is None or out is not real:
+        return  # a stream of the caller's: theirs to handle
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, real.fileno())
+        finally:
+            os.close(devnull)
 
 
 def _say_stopped(report: Report) -> None:
