@@ -22,6 +22,7 @@ from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary
 from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.inputs.trace import scan_trace
 from tracecite.model import Citation, is_trace
+from tracecite.stops import Stopped
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.checks.live import Loader
@@ -39,6 +40,15 @@ class Plan:
     live: tuple[SourceKind, ...] = ()
     """The sources checked as they are now, in this order: web pages (notes URLs and traces'
     http(s) sources) and traces' ``file:`` sources."""
+
+
+class LiveStopped(Stopped):
+    """A live check stopped by a signal, with the findings and counts of what finished."""
+
+    def __init__(self, signum: int, findings: list[Finding], counts: Counts) -> None:
+        super().__init__(signum)
+        self.findings = findings
+        self.counts = counts
 
 
 def has_input_errors(findings: Sequence[Finding]) -> bool:
@@ -110,8 +120,10 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
         if kind is SourceKind.FILE and not inputs.traces:
             continue  # only traces cite file: sources
         if stopped_by is None:
-            found, counts, stopped_by = _check_live(inputs, settings, kind,
-                                                    _label(plan.command, kind))
+            try:
+                found, counts = _check_live(inputs, settings, kind, _label(plan.command, kind))
+            except LiveStopped as stop:
+                found, counts, stopped_by = stop.findings, stop.counts, stop.signum
             findings += found
         else:  # stopped before this check began: each of its quotes is interrupted
             checks, skipped = _live_checks(inputs, kind)
@@ -152,11 +164,11 @@ def _live_checks(inputs: Inputs, kind: SourceKind) -> tuple[list[QuoteCheck], in
 
 
 def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
-                ) -> tuple[list[Finding], Counts, int | None]:
+                ) -> tuple[list[Finding], Counts]:
     """Check each quote against its source of ``kind`` as it is now, each distinct source
     loaded once however many records or citations cite it (a page that notes and traces both
-    cite is fetched once). Citations of other kinds are counted as skipped (SPEC §3). The
-    third value is the signal that stopped the check, if one did."""
+    cite is fetched once). Citations of other kinds are counted as skipped (SPEC §3). A check
+    stopped by a signal raises :class:`LiveStopped` with what it found before."""
     from tracecite.checks.live import LiveRun
     from tracecite.progress import progress_for
 
@@ -165,7 +177,10 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
     with _loader(kind, settings) as loader:
         result = LiveRun(loader, concurrency=settings.concurrency, parse_budget=settings.timeout,
                          progress=progress).check(checks)
-    return list(result.findings), result.counts + Counts(skipped=skipped), result.stopped_by
+    counts = result.counts + Counts(skipped=skipped)
+    if result.stopped_by is not None:
+        raise LiveStopped(result.stopped_by, list(result.findings), counts)
+    return list(result.findings), counts
 
 
 @contextmanager
