@@ -537,9 +537,11 @@ def test_keyboard_interrupt(cli: Cli, tmp_path: Path, monkeypatch: pytest.Monkey
         raise KeyboardInterrupt
 
     monkeypatch.setattr("tracecite.commands.run_check", interrupted)
-    run = cli("check", tmp_path / "t.jsonl")
+    run = cli("check", tmp_path / "t.jsonl", "--json")
     assert run.exit == 130
-    assert run.err == "tracecite: interrupted\n"
+    assert run.json()["exit_code"] == 130  # the report is still written
+    assert run.err == ("tracecite: stopped by SIGINT; the report covers the sources that "
+                       "finished\n")
 
 
 def test_usage_error_when_the_step_summary_cannot_be_written(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import sys
 import traceback
@@ -26,6 +27,7 @@ from tracecite.findings import Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import printable
 from tracecite.settings import action_values, add_flags, flag_values, resolve
+from tracecite.stops import StopSignals, signal_name, signal_of
 from tracecite.streams import is_terminal, write_stderr
 
 if TYPE_CHECKING:
@@ -236,8 +238,12 @@ def _fail(report: Report, fmt: str, *, stdout: TextIO | None = None) -> None:
         write_stderr(f"tracecite: {where}{finding.code.code} {finding.code.label}: "
                      f"{printable(finding.message)}\n")
     else:
-        with contextlib.suppress(OSError):  # the report is best effort here
+        try:
             emit(report, fmt, stdout=stdout)
+        except BrokenPipeError:
+            _reader_gone(stdout)
+        except OSError:
+            pass  # the report is best effort here
 
 
 # ---- entry points ---------------------------------------------------------------------------
@@ -260,51 +266,95 @@ def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] |
         stdout: TextIO | None = None) -> Report:
     """Run ``tracecite`` with ``argv`` (default: ``sys.argv[1:]``), write its report, and
     return it. ``action_inputs``: the GitHub Action's inputs by name, which stand where flags
-    do (a flag still wins). Interrupts (KeyboardInterrupt) are left to the caller."""
+    do (a flag still wins).
+
+    SIGINT and SIGTERM (in the main thread) stop the run (SPEC §3): the report still says what
+    finished, the rest counted ``interrupted``, and its exit code is 130 or 143. A signal that
+    comes while the report is being written only sets the exit code."""
     args_list = _with_command(list(sys.argv[1:] if argv is None else argv))
     command = args_list[0] if args_list and args_list[0] in COMMANDS else "tracecite"
     fmt = (action_inputs or {}).get("format", "").strip() or _guess_format(args_list)
     settings: Settings | None = None
-    try:
-        parser = build_parser(only=command if command in COMMANDS else None)
-        args = parser.parse_args(args_list)
-        if args.command is None:
-            raise UsageError("no command or file given (see 'tracecite --help')")
-        settings = _settings(command, args, action_inputs)
-        report = COMMANDS[command].run(args, settings)
-    except _Exit:
-        return Report(command)
-    except TraceCiteError as exc:
-        report = Report(command, (exc.finding,))
-        if settings is None or exc.finding.code is Code.USAGE:
-            # The command line is wrong, or the report files are not known yet: one message.
+    with StopSignals() as stop:
+        try:
+            parser = build_parser(only=command if command in COMMANDS else None)
+            args = parser.parse_args(args_list)
+            if args.command is None:
+                raise UsageError("no command or file given (see 'tracecite --help')")
+            settings = _settings(command, args, action_inputs)
+            report = COMMANDS[command].run(args, settings)
+        except _Exit:
+            return Report(command)
+        except KeyboardInterrupt as exc:  # a stop outside the live checks (which handle it)
+            report = Report(command, stopped_by=signal_of(exc))
+            if settings is None:  # stopped before the command began: nothing to report
+                _say_stopped(report)
+                return report
+        except TraceCiteError as exc:
+            report = Report(command, (exc.finding,))
+            if settings is None or exc.finding.code is Code.USAGE:
+                # The command line is wrong, or the report files are not known yet: one message.
+                stop.hold()
+                _fail(report, fmt if fmt in REPORTERS else _default_format(), stdout=stdout)
+                return report
+        except Exception as exc:  # the one place unexpected errors are caught
+            if "--debug" in args_list:
+                traceback.print_exc()
+            report = Report(command, (Finding(Code.INTERNAL_ERROR,
+                                              f"{type(exc).__name__}: {BUG_REPORT}"),))
+            stop.hold()
             _fail(report, fmt if fmt in REPORTERS else _default_format(), stdout=stdout)
             return report
-    except Exception as exc:  # the one place unexpected errors are caught
-        if "--debug" in args_list:
-            traceback.print_exc()
-        report = Report(command, (Finding(Code.INTERNAL_ERROR,
-                                          f"{type(exc).__name__}: {BUG_REPORT}"),))
-        _fail(report, fmt if fmt in REPORTERS else _default_format(), stdout=stdout)
-        return report
+        stop.hold()  # the report is written whole
+        report = _write(report, settings, stdout)
+        if stop.signum is not None and report.stopped_by is None:
+            report = dataclasses.replace(report, stopped_by=stop.signum)
+    _say_stopped(report)
+    return report
+
+
+def _write(report: Report, settings: Settings, stdout: TextIO | None) -> Report:
+    """Emit the report as the settings ask; the report that stands (a report file that cannot
+    be written turns it into that usage error)."""
     try:
         emit(report, settings.format or _default_format(), quiet=settings.quiet,
              report_files=settings.report_files, stdout=stdout)
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`); nothing more can be said to it, and the
-        # verdict stands.
+        _reader_gone(stdout)
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.close()
     except TraceCiteError as exc:  # a report file that cannot be written
-        report = Report(command, (exc.finding,))
-        _fail(report, settings.format or _default_format(), stdout=stdout)
+        failed = Report(report.command, (exc.finding,), stopped_by=report.stopped_by)
+        _fail(failed, settings.format or _default_format(), stdout=stdout)
+        return failed
     return report
+
+
+def _reader_gone(stdout: TextIO | None) -> None:
+    """The reader of stdout went away (``| head``): nothing more can be said to it, and the
+    verdict stands. What is still buffered would fail again at Python's final flush of stdout
+    (exit 120), so stdout now goes to the null device, as the Python docs advise."""
+    out, real = (stdout if stdout is not None else sys.stdout), sys.__stdout__
+    if real is None or out is not real:
+        return  # a stream of the caller's: theirs to handle
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, real.fileno())
+        finally:
+            os.close(devnull)
+
+
+def _say_stopped(report: Report) -> None:
+    if report.stopped_by is not None:
+        write_stderr(f"tracecite: stopped by {signal_name(report.stopped_by)}; the report "
+                     "covers the sources that finished\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``tracecite`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
     try:
         return run(argv).exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C outside a run's own handlers
         write_stderr("tracecite: interrupted\n")
-        return 130
+        return 128 + signal_of(stop)

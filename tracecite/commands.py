@@ -22,10 +22,12 @@ from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary
 from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.inputs.trace import scan_trace
 from tracecite.model import Citation, is_trace
+from tracecite.stops import Stopped
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.cache import SqliteCache
     from tracecite.checks.live import Loader
+    from tracecite.checks.quotes import QuoteCheck
     from tracecite.settings import Settings
 
 
@@ -39,6 +41,15 @@ class Plan:
     live: tuple[SourceKind, ...] = ()
     """The sources checked as they are now, in this order: web pages (notes URLs and traces'
     http(s) sources) and traces' ``file:`` sources."""
+
+
+class LiveStopped(Stopped):
+    """A live check stopped by a signal, with the findings and counts of what finished."""
+
+    def __init__(self, signum: int, findings: list[Finding], counts: Counts) -> None:
+        super().__init__(signum)
+        self.findings = findings
+        self.counts = counts
 
 
 def has_input_errors(findings: Sequence[Finding]) -> bool:
@@ -105,13 +116,22 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     summary = inputs.summary()
     if has_input_errors(findings):  # nothing is fetched or read (SPEC §3)
         return Report(plan.command, _warned(findings, settings.warn), summary)
+    stopped_by: int | None = None  # the signal that stopped the run (SPEC §3)
     for kind in plan.live:
         if kind is SourceKind.FILE and not inputs.traces:
             continue  # only traces cite file: sources
-        found, counts = _check_live(inputs, settings, kind, _label(plan.command, kind))
-        findings += found
+        if stopped_by is None:
+            try:
+                found, counts = _check_live(inputs, settings, kind, _label(plan.command, kind))
+            except LiveStopped as stop:
+                found, counts, stopped_by = stop.findings, stop.counts, stop.signum
+            findings += found
+        else:  # stopped before this check began: each of its quotes is interrupted
+            checks, skipped = _live_checks(inputs, kind, settings)
+            counts = Counts(skipped=skipped, interrupted=len(checks))
         summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
-    return Report(plan.command, _warned(findings, settings.warn), summary)
+    return Report(plan.command, _warned(findings, settings.warn), summary,
+                  stopped_by=stopped_by)
 
 
 def _warned(findings: Sequence[Finding], codes: Sequence[str]) -> tuple[Finding, ...]:
@@ -128,15 +148,11 @@ def _label(command: str, kind: SourceKind) -> str:
     return "fetching pages" if kind is SourceKind.WEB else kind.command
 
 
-def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
-                ) -> tuple[list[Finding], Counts]:
-    """Check each quote against its source of ``kind`` as it is now, each distinct source
-    loaded once however many records or citations cite it (a page that notes and traces both
-    cite is fetched once). Citations of other kinds, and web pages that ``skip_urls`` match,
-    are counted as skipped (SPEC §3, §7.4); web verdicts go through the cache (§7.5)."""
-    from tracecite.checks.live import LiveRun
+def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
+                 ) -> tuple[list[QuoteCheck], int]:
+    """The quotes to check against sources of ``kind``, and how many are skipped: citations of
+    other kinds, and web pages that ``skip_urls`` match (SPEC §3, §7.4)."""
     from tracecite.checks.quotes import QuoteCheck
-    from tracecite.progress import progress_for
 
     checks = ([QuoteCheck.from_note(r) for n in inputs.notes for r in n.records]
               if kind is SourceKind.WEB else [])
@@ -153,6 +169,20 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
         kept = [check for check in checks if not skips(check.target, globs)]
         skipped += len(checks) - len(kept)
         checks = kept
+    return checks, skipped
+
+
+def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
+                ) -> tuple[list[Finding], Counts]:
+    """Check each quote against its source of ``kind`` as it is now, each distinct source
+    loaded once however many records or citations cite it (a page that notes and traces both
+    cite is fetched once). Skipped sources are counted (SPEC §3, §7.4); web verdicts go
+    through the cache (§7.5). A check stopped by a signal raises :class:`LiveStopped` with what
+    it found before."""
+    from tracecite.checks.live import LiveRun
+    from tracecite.progress import progress_for
+
+    checks, skipped = _live_checks(inputs, kind, settings)
     progress = progress_for(enabled=settings.progress, label=label)
     cache = _cache(settings) if kind is SourceKind.WEB else None
     try:
@@ -162,9 +192,12 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
                              ).check(checks, cache)
     finally:
         if cache is not None:
-            cache.close()
-    warnings = cache.warnings if cache is not None else []
-    return [*warnings, *result.findings], result.counts + Counts(skipped=skipped)
+            cache.close()  # what the run learnt is written, stopped or not
+    findings = [*(cache.warnings if cache is not None else []), *result.findings]
+    counts = result.counts + Counts(skipped=skipped)
+    if result.stopped_by is not None:
+        raise LiveStopped(result.stopped_by, findings, counts)
+    return findings, counts
 
 
 def _cache(settings: Settings) -> SqliteCache | None:

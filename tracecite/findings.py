@@ -149,10 +149,15 @@ class Report:
     findings: tuple[Finding, ...] = ()
     summary: Summary = field(default_factory=Summary)
     changes: Changes | None = None
+    stopped_by: int | None = None
+    """The signal that stopped the run (SIGINT, SIGTERM): the report says what finished."""
 
     @property
     def exit_code(self) -> int:
-        """3 over everything, then 1 over 2 over 0 (SPEC §3)."""
+        """128 + the signal for a stopped run; else 3 over everything, then 1 over 2 over 0
+        (SPEC §3)."""
+        if self.stopped_by is not None:
+            return 128 + self.stopped_by
         return exit_code_of(self.findings)
 
     @property

@@ -93,7 +93,7 @@ class FakeExecutor:
 
     created: list[FakeExecutor] = []  # noqa: RUF012 - reset by each test
 
-    def __init__(self, workers: int, mp_context: Any = None) -> None:
+    def __init__(self, workers: int, mp_context: Any = None, initializer: Any = None) -> None:
         time.sleep(0.05)  # starting processes takes a while: a window for a race
         self.shut_down = False
         FakeExecutor.created.append(self)

@@ -153,10 +153,12 @@ class Loader(Protocol):
 
 @dataclass(frozen=True)
 class LiveResult:
-    """What a live run found, in the order the sources finished, and its counts."""
+    """What a live run found, in the order the sources finished, and its counts;
+    ``stopped_by``: the signal that stopped it before every source finished."""
 
     findings: tuple[Finding, ...]
     counts: Counts
+    stopped_by: int | None = None
 
 
 class LiveRun:
@@ -184,7 +186,9 @@ class LiveRun:
     def check(self, checks: Sequence[QuoteCheck], cache: VerdictCache | None = None
               ) -> LiveResult:
         """Load each distinct source of ``checks`` once and match its quotes. A failure of one
-        source never fails another; an unexpected exception (a bug) propagates."""
+        source never fails another; an unexpected exception (a bug) propagates. A stop
+        (:class:`KeyboardInterrupt`, see :mod:`tracecite.stops`) ends the parse workers,
+        abandons the loads in flight and returns what finished, the rest ``interrupted``."""
         groups: dict[str, list[QuoteCheck]] = defaultdict(list)
         for check in checks:
             groups[self._loader.key(check.target)].append(check)
@@ -192,16 +196,21 @@ class LiveRun:
         groups = tally.recall(groups)
         if cache is not None and not groups:
             return tally.result()  # every verdict came from the cache: no request, no parse
-        with ParsePool(self._parse_workers) as parser:
-            if self._loader.expects_html:
-                parser.start()  # before any thread of ours runs (see ParsePool)
-            _return_freed_buffers()  # here, where the pages are loaded (not in the workers)
-            self._progress.start(len(groups))
-            try:
-                _Loading(self._loader, groups, parser, self._concurrency,
-                         self._parse_budget).run(tally, self._progress)
-            finally:
-                self._progress.stop()
+        try:
+            with ParsePool(self._parse_workers) as parser:
+                if self._loader.expects_html:
+                    parser.start()  # before any thread of ours runs (see ParsePool)
+                _return_freed_buffers()  # here, where the pages are loaded (not in workers)
+                self._progress.start(len(groups))
+                try:
+                    _Loading(self._loader, groups, parser, self._concurrency,
+                             self._parse_budget).run(tally, self._progress)
+                finally:
+                    self._progress.stop()
+        except KeyboardInterrupt as stop:  # SIGINT or SIGTERM: what finished is the result
+            from tracecite.stops import signal_of
+
+            return tally.result(stopped_by=signal_of(stop))
         return tally.result()
 
 
@@ -287,11 +296,16 @@ class _Tally:
                 finding = check.not_found(self._kind, info)
                 self._findings.append(replace(finding, cached=True) if cached else finding)
 
-    def result(self) -> LiveResult:
-        """Everything settled so far."""
+    def result(self, *, stopped_by: int | None = None) -> LiveResult:
+        """Everything settled so far; with ``stopped_by`` (the run was stopped), the quotes
+        not settled yet count as ``interrupted``, not ``checked``."""
+        checked = self._checked
+        if stopped_by is not None:
+            checked = self._matched + self._not_found + self._unavailable
         return LiveResult(tuple(self._findings), Counts(
-            checked=self._checked, matched=self._matched, not_found=self._not_found,
-            unavailable=self._unavailable, cached=self._cached, retried=self._retried))
+            checked=checked, matched=self._matched, not_found=self._not_found,
+            unavailable=self._unavailable, cached=self._cached, retried=self._retried,
+            interrupted=self._checked - checked), stopped_by)
 
 
 def _deferred(finding: Finding, flaky: tuple[int, int] | None) -> Finding:
@@ -371,12 +385,14 @@ class _Loading:
 
     def run(self, tally: _Tally, progress: Progress) -> None:
         """Load every source, settling each in ``tally`` as it finishes; re-raises a loader's
-        or the parser's unexpected exception."""
+        or the parser's unexpected exception. On a stop (:class:`KeyboardInterrupt`) the
+        loader threads are not waited for."""
         self._tally = tally  # before the threads start: they read its validators
         threads = [threading.Thread(target=self._load_sources, name=f"tracecite-load-{n}",
                                     daemon=True) for n in range(self._threads)]
         for thread in threads:
             thread.start()  # each goes to work at once: the first requests are out meanwhile
+        stopped = False
         try:
             for _ in range(len(self._groups)):
                 k, outcome, info, fetched = self._done.get()
@@ -393,10 +409,14 @@ class _Loading:
                     if fetched is not None and not isinstance(matched, FetchError):
                         tally.remember(k, group, fetched, matched)
                 progress.advance()
+        except KeyboardInterrupt:
+            stopped = True  # loads in flight are abandoned (daemon threads), never waited for
+            raise
         finally:
             self._sources.close()  # loads not yet started need not run once the run has failed
-            for thread in threads:
-                thread.join()
+            if not stopped:
+                for thread in threads:
+                    thread.join()
 
     def _load_sources(self) -> None:
         # Each load runs in its own call, so no page outlives it here while the next loads.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -101,22 +102,34 @@ class ParsePool:
         self._executor: Executor | None = None
         self._lock = threading.Lock()  # loader threads ask for the executor at the same time
         self._closed = False
+        self._forks = False  # whether the workers are forked from this process
 
     def __enter__(self) -> ParsePool:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.close()
+        if kind is not None and issubclass(kind, KeyboardInterrupt):
+            self.terminate()  # the run is stopping (SPEC §3): no parse is waited for
+        else:
+            self.close()
 
     def start(self) -> None:
         """Start the workers now, if parsing would use them; each imports the HTML parser
         while the caller goes on (to load its first pages)."""
         if self._workers < 2:
             return
+        from contextlib import nullcontext
+
+        from tracecite.stops import signals_blocked
+
         executor = self._get_executor()
-        for _ in range(self._workers):  # a worker per job while none is idle
-            executor.submit(_prepare_worker)
+        # Forked workers are forked here, with the stop signals held until each has set its own
+        # handlers: a Ctrl-C now never reaches a worker still running ours. (Not for a
+        # forkserver, which would keep them held for good.)
+        with signals_blocked() if self._forks else nullcontext():
+            for _ in range(self._workers):  # a worker per job while none is idle
+                executor.submit(_prepare_worker)
 
     def _get_executor(self) -> Executor:
         with self._lock:
@@ -139,7 +152,11 @@ class ParsePool:
                                                     "tracecite.visible"])
                 else:
                     context = multiprocessing.get_context()
-                self._executor = ProcessPoolExecutor(self._workers, mp_context=context)
+                from tracecite.stops import ignore_interrupts
+
+                self._forks = context.get_start_method() == "fork"
+                self._executor = ProcessPoolExecutor(self._workers, mp_context=context,
+                                                     initializer=ignore_interrupts)
             return self._executor
 
     def submit(self, kind: MatchKind, text: str, quotes: Sequence[str], *,
@@ -165,3 +182,23 @@ class ParsePool:
             self._closed = True
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
+
+    def terminate(self, grace: float = 1.0) -> None:
+        """Stop now: end every worker (a parse under way is abandoned, its future fails) and
+        cancel the parses not begun; a worker still alive after ``grace`` seconds is killed."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+            self._closed = True
+        if executor is None:
+            return
+        # Python before 3.14 has no public way to end the workers (3.14: terminate_workers).
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        for process in processes:
+            process.terminate()
+        executor.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + grace
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.exitcode is None:
+                process.kill()
+                process.join(grace)

@@ -25,6 +25,14 @@ class FetchError(Exception):
         self.retry_after = retry_after
         self.attempts = attempts
 
+    def copy(self) -> FetchError:
+        """A copy of this error, of the same class, that a caller may annotate as its own
+        (e.g. with ``final_url``) without touching the one other callers share."""
+        clone = self.__class__.__new__(self.__class__)
+        clone.__dict__.update(self.__dict__)
+        clone.args = self.args
+        return clone
+
 
 class TemporaryLookupError(FetchError):
     """TC307 when the resolver said the failure is temporary (``EAI_AGAIN``), not that the name

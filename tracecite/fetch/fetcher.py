@@ -6,9 +6,9 @@ original host name as ``Host``, TLS SNI and certificate name. Nothing in here lo
 second time: the pools are keyed by IP address and open their sockets to that IP literal directly
 (``tracecite.fetch.connection``).
 
-One deadline covers a whole source: the name lookups (run on a small thread pool, since
-``getaddrinfo`` has no timeout), the wait for a request slot on each host, every connect, TLS
-handshake, request, redirect and the body.
+One deadline covers a whole source: the name lookups (each on a daemon thread of its own, since
+``getaddrinfo`` has no timeout: ``lookups``), the wait for a request slot on each host, every
+connect, TLS handshake, request, redirect and the body.
 
 The pieces, each in its own module: ``connection`` (sockets under the deadline, the pinned pools,
 TLS), ``failures`` (what the network raised → registry codes), ``body`` (type, charset, codings,
@@ -30,7 +30,6 @@ Decisions the specification leaves open:
 
 from __future__ import annotations
 
-import concurrent.futures
 import ssl
 import threading
 import time
@@ -59,6 +58,7 @@ from tracecite.fetch.errors import FetchError
 from tracecite.fetch.failures import NETWORK_EXCEPTIONS, is_stale_connection, network_failure
 from tracecite.fetch.hosts import HostSlots
 from tracecite.fetch.limits import MAX_REDIRECTS
+from tracecite.fetch.lookups import Lookups
 from tracecite.fetch.options import ConnectTo, FetchOptions
 from tracecite.fetch.refresh import MAX_REFRESH_DELAY, meta_refresh, refresh_target
 from tracecite.fetch.retry import RATE_LIMIT_STATUSES, parse_retry_after
@@ -71,7 +71,6 @@ _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _NOTHING_TO_CHECK = frozenset({204, 205, 206})  # no content, reset content, a range never asked for
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})  # where a meta refresh counts
 _MAX_POOLS = 64  # least recently used pools beyond this are closed
-_LOOKUP_THREADS = 16
 
 
 @dataclass(frozen=True)
@@ -128,10 +127,9 @@ class PinnedFetcher:
         }
         self._pools = _Pools()
         self._hosts = HostSlots(options.per_host, max_back_off=options.max_retry_wait)
-        # getaddrinfo has no timeout of its own: lookups run here so the deadline still holds.
-        self._lookups = concurrent.futures.ThreadPoolExecutor(
-            max_workers=_LOOKUP_THREADS, thread_name_prefix="tracecite-lookup",
-        )
+        # getaddrinfo has no timeout of its own: each lookup runs on a daemon thread (never
+        # joined, never pooled: see Lookups) so the deadline still holds.
+        self._lookups = Lookups(resolver)
 
     def __enter__(self) -> PinnedFetcher:
         return self
@@ -152,7 +150,7 @@ class PinnedFetcher:
             self._pools.by_key.clear()
         for pool in pools:
             pool.close()
-        self._lookups.shutdown(wait=False, cancel_futures=True)
+        # Lookups still running are abandoned: their threads are daemons and end on their own.
 
     @property
     def per_host(self) -> int:
@@ -260,14 +258,8 @@ class PinnedFetcher:
         return address, port
 
     def _lookup(self, target: Target, clock: FetchClock) -> list[str]:
-        future = self._lookups.submit(self._resolver, target.host, target.port)
-        try:
-            return list(future.result(timeout=clock.remaining()))
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise FetchError(
-                Code.TIMEOUT, f"no answer for {target.host} within {clock.timeout:g} s",
-            ) from None
+        return self._lookups.lookup(target.host, target.port, clock.remaining(),
+                                    shown_timeout=clock.timeout)
 
     def _pool(self, target: Target, address: IPv4Address | IPv6Address, port: int,
               ) -> HTTPConnectionPool:
