@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from tracecite.findings import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, Report
-from tracecite.settings import FALSE_WORDS
+from tracecite.values import FALSE_WORDS
 
 INPUT_ENV: dict[str, str] = {
     name: "TRACECITE_" + name.upper().replace("-", "_")

@@ -14,14 +14,13 @@ at a private network (SPEC §6).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from tracecite import __version__
+from tracecite import __version__, values
 from tracecite.errors import UsageError
 from tracecite.fetch.limits import (
     DEFAULT_CONCURRENCY,
@@ -34,7 +33,6 @@ from tracecite.fetch.limits import (
     MAX_RETRY_WAIT,
     MAX_TIMEOUT,
 )
-from tracecite.model import is_trace
 from tracecite.reporters import REPORTERS
 
 if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never imports them
@@ -54,182 +52,6 @@ DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl")
 
 DEFAULT_USER_AGENT = f"tracecite/{__version__}"
 
-_USER_AGENT = re.compile(r"[\x20-\x7e]{1,1000}")
-
-
-# ---- checks: a value from TOML, or from text already converted by the row's parser ----------
-
-Check = Callable[[Any], Any]
-"""Checks one value and returns it normalised; raises ValueError("must …") when it is bad."""
-
-
-def _seconds(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError("must be a number of seconds")
-    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT):
-        raise ValueError(f"must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
-    return float(value)
-
-
-def _wait(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError("must be a number of seconds")
-    if not (math.isfinite(value) and 0 <= value <= MAX_RETRY_WAIT):
-        raise ValueError(f"must be from 0 to {MAX_RETRY_WAIT:g} seconds")
-    return float(value)
-
-
-def _whole(low: int, high: int) -> Check:
-    def check(value: object) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError("must be a whole number")
-        if not low <= value <= high:
-            raise ValueError(f"must be from {low} to {high}")
-        return value
-    return check
-
-
-def _user_agent(value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError("must be a non-empty string")
-    if not _USER_AGENT.fullmatch(value):
-        raise ValueError("must be printable ASCII (at most 1000 characters)")
-    return value
-
-
-def _boolean(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError("must be true or false")
-    return value
-
-
-def _path(value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError("must be a non-empty path")
-    return value
-
-
-def _choice(choices: Iterable[str]) -> Check:
-    allowed = tuple(choices)
-
-    def check(value: object) -> str:
-        if value not in allowed:
-            raise ValueError(f"must be one of {', '.join(allowed)}")
-        return str(value)
-    return check
-
-
-def _globs(what: str) -> Check:
-    def check(value: object) -> tuple[str, ...]:
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise ValueError("must be a list of non-empty glob strings")
-        for pattern in value:
-            trace_like = is_trace(pattern)
-            if what == "traces" and not trace_like:
-                raise ValueError(f"pattern {pattern!r} must end in .jsonl (a file is read as a "
-                                 "trace by its .jsonl suffix)")
-            if what == "notes" and trace_like:
-                raise ValueError(f"pattern {pattern!r} ends in .jsonl, which is read as a trace")
-        return tuple(value)
-    return check
-
-
-def _connect_to(value: object) -> ConnectTo:
-    from tracecite.fetch.options import parse_connect_to
-
-    return parse_connect_to(str(value))
-
-
-def _allow_net(value: object) -> IPv4Network | IPv6Network:
-    from tracecite.fetch.address_policy import parse_allow_net
-
-    return parse_allow_net(str(value))
-
-
-def _readable_file(value: object) -> str:
-    path = _path(value)
-    if not os.path.isfile(path):
-        raise ValueError("names no readable file")
-    return path
-
-
-def _report_file(value: object) -> str:
-    spec = str(value)
-    file_format, colon, path = spec.partition(":")
-    if not colon or file_format not in REPORTERS or not path:
-        raise ValueError(f"takes FORMAT:PATH with FORMAT one of {', '.join(sorted(REPORTERS))}")
-    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-        raise ValueError("names a path in a directory that does not exist")
-    if os.path.isdir(path):
-        raise ValueError("names a directory, not a file")
-    return spec
-
-
-_DURATION = re.compile(r"(\d{1,9})([smhd])")
-_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-DEFAULT_CACHE_MAX_AGE = 86400.0
-"""A cached verdict is used without a request for a day (``1d``), then revalidated."""
-
-
-def _duration(value: object) -> float:
-    """Seconds in ``30m``, ``12h``, ``7d`` (or ``90s``); ValueError "must …" for the rest."""
-    match = _DURATION.fullmatch(value.strip()) if isinstance(value, str) else None
-    if match is None:
-        raise ValueError("must be a duration such as 30m, 12h or 7d")
-    return float(int(match.group(1)) * _DURATION_UNITS[match.group(2)])
-
-
-def _url_glob(value: object) -> str:
-    if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
-        raise ValueError("must be URL globs without blanks, such as https://example.org/**")
-    return value
-
-
-def _warnable(value: object) -> str:
-    from tracecite.codes import BY_CODE
-
-    code = BY_CODE.get(value) if isinstance(value, str) else None
-    if code is None:
-        raise ValueError("must name codes of the registry, such as TC319")
-    if code.exit != 2:
-        raise ValueError(f"must name codes that fail a run with exit 2; {code.code} cannot be "
-                         f"a warning")
-    return code.code
-
-
-# ---- parsers: text (a flag or an Action input) to the value a check takes --------------------
-
-def _number(text: str) -> object:
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError("must be a number of seconds") from None
-
-
-def _integer(text: str) -> object:
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError("must be a whole number") from None
-
-
-TRUE_WORDS = ("true", "True", "TRUE")
-FALSE_WORDS = ("false", "False", "FALSE")
-
-
-def _truth(text: str) -> object:
-    """The Actions toolkit's ``getBooleanInput``: true/True/TRUE or false/False/FALSE."""
-    if text in TRUE_WORDS:
-        return True
-    if text in FALSE_WORDS:
-        return False
-    raise ValueError("must be true or false")
-
-
-def _as_is(text: str) -> object:
-    return text
 
 
 # ---- the table --------------------------------------------------------------------------------
@@ -244,13 +66,13 @@ class Option:
 
     name: str
     default: Any
-    check: Check
+    check: values.Check
     group: str
     help: str
     flag: str | None = None
     config: bool = False
     action: str | None = None
-    parse: Callable[[str], object] = _as_is
+    parse: Callable[[str], object] = values.as_is
     many: bool = False
     switch: bool = False
     metavar: str | None = None
@@ -273,103 +95,108 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     # output: every command
-    Option("format", None, _choice(sorted(REPORTERS)), "output", flag="--format",
+    Option("format", None, values.choice(sorted(REPORTERS)), "output", flag="--format",
            action="format", metavar="FORMAT",
            help="report format: console, json, github or sarif (default: github when "
                 "GITHUB_ACTIONS=true, else console)"),
-    Option("report_files", (), _report_file, "output", flag="--report-file", many=True,
+    Option("report_files", (), values.report_file, "output", flag="--report-file", many=True,
            metavar="FORMAT:PATH", help="also write the report in FORMAT to PATH (repeatable)"),
-    Option("quiet", False, _boolean, "output", flag="--quiet", short="-q", switch=True,
+    Option("quiet", False, values.boolean, "output", flag="--quiet", short="-q", switch=True,
            help="console: print nothing when every check passes; no progress bar"),
-    Option("debug", False, _boolean, "output", flag="--debug", switch=True,
+    Option("debug", False, values.boolean, "output", flag="--debug", switch=True,
            help="show a traceback for internal errors"),
-    Option("warn", (), _warnable, "output", flag="--warn", config=True, action="warn",
+    Option("warn", (), values.warnable, "output", flag="--warn", config=True, action="warn",
            many=True, metavar="CODE",
            help="report findings with this code as warnings, which never fail a run "
                 "(repeatable; exit-2 codes only, e.g. TC319)"),
     # loading sources: the live commands
-    Option("no_progress", False, _boolean, "load", flag="--no-progress", switch=True,
+    Option("no_progress", False, values.boolean, "load", flag="--no-progress", switch=True,
            help="no progress bar (there is none unless stderr is a terminal)"),
-    Option("timeout", MAX_TIMEOUT, _seconds, "load", flag="--timeout", config=True,
-           action="timeout", parse=_number, metavar="SECONDS",
+    Option("timeout", MAX_TIMEOUT, values.seconds, "load", flag="--timeout", config=True,
+           action="timeout", parse=values.number, metavar="SECONDS",
            help=f"deadline per source, at most {MAX_TIMEOUT:g} (default)"),
-    Option("max_bytes", MAX_BYTES, _whole(1, MAX_BYTES), "load", flag="--max-bytes",
-           config=True, parse=_integer, metavar="N",
+    Option("max_bytes", MAX_BYTES, values.whole(1, MAX_BYTES), "load", flag="--max-bytes",
+           config=True, parse=values.integer, metavar="N",
            help=f"body cap after decoding, at most {MAX_BYTES} (default)"),
-    Option("concurrency", DEFAULT_CONCURRENCY, _whole(1, MAX_CONCURRENCY), "load",
-           flag="--concurrency", config=True, action="concurrency", parse=_integer,
+    Option("concurrency", DEFAULT_CONCURRENCY, values.whole(1, MAX_CONCURRENCY), "load",
+           flag="--concurrency", config=True, action="concurrency", parse=values.integer,
            metavar="N", help=f"sources loaded at once (default {DEFAULT_CONCURRENCY}, at most "
                              f"{MAX_CONCURRENCY})"),
-    Option("user_agent", DEFAULT_USER_AGENT, _user_agent, "load", flag="--user-agent",
+    Option("user_agent", DEFAULT_USER_AGENT, values.user_agent, "load", flag="--user-agent",
            config=True, metavar="STR", help="User-Agent header (default: tracecite/VERSION)"),
-    Option("connect_to", (), _connect_to, "load", flag="--connect-to", action="connect-to",
+    Option("connect_to", (), values.connect_to, "load", flag="--connect-to", action="connect-to",
            many=True, metavar="HOST:PORT:ADDR:PORT2",
            help="connect to ADDR:PORT2 for HOST:PORT, keeping the URL, Host, SNI and "
                 "certificate check of HOST (repeatable; curl's meaning)"),
-    Option("allow_net", (), _allow_net, "load", flag="--allow-net", action="allow-net",
+    Option("allow_net", (), values.allow_net, "load", flag="--allow-net", action="allow-net",
            many=True, metavar="CIDR",
            help="let addresses in CIDR pass the address policy (repeatable)"),
-    Option("ca_cert", None, _readable_file, "load", flag="--ca-cert", action="ca-cert",
+    Option("ca_cert", None, values.readable_file, "load", flag="--ca-cert", action="ca-cert",
            metavar="FILE", help="trust this PEM CA bundle in addition to the system store"),
     # the web: commands that fetch pages
-    Option("per_host", DEFAULT_PER_HOST, _whole(1, MAX_CONCURRENCY), "web", flag="--per-host",
-           config=True, action="per-host", parse=_integer, metavar="N",
+    Option("per_host", DEFAULT_PER_HOST, values.whole(1, MAX_CONCURRENCY), "web", flag="--per-host",
+           config=True, action="per-host", parse=values.integer, metavar="N",
            help=f"requests in flight to one host at once, redirects included (default "
                 f"{DEFAULT_PER_HOST}, at most {MAX_CONCURRENCY})"),
-    Option("retries", DEFAULT_RETRIES, _whole(0, MAX_RETRIES), "web", flag="--retries",
-           config=True, action="retries", parse=_integer, metavar="N",
+    Option("retries", DEFAULT_RETRIES, values.whole(0, MAX_RETRIES), "web", flag="--retries",
+           config=True, action="retries", parse=values.integer, metavar="N",
            help=f"extra attempts per source after a transient failure (default "
                 f"{DEFAULT_RETRIES}, at most {MAX_RETRIES})"),
-    Option("max_retry_wait", DEFAULT_MAX_RETRY_WAIT, _wait, "web", flag="--max-retry-wait",
-           config=True, parse=_number, metavar="SECONDS",
+    Option("max_retry_wait", DEFAULT_MAX_RETRY_WAIT, values.wait, "web", flag="--max-retry-wait",
+           config=True, parse=values.number, metavar="SECONDS",
            help=f"seconds a source may wait for rate limits in all; a longer Retry-After is "
                 f"not waited for (default {DEFAULT_MAX_RETRY_WAIT:g}, at most "
                 f"{MAX_RETRY_WAIT:g})"),
-    Option("skip_urls", (), _url_glob, "web", flag="--skip-url", config=True,
+    Option("skip_urls", (), values.url_glob, "web", flag="--skip-url", config=True,
            action="skip-urls", many=True, metavar="GLOB",
            help="never fetch URLs matching GLOB; their quotes are counted as skipped "
                 "(repeatable; * within one host label or path segment, ** across them)"),
-    Option("cache", None, _path, "web", flag="--cache", config=True, action="cache",
+    Option("cache", None, values.non_empty_path, "web", flag="--cache", config=True,
+           action="cache",
            metavar="FILE", help="SQLite file of verdicts kept between runs, created when "
                                 "missing (never page text, quotes or claims)"),
-    Option("cache_max_age", DEFAULT_CACHE_MAX_AGE, _duration, "web", flag="--cache-max-age",
+    Option("cache_max_age", values.DEFAULT_CACHE_MAX_AGE, values.duration, "web",
+           flag="--cache-max-age",
            config=True, metavar="DURATION",
            help="use a cached verdict without a request while younger than this (30m, 12h, "
                 "7d; default 1d), then revalidate it"),
-    Option("fail_after", 1, _whole(1, 1000), "web", flag="--fail-after", config=True,
-           action="fail-after", parse=_integer, metavar="N",
+    Option("fail_after", 1, values.whole(1, 1000), "web", flag="--fail-after", config=True,
+           action="fail-after", parse=values.integer, metavar="N",
            help="an unavailable source is a warning until it has failed in N consecutive runs "
                 "(default 1; needs --cache, which keeps the history)"),
     # check
-    Option("evidence", False, _boolean, "check", flag="--evidence", switch=True,
+    Option("evidence", False, values.boolean, "check", flag="--evidence", switch=True,
            help="every quote must be in its source's captured content"),
     # file: sources (verify-files, and hook when verify_files is on)
-    Option("root", ".", _path, "files", flag="--root", config=True, metavar="DIR",
+    Option("root", ".", values.non_empty_path, "files", flag="--root", config=True,
+           metavar="DIR",
            help="directory that file: paths resolve against and must stay in (config: "
                 "files_root, relative to the configuration file; default: the current "
                 "directory)"),
     # hook
-    Option("stage", "offline", _choice(STAGES), "hook", flag="--stage", action="stage",
+    Option("stage", "offline", values.choice(STAGES), "hook", flag="--stage", action="stage",
            metavar="STAGE", help="offline: format, structure and evidence (default); online: "
                                  "live pages (and files); all: both"),
-    Option("all_files", False, _boolean, "hook", flag="--all", switch=True, action="all",
-           parse=_truth, help="every tracked file the globs select (for scheduled runs)"),
-    Option("since", None, _path, "hook", flag="--since", action="since", metavar="REF",
+    Option("all_files", False, values.boolean, "hook", flag="--all", switch=True, action="all",
+           parse=values.truth, help="every tracked file the globs select (for scheduled runs)"),
+    Option("since", None, values.non_empty_path, "hook", flag="--since", action="since",
+           metavar="REF",
            help="files changed since the merge base of REF and HEAD, plus untracked files"),
-    Option("config", None, _path, "hook", flag="--config", action="config", metavar="FILE",
+    Option("config", None, values.non_empty_path, "hook", flag="--config", action="config",
+           metavar="FILE",
            help="configuration file (default: .tracecite.toml or pyproject.toml "
                 "[tool.tracecite] here or at the git top level)"),
-    Option("verify_files", False, _boolean, "hook", flag="--verify-files", switch=True,
+    Option("verify_files", False, values.boolean, "hook", flag="--verify-files", switch=True,
            config=True, help="online: also re-read cited file: sources (config: verify_files)"),
-    Option("notes", DEFAULT_NOTES, _globs("notes"), "select", config=True,
+    Option("notes", DEFAULT_NOTES, values.globs("notes"), "select", config=True,
            help="globs of notes files"),
-    Option("traces", DEFAULT_TRACES, _globs("traces"), "select", config=True,
+    Option("traces", DEFAULT_TRACES, values.globs("traces"), "select", config=True,
            help="globs of traces"),
-    Option("exclude", (), _globs("exclude"), "select", config=True,
+    Option("exclude", (), values.globs("exclude"), "select", config=True,
            help="globs of files and folders to leave out"),
     # the Action's own
-    Option("fail_on_findings", True, _boolean, "action", action="fail-on-findings",
-           parse=_truth, help="exit 2 fails the step (the Action's input)"),
+    Option("fail_on_findings", True, values.boolean, "action", action="fail-on-findings",
+           parse=values.truth, help="exit 2 fails the step (the Action's input)"),
 )
 """Every setting, in the order ``--help`` lists them."""
 
@@ -418,7 +245,7 @@ class Settings:
     max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
     skip_urls: tuple[str, ...] = ()
     cache: str | None = None
-    cache_max_age: float = DEFAULT_CACHE_MAX_AGE
+    cache_max_age: float = values.DEFAULT_CACHE_MAX_AGE
     fail_after: int = 1
     evidence: bool = False
     root: str = "."
@@ -520,12 +347,6 @@ def action_values(inputs: Mapping[str, str]) -> dict[str, Any]:
         except ValueError as exc:
             raise UsageError(f"input '{option.action}' {exc}") from None
     return given
-
-
-def check_config_value(key: str, value: object) -> Any:
-    """The checked value of configuration key ``key`` (ValueError "must …" when bad; KeyError
-    for a key that is not one)."""
-    return CONFIG_KEYS[key].check(value)
 
 
 def resolve(command: str, flags: Mapping[str, Any], *, action: Mapping[str, Any] | None = None,
