@@ -77,6 +77,12 @@ def url_line(record: int) -> int:
     return 4 * record - 1
 
 
+def quote_line(record: int) -> int:
+    """The line of record ``record``'s ``quote:`` in a file made by `notes`: where a quote not
+    on its page is to be fixed (SPEC §8.3)."""
+    return 4 * record - 2
+
+
 def trace(tmp_path: Path, sources: list[dict[str, Any]], citations: list[dict[str, Any]],
           name: str = "t.jsonl") -> Path:
     """A trace: one tool call with ``sources``, one claim with ``citations`` (answer: line 3)."""
@@ -106,7 +112,7 @@ def test_tc210_verify_notes(cli: Cli, site: Site, tmp_path: Path) -> None:
     path = notes(tmp_path, (QUOTE, url), ("not on the page", url))
     finding = one(cli("verify-notes", path, "--json", *site.flags), "TC210")
     assert finding["file"] == str(path)
-    assert finding["line"] == url_line(2)
+    assert finding["line"] == quote_line(2)  # the line to fix, not the url: line
     assert finding["record"] == 2
     assert finding["uri"] == url
     assert "status" not in finding
@@ -129,9 +135,9 @@ def test_each_url_is_fetched_once_and_every_record_checked(
     assert report["summary"]["live"]["matched"] == 4
     found = [(f["code"], f["file"], f["record"], f["line"], f["uri"]) for f in report["findings"]]
     assert found == [
-        ("TC210", str(path), 2, url_line(2), same[1]),
-        ("TC210", str(path), 4, url_line(4), same[3]),
-        ("TC210", str(path), 6, url_line(6), other),
+        ("TC210", str(path), 2, quote_line(2), same[1]),
+        ("TC210", str(path), 4, quote_line(4), same[3]),
+        ("TC210", str(path), 6, quote_line(6), other),
     ]
 
 

@@ -33,12 +33,15 @@ class QuoteCheck:
     claim: int | None = None
     citation: int | None = None
     source_id: str | None = None
+    quote_line: int | None = None
+    """Where a quote that is not in its source is to be fixed, when that is not ``line``."""
 
     @classmethod
     def from_note(cls, record: NoteRecord) -> QuoteCheck:
-        """The check a notes record asks for; problems point at its ``url:`` line."""
+        """The check a notes record asks for: a source that cannot be loaded points at its
+        ``url:`` line, a quote not found at its ``quote:`` line, the line to fix (SPEC §8.3)."""
         return cls(normalise(record.quote), record.url, record.file, record.url_line,
-                   record=record.index)
+                   record=record.index, quote_line=record.quote_line)
 
     @classmethod
     def from_citation(cls, citation: Citation, uri: str) -> QuoteCheck:
@@ -54,7 +57,8 @@ class QuoteCheck:
         if info.final_url is not None:
             message += f" (the URL redirected to {info.final_url})"
         return self._finding(kind.not_found, message, final_url=info.final_url,
-                             attempts=info.attempts if info.attempts > 1 else None)
+                             attempts=info.attempts if info.attempts > 1 else None,
+                             line=self.quote_line)
 
     def unavailable(self, error: FetchError) -> Finding:
         """The finding for a source that could not be fetched or read."""
@@ -66,7 +70,8 @@ class QuoteCheck:
                              attempts=error.attempts if error.attempts > 1 else None)
 
     def _finding(self, code: Code, message: str, *, status: int | None = None,
-                 final_url: str | None = None, attempts: int | None = None) -> Finding:
-        return Finding(code, message, file=self.file, line=self.line, record=self.record,
+                 final_url: str | None = None, attempts: int | None = None,
+                 line: int | None = None) -> Finding:
+        return Finding(code, message, file=self.file, line=line or self.line, record=self.record,
                        claim=self.claim, citation=self.citation, source_id=self.source_id,
                        uri=self.target, status=status, final_url=final_url, attempts=attempts)
