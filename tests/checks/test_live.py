@@ -440,3 +440,29 @@ def test_no_progress_bar_without_a_usable_stderr(monkeypatch: pytest.MonkeyPatch
     assert isinstance(progress_for(closed), NoProgress)
     monkeypatch.setattr("sys.stderr", None)  # python started with stderr closed (2>&-)
     assert isinstance(progress_for(), NoProgress)
+
+
+def test_a_loader_thread_that_fails_outside_a_load_ends_the_run_instead_of_hanging(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in a loader thread (here, in the scheduler) is raised by the run: the run's thread
+    must never wait for a result that no thread will deliver."""
+    from tracecite.checks import live
+
+    def broken_take(self: object) -> None:
+        raise RuntimeError("the scheduler broke")
+
+    monkeypatch.setattr(live._Sources, "take", broken_take)
+    loader = Loads({"a": "text"})
+    done: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            LiveRun(loader, concurrency=2, parse_budget=5).check([check("text", "a")])
+        except BaseException as error:
+            done.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "the run hung"
+    assert [str(e) for e in done] == ["the scheduler broke"]

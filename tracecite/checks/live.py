@@ -357,6 +357,10 @@ def _matched(parsed: Future[list[bool]], info: LoadInfo) -> list[bool] | FetchEr
         raise
 
 
+_THREAD_FAILED = "\x00loader thread failed"
+"""Put on the done queue, with the exception, by a loader thread that failed outside a load."""
+
+
 class _Loading:
     """One run's loader threads: each takes sources (:class:`_Sources`), loads them and hands
     the pages to the parser; what they finish comes back to the run's thread on one queue."""
@@ -396,6 +400,8 @@ class _Loading:
         try:
             for _ in range(len(self._groups)):
                 k, outcome, info, fetched = self._done.get()
+                if k == _THREAD_FAILED:
+                    raise outcome if isinstance(outcome, BaseException) else RuntimeError(k)
                 group = self._groups[k]
                 if isinstance(outcome, FetchError):
                     tally.settle(k, group, outcome, info)
@@ -420,8 +426,11 @@ class _Loading:
 
     def _load_sources(self) -> None:
         # Each load runs in its own call, so no page outlives it here while the next loads.
-        while (taken := self._sources.take()) is not None:
-            self._load_one(*taken)
+        try:
+            while (taken := self._sources.take()) is not None:
+                self._load_one(*taken)
+        except BaseException as error:  # a bug here must end the run, never leave it waiting
+            self._done.put((_THREAD_FAILED, error, LoadInfo(), None))
 
     def _load_one(self, k: str, claimed: bool) -> None:
         group = self._groups[k]
