@@ -194,3 +194,16 @@ def test_cli_reports_a_bad_config_as_tc104_with_file_and_line(
     assert main(["hook", "--json", "--config", other, "a.cite"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert [f["code"] for f in report["findings"]] == ["TC113"]
+
+
+def test_a_bad_config_on_the_console_names_its_file_and_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: the location was built with a text replace that also rewrote '::' in a
+    file name."""
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    odd = _write(tmp_path / "a:: b.toml", "colour = 1\n")
+    assert main(["hook", "--config", odd, "x.notes"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"tracecite: {odd}:1: TC104 config-invalid: unknown key")

@@ -233,8 +233,9 @@ def _fail(report: Report, fmt: str, *, stdout: TextIO | None = None) -> None:
     if fmt == "console":
         # argparse's messages quote the command line, which may hold hostile file names.
         (finding,) = report.findings
-        where = f"{printable(finding.file)}:{finding.line or ''}: " if finding.file else ""
-        where = where.replace(":: ", ": ")
+        where = ""
+        if finding.file is not None:
+            where = printable(finding.file) + (f":{finding.line}" if finding.line else "") + ": "
         write_stderr(f"tracecite: {where}{finding.code.code} {finding.code.label}: "
                      f"{printable(finding.message)}\n")
     else:
