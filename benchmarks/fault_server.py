@@ -35,7 +35,7 @@ from collections import Counter, deque
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from web_server import BenchServer, ServerStats, demo_pages
+from web_server import BenchServer, ServerStats, demo_pages, parse_request
 
 FAULTS = ("503", "reset", "429")
 LAST_MODIFIED = email.utils.formatdate(1_700_000_000, usegmt=True)  # 14 Nov 2023, fixed
@@ -110,26 +110,14 @@ class FaultServer(BenchServer):
         return True
 
     async def _respond(self, head: bytes, writer: asyncio.StreamWriter) -> bool:
-        lines = head.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ")
-        if len(parts) != 3:
+        request = parse_request(head)
+        if request is None:
             return False
-        method, path, version = parts
-        headers = {}
-        for line in lines[1:]:
-            name, colon, value = line.partition(":")
-            if colon:
-                headers[name.strip().lower()] = value.strip()
+        method, path, version, headers = request
         host = headers.get("host", "")
         stats = self.stats
         with self._lock:
-            stats.requests[(method, path)] += 1
-            stats.hosts[host] += 1
-            stats.in_flight += 1
-            stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
-            stats.host_in_flight[host] += 1
-            stats.host_max_in_flight[host] = max(stats.host_max_in_flight[host],
-                                                 stats.host_in_flight[host])
+            stats.started(method, path, host)
         try:
             if self._latency:
                 await asyncio.sleep(self._latency)

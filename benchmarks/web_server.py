@@ -42,6 +42,16 @@ class ServerStats:
     host_in_flight: Counter[str] = field(default_factory=Counter)
     host_max_in_flight: Counter[str] = field(default_factory=Counter)
 
+    def started(self, method: str, path: str, host: str) -> None:
+        """Count a request that has started (the caller holds the server's lock)."""
+        self.requests[(method, path)] += 1
+        self.hosts[host] += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        self.host_in_flight[host] += 1
+        self.host_max_in_flight[host] = max(self.host_max_in_flight[host],
+                                            self.host_in_flight[host])
+
     def fetches(self, method: str = "GET") -> Counter[str]:
         """How many times each path was requested with ``method``."""
         return Counter({path: n for (m, path), n in self.requests.items() if m == method})
@@ -175,26 +185,14 @@ class BenchServer:
             writer.close()
 
     async def _respond(self, head: bytes, writer: asyncio.StreamWriter) -> bool:
-        lines = head.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ")
-        if len(parts) != 3:
+        request = parse_request(head)
+        if request is None:
             return False
-        method, path, version = parts
-        headers = {}
-        for line in lines[1:]:
-            name, colon, value = line.partition(":")
-            if colon:
-                headers[name.strip().lower()] = value.strip()
+        method, path, version, headers = request
         host = headers.get("host", "")
         stats = self.stats
         with self._lock:
-            stats.requests[(method, path)] += 1
-            stats.hosts[host] += 1
-            stats.in_flight += 1
-            stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
-            stats.host_in_flight[host] += 1
-            stats.host_max_in_flight[host] = max(stats.host_max_in_flight[host],
-                                                 stats.host_in_flight[host])
+            stats.started(method, path, host)
         try:
             if self._latency:
                 await asyncio.sleep(self._latency)
@@ -213,6 +211,21 @@ class BenchServer:
                 stats.host_in_flight[host] -= 1
         connection = headers.get("connection", "").lower()
         return connection != "close" and (version == "HTTP/1.1" or connection == "keep-alive")
+
+
+def parse_request(head: bytes) -> tuple[str, str, str, dict[str, str]] | None:
+    """Method, path, version and lower-cased headers of a request head (None if malformed)."""
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3:
+        return None
+    method, path, version = parts
+    headers = {}
+    for line in lines[1:]:
+        name, colon, value = line.partition(":")
+        if colon:
+            headers[name.strip().lower()] = value.strip()
+    return method, path, version, headers
 
 
 def demo_pages(count: int) -> dict[str, bytes]:
