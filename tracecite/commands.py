@@ -41,6 +41,8 @@ class Plan:
     live: tuple[SourceKind, ...] = ()
     """The sources checked as they are now, in this order: web pages (notes URLs and traces'
     http(s) sources) and traces' ``file:`` sources."""
+    stage: str | None = None
+    """The hook stage this plan is (None: a command of its own)."""
 
 
 class LiveStopped(Stopped):
@@ -115,7 +117,8 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     findings = [*inputs.format_findings(), *inputs.evidence_findings()]
     summary = inputs.summary()
     if has_input_errors(findings):  # nothing is fetched or read (SPEC §3)
-        return Report(plan.command, _warned(findings, settings.warn), summary)
+        return Report(plan.command, _warned(findings, settings.warn), summary,
+                      stage=plan.stage)
     stopped_by: int | None = None  # the signal that stopped the run (SPEC §3)
     for kind in plan.live:
         if kind is SourceKind.FILE and not inputs.traces:
@@ -131,7 +134,7 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
             counts = Counts(skipped=skipped, interrupted=len(checks))
         summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
     return Report(plan.command, _warned(findings, settings.warn), summary,
-                  stopped_by=stopped_by)
+                  stopped_by=stopped_by, stage=plan.stage)
 
 
 def _warned(findings: Sequence[Finding], codes: Sequence[str]) -> tuple[Finding, ...]:

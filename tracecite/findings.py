@@ -20,6 +20,42 @@ EXIT_INTERNAL = 3
 
 
 @dataclass(frozen=True)
+class Diagnosis:
+    """Why a quote was not found, in offsets, counts and names only (SPEC §8.1): never a
+    substring of the quote or the source.
+
+    ``kinds`` is drawn from :data:`DIAGNOSIS_KINDS`, in that order; the other members are None
+    where they do not apply.
+    """
+
+    kinds: tuple[str, ...]
+    quote_chars: int | None = None
+    matched_chars: int | None = None
+    first_difference: int | None = None
+    characters: tuple[str, ...] | None = None
+    """Code points involved, as ``"U+2019 RIGHT SINGLE QUOTATION MARK"`` (typography,
+    invisible)."""
+    where: str | None = None
+    """Where a ``hidden`` quote is in the markup: script, style, attribute, head,
+    hidden-element, comment, template."""
+
+
+DIAGNOSIS_KINDS = ("case", "typography", "invisible", "wrapped", "ellipsis", "boundary",
+                   "hidden", "script-rendered", "partial", "none")
+"""Every kind of near miss, in the order of preference of SPEC §8.1."""
+
+
+@dataclass(frozen=True)
+class ArchiveCopy:
+    """What the Internet Archive holds of a source that failed live (SPEC §8.7): the snapshot
+    looked at, its 14-digit timestamp, and whether the quote is in it."""
+
+    url: str
+    timestamp: str
+    found: bool
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem, located; ``message`` is TraceCite's own words, never input text."""
 
@@ -43,6 +79,10 @@ class Finding:
     failures: int | None = None
     """Consecutive runs the source has failed in, with ``fail_after`` (SPEC §7.6)."""
     fail_after: int | None = None
+    diagnosis: Diagnosis | None = None
+    """Why a quote was not found (TC202, TC210, TC211; SPEC §8.1)."""
+    archive: ArchiveCopy | None = None
+    """An archived copy of a source that failed live, when one was looked up (SPEC §8.7)."""
     warned: bool = False
     """Made a warning by the run's settings (``warn``, or a flaky source deferred): reported,
     never failing the run (SPEC §7.4)."""
@@ -151,6 +191,8 @@ class Report:
     changes: Changes | None = None
     stopped_by: int | None = None
     """The signal that stopped the run (SIGINT, SIGTERM): the report says what finished."""
+    stage: str | None = None
+    """The hook stage that ran (``offline``, ``online``, ``all``); None for other commands."""
 
     @property
     def exit_code(self) -> int:

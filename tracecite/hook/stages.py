@@ -36,9 +36,9 @@ def stage_plan(settings: Settings) -> Plan:
     if settings.stage not in STAGES:
         raise UsageError(f"unknown stage {settings.stage!r}")
     if settings.stage == "offline":
-        return Plan(COMMAND, evidence=True)
+        return Plan(COMMAND, evidence=True, stage=settings.stage)
     live = (SourceKind.WEB, SourceKind.FILE) if settings.verify_files else (SourceKind.WEB,)
-    return Plan(COMMAND, evidence=True, live=live)
+    return Plan(COMMAND, evidence=True, live=live, stage=settings.stage)
 
 
 def run_hook(files: Sequence[str], settings: Settings) -> Report:
@@ -48,7 +48,7 @@ def run_hook(files: Sequence[str], settings: Settings) -> Report:
     plan = stage_plan(settings)
     paths = select(files or candidates(settings), settings)
     if not paths:
-        return Report(COMMAND)
+        return Report(COMMAND, stage=plan.stage)
     return run_checks(plan, *split_inputs(paths), settings)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -28,6 +29,11 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
         value = getattr(finding, key)
         if value is not None:
             out[key] = value
+    if finding.diagnosis is not None:
+        out["diagnosis"] = {k: list(v) if isinstance(v, tuple) else v
+                            for k, v in dataclasses.asdict(finding.diagnosis).items()}
+    if finding.archive is not None:
+        out["archive"] = dataclasses.asdict(finding.archive)
     out["message"] = finding.message
     return out
 
@@ -55,6 +61,8 @@ def report_dict(report: Report) -> dict[str, Any]:
         "summary": summary_dict(report),
         "findings": [finding_dict(f) for f in findings],
     }
+    if report.stage is not None:  # hook runs: which stage ran (SPEC §8.5)
+        out["stage"] = report.stage
     if report.changes is not None:
         out["changes"] = {
             "added": list(report.changes.added),
