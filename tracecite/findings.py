@@ -193,6 +193,9 @@ class Report:
     """The signal that stopped the run (SIGINT, SIGTERM): the report says what finished."""
     stage: str | None = None
     """The hook stage that ran (``offline``, ``online``, ``all``); None for other commands."""
+    notices: tuple[str, ...] = ()
+    """Lines about the run as a whole, in TraceCite's words (never input text), shown beside
+    the findings: e.g. that no source host resolved (SPEC §8.6)."""
 
     @property
     def exit_code(self) -> int:

@@ -63,6 +63,8 @@ def report_dict(report: Report) -> dict[str, Any]:
     }
     if report.stage is not None:  # hook runs: which stage ran (SPEC §8.5)
         out["stage"] = report.stage
+    if report.notices:
+        out["notices"] = list(report.notices)
     if report.changes is not None:
         out["changes"] = {
             "added": list(report.changes.added),
