@@ -26,7 +26,7 @@ from tracecite.stops import Stopped
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.cache import SqliteCache
-    from tracecite.checks.live import Loader
+    from tracecite.checks.live import LiveResult, Loader
     from tracecite.checks.quotes import QuoteCheck
     from tracecite.settings import Settings
 
@@ -83,13 +83,16 @@ class Inputs:
                        citations=sum(len(t.scan.citations) for t in self.traces),
                        captured=sum((t.summary for t in self.traces), Counts()))
 
-    def cited(self) -> Iterator[tuple[Citation, str]]:
-        """Each citation with its source's URI, in the traces whose URIs can be trusted."""
+    def cited(self) -> Iterator[tuple[Citation, str, str | None]]:
+        """Each citation with its source's URI and when it was captured (if the trace says),
+        in the traces whose URIs can be trusted."""
         for trace in self.traces:
             if has_input_errors(trace.findings):
                 continue  # the trace changed under us: its URIs cannot be trusted
+            captured_at = trace.scan.captured_at
             for citation in trace.scan.citations:
-                yield citation, trace.uris[citation.source_id]
+                yield (citation, trace.uris[citation.source_id],
+                       captured_at.get(citation.source_id))
 
 
 def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
@@ -160,9 +163,9 @@ def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
     checks = ([QuoteCheck.from_note(r) for n in inputs.notes for r in n.records]
               if kind is SourceKind.WEB else [])
     skipped = 0
-    for citation, uri in inputs.cited():
+    for citation, uri, captured_at in inputs.cited():
         if kind.takes(uri):
-            checks.append(QuoteCheck.from_citation(citation, uri))
+            checks.append(QuoteCheck.from_citation(citation, uri, captured_at))
         else:
             skipped += 1
     if kind is SourceKind.WEB and settings.skip_urls:
@@ -193,6 +196,8 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
             result = LiveRun(loader, concurrency=settings.concurrency,
                              parse_budget=settings.timeout, progress=progress
                              ).check(checks, cache)
+            if settings.archive and result.stopped_by is None:
+                result = _with_archive(result, checks, loader, settings)
     finally:
         if cache is not None:
             cache.close()  # what the run learnt is written, stopped or not
@@ -201,6 +206,21 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
     if result.stopped_by is not None:
         raise LiveStopped(result.stopped_by, findings, counts)
     return findings, counts
+
+
+def _with_archive(result: LiveResult, checks: Sequence[QuoteCheck], loader: Loader,
+                  settings: Settings) -> LiveResult:
+    """The result, its findings about pages that changed or are gone with what the Internet
+    Archive holds of them (SPEC §8.7); web pages only. A stop during the lookups keeps what
+    they found and stops the run."""
+    from tracecite.checks.web import WebLoader
+
+    if not isinstance(loader, WebLoader):
+        return result
+    from tracecite.checks.archive import with_archive
+
+    archived = with_archive(result.findings, checks, loader.fetcher, budget=settings.timeout)
+    return replace(result, findings=archived.findings, stopped_by=archived.stopped_by)
 
 
 def _cache(settings: Settings) -> SqliteCache | None:

@@ -164,6 +164,10 @@ OPTIONS: tuple[Option, ...] = (
            action="fail-after", parse=values.integer, metavar="N",
            help="an unavailable source is a warning until it has failed in N consecutive runs "
                 "(default 1; needs --cache, which keeps the history)"),
+    Option("archive", False, values.boolean, "web", flag="--archive", switch=True, config=True,
+           action="archive", parse=values.truth,
+           help="look up a page that lost its quote or went missing in the Internet Archive, "
+                "and say whether its snapshot still has the quote (never changes a verdict)"),
     # check
     Option("evidence", False, values.boolean, "check", flag="--evidence", switch=True,
            help="every quote must be in its source's captured content"),
@@ -247,6 +251,7 @@ class Settings:
     cache: str | None = None
     cache_max_age: float = values.DEFAULT_CACHE_MAX_AGE
     fail_after: int = 1
+    archive: bool = False
     evidence: bool = False
     root: str = "."
     stage: str = "offline"

@@ -35,6 +35,9 @@ class QuoteCheck:
     source_id: str | None = None
     quote_line: int | None = None
     """Where a quote that is not in its source is to be fixed, when that is not ``line``."""
+    captured_at: str | None = None
+    """When a trace captured the source, as 14 UTC digits (``YYYYMMDDhhmmss``): the moment
+    an archived copy is looked for near (SPEC §8.7)."""
 
     @classmethod
     def from_note(cls, record: NoteRecord) -> QuoteCheck:
@@ -44,10 +47,13 @@ class QuoteCheck:
                    record=record.index, quote_line=record.quote_line)
 
     @classmethod
-    def from_citation(cls, citation: Citation, uri: str) -> QuoteCheck:
-        """The check a trace citation asks for against its source's URI."""
+    def from_citation(cls, citation: Citation, uri: str, captured_at: str | None = None
+                      ) -> QuoteCheck:
+        """The check a trace citation asks for against its source's URI (``captured_at``:
+        when the trace captured the source, if it says)."""
         return cls(citation.quote, uri, citation.file, citation.line, claim=citation.claim,
-                   citation=citation.citation, source_id=citation.source_id)
+                   citation=citation.citation, source_id=citation.source_id,
+                   captured_at=captured_at)
 
     def not_found(self, kind: SourceKind, info: LoadInfo | None = None) -> Finding:
         """The finding for a quote that is not in its source, of that kind (TC210, TC211);

@@ -58,6 +58,11 @@ class WebLoader:
         """The fetcher's request slots per host."""
         return self._fetcher.hosts
 
+    @property
+    def fetcher(self) -> PinnedFetcher:
+        """The run's fetcher (archived copies are fetched with it too)."""
+        return self._fetcher
+
     @staticmethod
     def key(url: str) -> str:
         """The request ``url`` stands for (:func:`url_key`)."""

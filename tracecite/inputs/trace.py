@@ -12,8 +12,8 @@ holding cited sources again, each once, in file order, once the trace is known t
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import BinaryIO, Protocol
 
 from tracecite.codes import Code
@@ -59,6 +59,9 @@ class TraceScan:
     reread_error: Finding | None = None
     """TC101 when the cited lines could not be read again for the tester (the trace changed
     or became unreadable after it was validated): the tester's verdicts are then incomplete."""
+    captured_at: Mapping[str, str] = field(default_factory=dict)
+    """When each source that says so was captured, as 14 UTC digits (``YYYYMMDDhhmmss``), by
+    source id (SPEC §8.7)."""
 
     @property
     def valid(self) -> bool:
@@ -124,6 +127,7 @@ def _validate(path: str, handle: BinaryIO, tester: QuoteTester | None,
         answer_line=checked.answer_line,
         sources=store,
         answer_read_ahead=checked.answer_read_ahead,
+        captured_at=checked.captured_at,
     )
 
 

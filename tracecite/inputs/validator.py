@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 from tracecite.codes import Code
 from tracecite.findings import Finding
 from tracecite.inputs.answer import AnswerDraft, PreparedAnswer
+from tracecite.inputs.captured import CAPTURED_AT_FORMAT, wayback_timestamp
 from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
 from tracecite.inputs.events import Event, LineError, read_events
 from tracecite.inputs.sources import SourceIndex
@@ -43,6 +44,8 @@ class TraceValidator(FieldChecker):
         self.answer_read_ahead = False
         self.last_line = 0
         self.offset = 0  # byte offset of the line in hand
+        # source id → when it was captured (14 UTC digits), for the sources that say so.
+        self.captured_at: dict[str, str] = {}
 
     def event(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None = None) -> None:
         """Check one event; ``draft``: its claims, already checked (an answer read ahead)."""
@@ -113,6 +116,8 @@ class TraceValidator(FieldChecker):
                     store.add(source_id, self.offset)
                     if sink is not None:
                         sink(SourceRef(source_id, uri, line), content)
+                    if "captured_at" in source:
+                        self.captured(source, source_id, line, f"sources[{number}]")
                     continue
             self.source(source, line, f"sources[{number}]")
 
@@ -131,11 +136,29 @@ class TraceValidator(FieldChecker):
             self.problem(Code.TRACE_DUPLICATE_SOURCE_ID, f"{where}.id is used by an earlier source",
                          line, source_id=source_id)
             return
+        if "captured_at" in source:
+            self.captured(source, source_id, line, where)
         if uri is MISSING or content is MISSING:
             return
         self.store.add(source_id, self.offset)
         if self.sink is not None:
             self.sink(SourceRef(source_id, uri, line), content)
+
+    def captured(self, source: dict[str, Any], source_id: str, line: int, where: str) -> None:
+        """Check a source's optional ``captured_at`` (null: not known) and keep it."""
+        value = source["captured_at"]
+        if value is None:
+            return
+        if not isinstance(value, str):
+            self.problem(Code.TRACE_WRONG_TYPE, f"field {where}.captured_at must be a string, "
+                                                f"not {json_type_of(value)}", line)
+            return
+        timestamp = wayback_timestamp(value)
+        if timestamp is None:  # the value itself is not shown: it is input text
+            self.problem(Code.TRACE_WRONG_TYPE,
+                         f"field {where}.captured_at must be {CAPTURED_AT_FORMAT}", line)
+            return
+        self.captured_at[source_id] = timestamp
 
     def answer(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None) -> None:
         """Check the answer (``draft``: its claims, if read ahead) and keep its citations."""
