@@ -13,6 +13,10 @@ from typing import Any
 
 import pytest
 
+from tests.archive_server import (  # noqa: F401 - archive_fixture is a fixture
+    StandInArchive,
+    archive_fixture,
+)
 from tests.conftest import EXAMPLES
 from tests.conftest import REPO_ROOT as ROOT
 from tests.git_repo import (
@@ -22,6 +26,12 @@ from tests.git_repo import (
     git,
     make_repo,
     write,
+)
+from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtures
+    Site,
+    no_dns_fixture,
+    site_fixture,
+    text,
 )
 from tracecite import action
 from tracecite.cli import main
@@ -169,6 +179,33 @@ def test_pull_request_with_a_mismatch(actions: ActionsRun, capsys: pytest.Captur
     assert summary.count("### TraceCite `hook`") == 1
     assert "| TC202 quote-not-in-capture | traces/bad.jsonl | 3 |" in summary
     assert "documentation purposes" not in out + summary  # never a quote
+
+
+@pytest.mark.parametrize(("value", "given"), [("true", True), ("False", False), ("", None)])
+def test_the_archive_input(value: str, given: bool | None) -> None:
+    inputs = action.read_inputs({"TRACECITE_ARCHIVE": value})
+    assert action_values(inputs).get("archive") is given
+    with pytest.raises(UsageError, match="input 'archive'"):
+        action_values(action.read_inputs({"TRACECITE_ARCHIVE": "yes"}))
+
+
+def test_the_archive_input_looks_up_the_pages_of_a_pull_request(
+        actions: ActionsRun, capsys: pytest.CaptureFixture[str], site: Site,
+        archive: StandInArchive) -> None:
+    url = site.route("/story", text("rewritten"))
+    snapshot = archive.add(url, "20230115093000", "The quick brown fox jumps.")
+    actions.change("docs/new.notes", f"claim: c\nquote: quick brown fox\nurl: {url}\n")
+    net = {"stage": "online", "paths": "docs/new.notes", "allow_net": "127.0.0.0/8",
+           "ca_cert": site.ca_path,
+           "connect_to": "\n".join([*site.connect_to, *archive.flags][1::2])}
+    code, _, outputs = actions.run(capsys, **net)
+    assert code == 2 and archive.requests == []
+    code, out, outputs = actions.run(capsys, archive="true", **net)
+    assert code == 2
+    [finding] = json.loads(Path(outputs["report"]).read_text(encoding="utf-8"))["findings"]
+    assert finding["archive"] == {"url": snapshot, "timestamp": "20230115093000",
+                                  "found": True}
+    assert f"snapshot {snapshot} has the quote" in out
 
 
 def test_fail_on_findings_false_passes_the_step_on_findings_only(
@@ -387,6 +424,7 @@ def test_example_workflows_do_what_the_readme_says() -> None:
     steps = rot["jobs"]["link-rot"]["steps"]
     check = next(s for s in steps if s.get("id") == "tracecite")
     assert (check["with"]["stage"], check["with"]["all"]) == ("online", True)
+    assert check["with"]["archive"] is True
     issue = steps[-1]
     script = issue["run"]
     assert issue["env"]["GH_TOKEN"] == "${{ github.token }}"
@@ -430,8 +468,12 @@ def test_actionlint_accepts_the_workflows() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.skipif(shutil.which("jq") is None or shutil.which("bash") is None,
-                    reason="the link-rot step needs bash and jq (both on GitHub's runners)")
+NEEDS_JQ = pytest.mark.skipif(
+    shutil.which("jq") is None or shutil.which("bash") is None,
+    reason="the link-rot step needs bash and jq (both on GitHub's runners)")
+
+
+@NEEDS_JQ
 def test_link_rot_issue_body_is_built_from_a_real_report(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The issue step's jq program reads the JSON report of this version (schema 2)."""
@@ -439,6 +481,43 @@ def test_link_rot_issue_body_is_built_from_a_real_report(
     assert main(["check", "--evidence", "--report-file", f"json:{report}", "--json",
                  str(EXAMPLES / "failing-evidence.jsonl")]) == 2
     capsys.readouterr()
+    body, calls = _link_rot_issue(tmp_path, report)
+    assert "against captured content: 2 checked, 1 matched." in body
+    assert "Live pages: 0 quotes checked" in body
+    assert "| TC202 quote-not-in-capture |" in body
+    assert "Internet Archive" not in body
+    assert "issue create" in calls
+
+
+@NEEDS_JQ
+def test_link_rot_issue_names_the_snapshots_that_still_have_the_quotes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], site: Site,
+        archive: StandInArchive) -> None:
+    """A real report of a run with --archive: each quote missing from its page whose
+    snapshot still has it is listed with that snapshot."""
+    kept = site.route("/kept", text("rewritten"))
+    lost = site.route("/lost", text("rewritten"))
+    snapshot = archive.add(kept, "20230115093000", "The quick brown fox jumps.")
+    archive.add(lost, "20230115093000", "Nothing like it.")
+    notes = tmp_path / "refs.notes"
+    notes.write_text(f"claim: c\nquote: quick brown fox\nurl: {kept}\n\n"
+                     f"claim: c\nquote: quick brown fox\nurl: {lost}\n", encoding="utf-8")
+    report = tmp_path / "report.json"
+    assert main(["verify-notes", "--archive", "--report-file", f"json:{report}", "--json",
+                 *site.flags, *archive.flags, str(notes)]) == 2
+    capsys.readouterr()
+    body, _ = _link_rot_issue(tmp_path, report)
+    listed = body.split("Snapshots in the Internet Archive that still have the cited words:")
+    assert len(listed) == 2
+    assert [line for line in listed[1].splitlines() if line] == [
+        f"- {str(notes).replace('_', '&#95;')} line 2, record 1: "
+        f"{snapshot.replace('_', '&#95;')} (20230115093000)"]
+    assert "quick brown fox" not in body
+
+
+def _link_rot_issue(tmp_path: Path, report: Path) -> tuple[str, str]:
+    """Run the link-rot workflow's issue step on ``report`` with a stand-in ``gh``: the
+    issue body it wrote, and the ``gh`` calls it made."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     calls = tmp_path / "gh-calls"
@@ -454,11 +533,8 @@ def test_link_rot_issue_body_is_built_from_a_real_report(
     done = subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    body = (tmp_path / "link-rot.md").read_text(encoding="utf-8")
-    assert "against captured content: 2 checked, 1 matched." in body
-    assert "Live pages: 0 quotes checked" in body
-    assert "| TC202 quote-not-in-capture |" in body
-    assert "issue create" in calls.read_text(encoding="utf-8")
+    return ((tmp_path / "link-rot.md").read_text(encoding="utf-8"),
+            calls.read_text(encoding="utf-8"))
 
 
 def test_the_cache_rolls_forward_and_is_saved_even_when_the_check_fails() -> None:
