@@ -79,6 +79,7 @@ class StandInArchive:
         return [r.path for r in self.requests if r.path.startswith("/web/")]
 
     def answer(self, request: Request) -> Reply:
+        """The reply to any request, counted in flight while it is held ``delay`` seconds."""
         with self.lock:
             self.now += 1
             self.peak = max(self.peak, self.now)
