@@ -47,8 +47,9 @@ DEFAULT_NOTES = ("*.notes", "*.notes.md", "*.notes.txt")
 """Notes files: names ending in ``.notes``, ``.notes.md`` or ``.notes.txt``, at any depth.
 Deliberately narrow, so a documentation repository's other Markdown is never read as notes."""
 
-DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl")
-"""Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` folder."""
+DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl", "**/runs/**/*.jsonl")
+"""Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` or
+``runs/`` folder (the README's ``runs/agent-run.jsonl``)."""
 
 DEFAULT_USER_AGENT = f"tracecite/{__version__}"
 
