@@ -183,6 +183,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("since", None, values.non_empty_path, "hook", flag="--since", action="since",
            metavar="REF",
            help="files changed since the merge base of REF and HEAD, plus untracked files"),
+    Option("all_records", False, values.boolean, "hook", flag="--all-records", switch=True,
+           action="all-records", parse=values.truth,
+           help="online, on the changes since a ref or a pull request's base: check every "
+                "record of the changed notes files, not only the records the diff touches"),
     Option("config", None, values.non_empty_path, "hook", flag="--config", action="config",
            metavar="FILE",
            help="configuration file (default: .tracecite.toml or pyproject.toml "
@@ -253,6 +257,7 @@ class Settings:
     stage: str = "offline"
     all_files: bool = False
     since: str | None = None
+    all_records: bool = False
     config: str | None = None
     verify_files: bool = False
     notes: tuple[str, ...] = DEFAULT_NOTES
