@@ -28,7 +28,8 @@ INPUT_ENV: dict[str, str] = {
     name: "TRACECITE_" + name.upper().replace("-", "_")
     for name in ("stage", "paths", "since", "all", "format", "sarif-file", "json-file", "config",
                  "fail-on-findings", "warn", "timeout", "concurrency", "per-host", "retries",
-                 "skip-urls", "cache", "fail-after", "allow-net", "connect-to", "ca-cert")
+                 "skip-urls", "cache", "fail-after", "allow-net", "connect-to", "ca-cert",
+                 "all-records")
 }
 """Each Action input (``python-version`` aside) and the variable ``action.yml`` passes it in."""
 
