@@ -37,7 +37,6 @@ from tracecite.hook.git import (
     tracked_files,
 )
 from tracecite.hook.selection import not_selected, sort_out
-from tracecite.model import is_trace
 from tracecite.settings import STAGES
 
 if TYPE_CHECKING:
@@ -117,7 +116,7 @@ def _notes_lines(found: Changes, notes: Sequence[str], settings: Settings
     out, so they are checked whole."""
     base = settings.config_base
     by_git_name = {os.path.relpath(os.path.abspath(p), base).replace(os.sep, "/"): p
-                   for p in notes if not is_trace(p)}
+                   for p in notes}
     lines = changed_lines(base, found, list(by_git_name))
     return {by_git_name[name]: ranges for name, ranges in lines.items() if ranges is not None}
 
