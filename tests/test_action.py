@@ -37,7 +37,7 @@ from tracecite import action
 from tracecite.cli import main
 from tracecite.errors import UsageError
 from tracecite.reporters.github import ANNOTATION_LIMIT
-from tracecite.settings import action_values
+from tracecite.settings import Settings, action_values
 
 yaml = pytest.importorskip("yaml", reason="PyYAML comes with pre-commit (the test extra)")
 
@@ -358,6 +358,25 @@ def test_action_metadata_passes_inputs_only_through_env() -> None:
     assert set(action.INPUT_ENV) == set(inputs) - {"python-version"}
 
 
+def test_the_default_stage_is_all_for_pull_request_checks() -> None:
+    """A pull-request check exists to verify quotes: online too, unless a workflow says
+    otherwise (the pre-commit hook and the command line stay offline by default)."""
+    inputs = _action()["inputs"]
+    assert inputs["stage"]["default"] == "all"
+    assert inputs["all-records"]["default"] == "false"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "| `stage` | `all` |" in readme
+    assert "| `all-records` | `false` |" in readme
+    assert Settings().stage == "offline"
+
+
+def test_all_records_input_reaches_the_settings() -> None:
+    given = action_values(action.read_inputs({action.INPUT_ENV["all-records"]: "true"}))
+    assert given["all_records"] is True
+    with pytest.raises(UsageError, match="input 'all-records'"):
+        action_values(action.read_inputs({action.INPUT_ENV["all-records"]: "sometimes"}))
+
+
 def test_action_outputs_are_the_scripts() -> None:
     outputs = _action()["outputs"]
     assert set(outputs) == set(action.OUTPUTS)
@@ -442,6 +461,9 @@ def test_self_test_uses_this_checkout() -> None:
     data = _workflow(ROOT / ".github" / "workflows" / "self-test.yml")
     uses = [s.get("uses") for job in data["jobs"].values() for s in job["steps"]]
     assert uses.count("./") >= 4
+    # The action's default stage goes online; the self-test checks the examples only.
+    assert all(s["with"]["stage"] == "offline" for job in data["jobs"].values()
+               for s in job["steps"] if s.get("uses") == "./")
 
 
 def _actionlint() -> list[str] | None:

@@ -77,7 +77,7 @@ SAMPLE_PATHS = [
     "a.notes", "docs/a.notes", "docs/a.notes.md", "docs/a.notes.txt", "docs/a.md", "README.md",
     "notes", "docs/notes.md", "a.notes.rst", "x.trace.jsonl", "deep/x.trace.jsonl",
     "traces/a.jsonl", "eval/traces/b/c.jsonl", "traces/a.json", "data.jsonl", "mytraces/a.jsonl",
-    "traces.jsonl", "docs/.notes",
+    "traces.jsonl", "docs/.notes", "runs/agent-run.jsonl", "eval/runs/a.jsonl", "reruns/a.jsonl",
 ]
 
 

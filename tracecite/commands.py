@@ -10,7 +10,8 @@ the same inputs give the same numbers whichever command or stage reads them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -43,6 +44,10 @@ class Plan:
     http(s) sources) and traces' ``file:`` sources."""
     stage: str | None = None
     """The hook stage this plan is (None: a command of its own)."""
+    changed_lines: Mapping[str, Sequence[tuple[int, int]]] | None = None
+    """Live checks of notes only for the records with a field line in these ranges (first,
+    last), by notes path; a notes file not in it is checked whole. The records left out are
+    counted ``unchanged`` (SPEC §8.6: a pull request checks what it changes)."""
 
 
 class LiveStopped(Stopped):
@@ -83,6 +88,27 @@ class Inputs:
                        citations=sum(len(t.scan.citations) for t in self.traces),
                        captured=sum((t.summary for t in self.traces), Counts()))
 
+    def changed_only(self, lines: Mapping[str, Sequence[tuple[int, int]]] | None
+                     ) -> tuple[Inputs, int]:
+        """These inputs with only the notes records that have a field line in ``lines`` (by
+        notes path; a file not in it keeps every record), and how many records were left
+        out."""
+        if not lines:
+            return self, 0
+        kept_notes: list[NotesFile] = []
+        for notes in self.notes:
+            ranges = lines.get(notes.path)
+            if ranges is not None:
+                starts = [first for first, _ in ranges]
+                records = tuple(r for r in notes.records
+                                if any(_in_ranges(line, starts, ranges)
+                                       for line in r.field_lines))
+                notes = replace(notes, records=records)
+            kept_notes.append(notes)
+        left_out = sum(len(n.records) for n in self.notes) - sum(len(n.records)
+                                                                 for n in kept_notes)
+        return Inputs(tuple(kept_notes), self.traces), left_out
+
     def cited(self) -> Iterator[tuple[Citation, str, str | None]]:
         """Each citation with its source's URI and when it was captured (if the trace says),
         in the traces whose URIs can be trusted."""
@@ -93,6 +119,13 @@ class Inputs:
             for citation in trace.scan.citations:
                 yield (citation, trace.uris[citation.source_id],
                        captured_at.get(citation.source_id))
+
+
+def _in_ranges(line: int, starts: Sequence[int], ranges: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``line`` is in one of the sorted, disjoint ``ranges`` (``starts``: their
+    first lines)."""
+    i = bisect_right(starts, line) - 1
+    return i >= 0 and line <= ranges[i][1]
 
 
 def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
@@ -123,6 +156,7 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
         return Report(plan.command, _warned(findings, settings.warn), summary,
                       stage=plan.stage)
     stopped_by: int | None = None  # the signal that stopped the run (SPEC §3)
+    inputs, unchanged = inputs.changed_only(plan.changed_lines)  # SPEC §8.6
     for kind in plan.live:
         if kind is SourceKind.FILE and not inputs.traces:
             continue  # only traces cite file: sources
@@ -135,6 +169,8 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
         else:  # stopped before this check began: each of its quotes is interrupted
             checks, skipped = _live_checks(inputs, kind, settings)
             counts = Counts(skipped=skipped, interrupted=len(checks))
+        if kind is SourceKind.WEB:
+            counts += Counts(unchanged=unchanged)
         summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
     return Report(plan.command, _warned(findings, settings.warn), summary,
                   stopped_by=stopped_by, stage=plan.stage)

@@ -32,6 +32,13 @@ class NoteRecord:
     url: str
     quote_line: int
     url_line: int
+    claim_line: int
+
+    @property
+    def field_lines(self) -> tuple[int, int, int]:
+        """The lines of its three fields: a change to one of them changes the record; a
+        separator or a comment between them does not (SPEC §8.6)."""
+        return self.claim_line, self.quote_line, self.url_line
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,8 +47,9 @@ DEFAULT_NOTES = ("*.notes", "*.notes.md", "*.notes.txt")
 """Notes files: names ending in ``.notes``, ``.notes.md`` or ``.notes.txt``, at any depth.
 Deliberately narrow, so a documentation repository's other Markdown is never read as notes."""
 
-DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl")
-"""Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` folder."""
+DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl", "**/runs/**/*.jsonl")
+"""Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` or
+``runs/`` folder (the README's ``runs/agent-run.jsonl``)."""
 
 DEFAULT_USER_AGENT = f"tracecite/{__version__}"
 
@@ -186,6 +187,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("since", None, values.non_empty_path, "hook", flag="--since", action="since",
            metavar="REF",
            help="files changed since the merge base of REF and HEAD, plus untracked files"),
+    Option("all_records", False, values.boolean, "hook", flag="--all-records", switch=True,
+           action="all-records", parse=values.truth,
+           help="online, on the changes since a ref or a pull request's base: check every "
+                "record of the changed notes files, not only the records the diff touches"),
     Option("config", None, values.non_empty_path, "hook", flag="--config", action="config",
            metavar="FILE",
            help="configuration file (default: .tracecite.toml or pyproject.toml "
@@ -257,6 +262,7 @@ class Settings:
     stage: str = "offline"
     all_files: bool = False
     since: str | None = None
+    all_records: bool = False
     config: str | None = None
     verify_files: bool = False
     notes: tuple[str, ...] = DEFAULT_NOTES

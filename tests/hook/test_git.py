@@ -202,3 +202,100 @@ def test_merge_group_base(branched: Path, tmp_path: Path, monkeypatch: pytest.Mo
     assert files_in(report) == CHANGED
 
 
+
+
+# ---- the lines a change adds or changes (SPEC §8.6) -----------------------------------------
+
+def test_parse_patch_reads_new_side_ranges_and_skips_hunk_lines_by_count() -> None:
+    patch = (b"diff --git a/a.notes b/a.notes\n"
+             b"index 1..2 100644\n"
+             b"--- a/a.notes\n"
+             b"+++ b/a.notes\n"
+             b"@@ -2 +2 @@ claim: c\n"
+             b"-quote: old\n"
+             b"+quote: new\n"
+             b"@@ -5,0 +6,3 @@\n"
+             b"++++ b/not-a-file\n"          # added lines that look like headers
+             b"+@@ -1 +99,5 @@\n"
+             b"+diff --git a/x b/x\n"
+             b"@@ -9,2 +11,0 @@\n"          # a deletion: no line of the new side
+             b"-x\n"
+             b"-y\n"
+             b"\\ No newline at end of file\n"
+             b"diff --git \"a/sp ace\\tand \\\"q\\\"\\303\\274.notes\" "
+             b"\"b/sp ace\\tand \\\"q\\\"\\303\\274.notes\"\n"
+             b"--- \"a/sp ace\\tand \\\"q\\\"\\303\\274.notes\"\n"
+             b"+++ \"b/sp ace\\tand \\\"q\\\"\\303\\274.notes\"\n"
+             b"@@ -0,0 +1,2 @@\n"
+             b"+a\n"
+             b"+b\n"
+             b"diff --git a/my notes.notes b/my notes.notes\n"
+             b"--- a/my notes.notes\t\n"
+             b"+++ b/my notes.notes\t\n"
+             b"@@ -1 +1 @@\n"
+             b"-a\n"
+             b"+b\n"
+             b"diff --git a/old.notes b/new name.notes\n"
+             b"similarity index 100%\n"
+             b"rename from old.notes\n"
+             b"rename to new name.notes\n"
+             b"diff --git a/gone.notes b/gone.notes\n"
+             b"deleted file mode 100644\n"
+             b"--- a/gone.notes\n"
+             b"+++ /dev/null\n"
+             b"@@ -1 +0,0 @@\n"
+             b"-a\n")
+    assert hook_git.parse_patch(patch) == {
+        "a.notes": ((2, 2), (6, 8)),
+        'sp ace\tand "q"ü.notes': ((1, 2),),
+        "my notes.notes": ((1, 1),),
+        "new name.notes": (),
+        "gone.notes": (),
+    }
+
+
+def test_changed_lines_in_a_real_repository(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    names = {"plain": "docs/a.notes", "space": "docs/my notes.notes", "unicode": "docs/ünï.notes",
+             "crlf": "crlf.notes", "binary": "bin.notes", "moved": "old.notes",
+             "only-moved": "same.notes", "deleted": "gone.notes"}
+    for key, name in names.items():  # distinct contents, so renames pair up as made
+        write(repo, name, "".join(f"{key} {i}\n" for i in range(1, 21)))
+    (repo / "crlf.notes").write_bytes(b"".join(b"line %d\r\n" % i for i in range(1, 6)))
+    (repo / "bin.notes").write_bytes(b"a\0b\nc\nd\n")
+    commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "topic")
+    # Settings a user may have that change a patch's shape: none may change what is read.
+    for key, value in (("diff.noprefix", "true"), ("color.ui", "always"),
+                       ("diff.mnemonicPrefix", "true"), ("core.quotePath", "true"),
+                       ("diff.renames", "false")):
+        git(repo, "config", key, value)
+    def edit(key: str) -> str:
+        return "".join(f"{key} {i}\n" if i != 7 else "changed\n" for i in range(1, 21))
+
+    for key in ("plain", "space", "unicode"):
+        write(repo, names[key], edit(key) + "added\n")
+    (repo / "crlf.notes").write_bytes(b"line 1\r\nCHANGED\r\nline 3\r\nline 4\r\nline 5\r\n")
+    (repo / "bin.notes").write_bytes(b"a\0b\nC\nd\n")
+    git(repo, "mv", "old.notes", "moved.notes")
+    write(repo, "moved.notes", edit("moved"))
+    git(repo, "mv", "same.notes", "same-name-but-moved.notes")
+    git(repo, "rm", "-q", "gone.notes")
+    commit_all(repo, "topic")
+    write(repo, "new.notes", "fresh\n")  # untracked: new to git, changed throughout
+    found = hook_git.changes(str(repo), "main")
+    assert found.renamed_from == {"moved.notes": "old.notes",
+                                  "same-name-but-moved.notes": "same.notes"}
+    assert "gone.notes" not in found.files
+    lines = hook_git.changed_lines(str(repo), found, list(found.files))
+    assert lines == {
+        "docs/a.notes": ((7, 7), (21, 21)),
+        "docs/my notes.notes": ((7, 7), (21, 21)),
+        "docs/ünï.notes": ((7, 7), (21, 21)),
+        "crlf.notes": ((2, 2),),
+        "bin.notes": ((2, 2),),
+        "moved.notes": ((7, 7),),  # a rename is diffed against its old name
+        "same-name-but-moved.notes": (),
+        "new.notes": None,
+    }
+    assert hook_git.changed_lines(str(repo), found, []) == {}

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tracecite.hook.selection import glob_regex, select
+from tests.conftest import REPO_ROOT
+from tracecite.codes import Code
+from tracecite.hook.selection import glob_regex, not_selected, select, sort_out
 from tracecite.settings import Settings
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -48,12 +51,56 @@ def test_default_globs_select_notes_and_traces_but_not_other_markdown(tmp_path: 
     config = Settings(config_path=str(tmp_path / ".tracecite.toml"))
     paths = ["README.md", "docs/guide.md", "docs/a.notes", "docs/b.notes.md", "c.notes.txt",
              "run.trace.jsonl", "traces/r1.jsonl", "eval/traces/2024/r2.jsonl", "data.jsonl",
-             "docs/notes.md"]
+             "docs/notes.md", "runs/agent-run.jsonl", "eval/runs/r3.jsonl", "reruns/x.jsonl"]
     chosen = select([str(tmp_path / p) for p in paths], config)
     assert [os.path.relpath(p, tmp_path) for p in chosen] == [
         "docs/a.notes", "docs/b.notes.md", "c.notes.txt", "run.trace.jsonl", "traces/r1.jsonl",
-        "eval/traces/2024/r2.jsonl",
+        "eval/traces/2024/r2.jsonl", "runs/agent-run.jsonl", "eval/runs/r3.jsonl",
     ]
+
+
+def _readme_paths() -> list[str]:
+    """The concrete notes and trace names the README uses (placeholders such as OLD.jsonl,
+    globs, and this repository's own examples/ left out)."""
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    names = re.findall(r"[\w./-]+\.(?:jsonl|notes(?:\.md|\.txt)?)\b", text)
+    return sorted({n for n in names
+                   if "*" not in n and not n.startswith("examples/") and not n.isupper()
+                   and not n.split(".")[0].isupper()})
+
+
+def test_the_readmes_own_example_names_are_selected_by_default(tmp_path: Path) -> None:
+    names = _readme_paths()
+    assert {"runs/agent-run.jsonl", "docs/citations.notes", "runs/today.trace.jsonl"} <= set(
+        names)
+    config = Settings(config_path=str(tmp_path / ".tracecite.toml"))
+    chosen = select([str(tmp_path / p) for p in names], config)
+    assert [os.path.relpath(p, tmp_path) for p in chosen] == names
+
+
+def test_sort_out_lists_the_unselected_but_not_the_excluded(tmp_path: Path) -> None:
+    config = Settings(config_path=str(tmp_path / ".tracecite.toml"),
+                      exclude=("drafts", "*.old.jsonl"))
+    paths = ["a.notes", "README.md", "drafts/x.md", "drafts/y.notes", "run.old.jsonl",
+             "agent.jsonl", "README.md"]
+    out = sort_out([str(tmp_path / p) for p in paths], config)
+    assert [os.path.relpath(p, tmp_path) for p in out.selected] == ["a.notes"]
+    assert [os.path.relpath(p, tmp_path) for p in out.unselected] == ["README.md",
+                                                                      "agent.jsonl"]
+
+
+@pytest.mark.parametrize(("config_path", "path", "key", "where"), [
+    (None, "run.jsonl", "'traces'", "none was found, so the default globs apply"),
+    ("pyproject.toml", "docs/a.md", "'notes'", "the [tool.tracecite] table of pyproject.toml"),
+    ("cfg/.tracecite.toml", "a.md", "'notes'", "in cfg/.tracecite.toml"),
+])
+def test_not_selected_names_the_key_and_the_configuration(
+        config_path: str | None, path: str, key: str, where: str) -> None:
+    finding = not_selected(path, Settings(config_path=config_path))
+    assert (finding.code, finding.file, finding.line) == (Code.NOT_SELECTED, path, None)
+    assert (finding.severity, finding.exit) == ("warning", 0)
+    assert f"to {key} " in finding.message and where in finding.message
+    assert "'exclude'" in finding.message
 
 
 def test_excludes_match_paths_and_their_folders(tmp_path: Path) -> None:

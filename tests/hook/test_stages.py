@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLES
-from tests.git_repo import BROKEN_NOTES, write
+from tests.git_repo import BROKEN_NOTES, commit_all, git, make_repo, write
 from tests.hook.conftest import GOOD_NOTES, files_in, run_json
 from tracecite.checks.evidence import EvidenceScan
 from tracecite.checks.kinds import SourceKind
@@ -27,15 +27,33 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 
 
 
-def test_explicit_files_not_selected_are_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_explicit_files_not_selected_are_warned_about(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path, "README.md", "this is not notes\n")
     write(tmp_path, "docs/a.notes", GOOD_NOTES)
-    code, report = run_json(["hook", "README.md", "docs/a.notes"], capsys)
-    assert code == 0
+    write(tmp_path, "runs/agent.json", "{}\n")  # a misnamed trace: never skipped in silence
+    code, report = run_json(["hook", "README.md", "docs/a.notes", "runs/agent.json"], capsys)
+    assert code == 0  # a run with only TC106 warnings passes
     assert report["command"] == "hook"
     assert report["summary"]["inputs"] == 1
+    assert [(f["code"], f["file"], f["severity"], f["exit"]) for f in report["findings"]] == [
+        ("TC106", "README.md", "warning", 0), ("TC106", "runs/agent.json", "warning", 0)]
+
+
+def test_excluded_files_are_not_warned_about(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, ".tracecite.toml", 'exclude = ["drafts"]\n')
+    write(tmp_path, "drafts/a.notes", BROKEN_NOTES)
+    write(tmp_path, "drafts/b.md", "x\n")
+    write(tmp_path, "c.md", "x\n")
+    code, report = run_json(["hook", "drafts/a.notes", "drafts/b.md", "c.md"], capsys)
+    assert code == 0
+    (finding,) = report["findings"]
+    assert (finding["code"], finding["file"]) == ("TC106", "c.md")
+    assert "in .tracecite.toml" in finding["message"]
 
 
 def test_offline_stage_checks_format_structure_and_evidence(
@@ -60,7 +78,8 @@ def test_no_selected_files_passes_without_reading(tmp_path: Path, monkeypatch: p
     for stage in STAGES:
         code, report = run_json(["hook", "--stage", stage, "missing.md"], capsys)
         assert code == 0
-        assert report["findings"] == []
+        assert [f["code"] for f in report["findings"]] == ["TC106"]
+        assert report["summary"]["inputs"] == 0
 
 
 
@@ -299,3 +318,213 @@ def test_each_input_is_read_once_however_many_checks_use_it(
     assert checks == {"captured": (3, 3, 0), "live": (2, 2, 2), "files": (1, 1, 2)}
     assert site_requests == ["/page"]
 
+
+
+# ---- pull requests check what they change (SPEC §8.6) ---------------------------------------
+
+PAGE_HOST = "docs.test"
+GOOD_QUOTE = "appear word for word in"  # on every page of `local_site`
+
+
+def _record(n: int, quote: str, path: str) -> str:
+    return f"claim: claim {n}\nquote: {quote}\nurl: http://{PAGE_HOST}/{path}\n"
+
+
+OLD_RECORDS = [_record(n, f"sentence {n} is not there", f"old/{n}") for n in range(1, 8)]
+
+
+def _net(port: int) -> list[str]:
+    return ["--connect-to", f"{PAGE_HOST}:80:127.0.0.1:{port}", "--allow-net", "127.0.0.0/8"]
+
+
+@pytest.fixture
+def pull_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose ``main`` has a notes file of seven records, each quote missing from
+    its page, and a branch that adds one good record (and a comment) to it."""
+    repo = make_repo(tmp_path / "repo")
+    write(repo, "docs/site.notes", "# Sources\n\n" + "\n".join(OLD_RECORDS))
+    commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "topic")
+    text = (repo / "docs/site.notes").read_text(encoding="utf-8")
+    write(repo, "docs/site.notes", text + "\n# added in this pull request\n"
+          + _record(8, GOOD_QUOTE, "new"))
+    commit_all(repo, "topic")
+    monkeypatch.chdir(repo)
+    return repo
+
+
+@pytest.mark.network
+def test_a_pull_request_checks_only_the_records_it_adds(
+        pull_request: Path, local_site: int, site_requests: list[str],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = run_json(["hook", "--stage", "online", "--since", "main",
+                             *_net(local_site)], capsys)
+    assert (code, report["findings"]) == (0, [])
+    live = report["summary"]["live"]
+    assert (live["checked"], live["matched"], live["unchanged"]) == (1, 1, 7)
+    assert report["summary"]["records"] == 8  # all read (and format-checked)
+    assert site_requests == ["/new"]
+
+
+@pytest.mark.network
+def test_all_records_checks_every_record_of_the_changed_files(
+        pull_request: Path, local_site: int, capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = run_json(["hook", "--stage", "all", "--since", "main", "--all-records",
+                             *_net(local_site)], capsys)
+    assert code == 2
+    assert [f["record"] for f in report["findings"] if f["code"] == "TC210"] == list(
+        range(1, 8))
+    live = report["summary"]["live"]
+    assert (live["checked"], live["unchanged"]) == (8, 0)
+
+
+@pytest.mark.network
+def test_files_given_without_since_check_every_record(
+        pull_request: Path, local_site: int, capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = run_json(["hook", "--stage", "online", "docs/site.notes",
+                             *_net(local_site)], capsys)
+    assert code == 2
+    assert report["summary"]["live"]["checked"] == 8
+
+
+@pytest.mark.network
+def test_the_pull_requests_base_from_the_actions_event(
+        pull_request: Path, tmp_path: Path, local_site: int, site_requests: list[str],
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"base": {
+        "sha": git(pull_request, "rev-parse", "main").strip()}}}), encoding="utf-8")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    code, report = run_json(["hook", "--stage", "all", *_net(local_site)], capsys)
+    assert code == 0
+    assert report["summary"]["live"]["unchanged"] == 7
+    assert site_requests == ["/new"]
+
+
+@pytest.mark.network
+def test_a_changed_field_changes_its_record_and_a_comment_or_separator_does_not(
+        pull_request: Path, local_site: int, site_requests: list[str],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    text = (pull_request / "docs/site.notes").read_text(encoding="utf-8")
+    text = text.replace("url: http://docs.test/old/3\n", "url: http://docs.test/moved/3\n")
+    text = text.replace("quote: sentence 5 is not there\n",
+                        "# a note about the quote\nquote: sentence 5 is not there\n")
+    text = text.replace("url: http://docs.test/old/6\n\n", "url: http://docs.test/old/6\n---\n")
+    text = text.replace("claim: claim 2\n", "claim: claim 2, reworded\n")
+    write(pull_request, "docs/site.notes", text)  # in the working tree, not committed
+    code, report = run_json(["hook", "--stage", "online", "--since", "main",
+                             *_net(local_site)], capsys)
+    assert code == 2
+    assert sorted(f["record"] for f in report["findings"]) == [2, 3]
+    live = report["summary"]["live"]
+    assert (live["checked"], live["not_found"], live["unchanged"]) == (3, 2, 5)
+    assert sorted(site_requests) == ["/moved/3", "/new", "/old/2"]
+
+
+@pytest.mark.network
+def test_a_changed_trace_is_checked_whole(
+        pull_request: Path, local_site: int, site_requests: list[str],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"http://{PAGE_HOST}/trace"
+    trace = [
+        {"type": "tool_call", "run_id": "r", "call_id": "c", "tool": "fetch"},
+        {"type": "tool_result", "run_id": "r", "call_id": "c", "ok": True,
+         "sources": [{"id": "s", "uri": url, "content": "must appear word for word in it"}]},
+        {"type": "answer", "run_id": "r", "claims": [{"text": "t", "citations": [
+            {"source_id": "s", "quote": "appear word for word"},
+            {"source_id": "s", "quote": "word for word in"}]}]},
+    ]
+    write(pull_request, "runs/agent-run.jsonl", "\n".join(json.dumps(e) for e in trace) + "\n")
+    write(pull_request, "traces/untouched.jsonl", "not even json\n")
+    git(pull_request, "add", "traces/untouched.jsonl")
+    git(pull_request, "commit", "-q", "-m", "a trace", "--", "traces/untouched.jsonl")
+    git(pull_request, "tag", "before-trace")
+    code, report = run_json(["hook", "--stage", "online", "--since", "before-trace",
+                             *_net(local_site)], capsys)
+    assert (code, report["findings"]) == (0, [])
+    assert report["summary"]["inputs"] == 1  # the untouched (broken) trace is not read
+    live = report["summary"]["live"]
+    assert (live["checked"], live["matched"], live["unchanged"]) == (2, 2, 0)
+    assert site_requests == ["/trace"]
+
+
+def test_the_offline_stage_reads_whole_files(pull_request: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A format error in a record the change did not touch still stops the run."""
+    write(pull_request, "docs/site.notes",
+          "claim: broken\nquote: no url\n\n"
+          + (pull_request / "docs/site.notes").read_text(encoding="utf-8"))
+    git(pull_request, "commit", "-q", "-am", "break an old record")
+    git(pull_request, "tag", "broken")
+    write(pull_request, "docs/site.notes",
+          (pull_request / "docs/site.notes").read_text(encoding="utf-8") + "\n# a change\n")
+    for stage in STAGES:
+        code, report = run_json(["hook", "--stage", stage, "--since", "broken"], capsys)
+        assert code == 1
+        assert [(f["code"], f["line"]) for f in report["findings"]] == [("TC113", 1)]
+
+
+# ---- the one-line offline verdict (SPEC §8.6) -----------------------------------------------
+
+@pytest.fixture
+def nxdomain(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every name lookup answers "no such name" here (the machine's resolver is never asked;
+    IP literals still pass); returns the names asked for."""
+    import socket
+
+    asked: list[Any] = []
+    real = socket.getaddrinfo
+
+    def lookup(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        if name and name.replace(".", "").isdigit():
+            return real(host, port, *args, **kwargs)
+        asked.append(name)
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    return asked
+
+
+def test_no_host_resolved_adds_one_notice_beside_the_findings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nxdomain: list[Any],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tracecite.hook.stages import OFFLINE_NOTICE
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "a.notes", "claim: c\nquote: q\nurl: https://one.invalid/a\n\n"
+                               "claim: c\nquote: q\nurl: https://two.invalid/b\n\n"
+                               "claim: c\nquote: q\nurl: ftp://refused.invalid/\n")
+    code, report = run_json(["hook", "--stage", "online", "a.notes"], capsys)
+    assert code == 2
+    assert [f["code"] for f in report["findings"]] == ["TC307", "TC307", "TC301"]
+    assert report["notices"] == [OFFLINE_NOTICE]
+    assert OFFLINE_NOTICE == ("no source host resolved: offline? To skip the online hook: "
+                              "SKIP=tracecite-online git push")
+    assert sorted(nxdomain) == ["one.invalid", "two.invalid"]
+    code, report = run_json(["hook", "--stage", "offline", "a.notes"], capsys)
+    assert (code, report.get("notices")) == (0, None)  # nothing was looked up
+
+
+def test_the_skip_hint_names_the_online_hook_of_the_manifest() -> None:
+    from tests.test_precommit import _manifest
+    from tracecite.hook.stages import OFFLINE_NOTICE, ONLINE_HOOK
+
+    hook = next(h for h in _manifest() if h["id"] == ONLINE_HOOK)
+    assert "pre-push" in hook["stages"] and "--stage online" in hook["entry"]
+    assert f"SKIP={ONLINE_HOOK} " in OFFLINE_NOTICE
+
+
+@pytest.mark.network
+def test_no_notice_when_one_host_resolved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nxdomain: list[Any], local_site: int,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "a.notes", "claim: c\nquote: q\nurl: https://one.invalid/a\n\n"
+                               f"claim: c\nquote: not on the page\nurl: http://{PAGE_HOST}/p\n")
+    code, report = run_json(["hook", "--stage", "all", *_net(local_site), "a.notes"], capsys)
+    assert code == 2
+    assert sorted(f["code"] for f in report["findings"]) == ["TC210", "TC307"]
+    assert "notices" not in report
+    assert nxdomain == ["one.invalid"]

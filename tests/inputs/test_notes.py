@@ -29,9 +29,15 @@ def test_one_record() -> None:
     assert parsed.findings == ()
     assert parsed.records == (NoteRecord(
         file="n.md", index=1, line=1, claim="C", quote="Q", url="https://example.com/",
-        quote_line=2, url_line=3,
+        quote_line=2, url_line=3, claim_line=1,
     ),)
     assert parsed.record_count == 1
+
+
+def test_field_lines_in_any_order_past_comments() -> None:
+    parsed = parse("# heading\n\nurl: https://example.com/\n# aside\nquote: Q\nclaim: C\n")
+    (record,) = parsed.records
+    assert (record.line, record.field_lines) == (3, (6, 5, 3))
 
 
 def test_empty_file_is_valid() -> None:

@@ -1,13 +1,20 @@
 """Which files the hook checks: the configured globs, as ``.gitignore``-style patterns over
-paths relative to the configuration's directory."""
+paths relative to the configuration's directory. A file given to the hook that no glob selects
+is a TC106 warning, so a misnamed trace is never skipped in silence; an excluded file is left
+out on purpose, without one (SPEC §8.2)."""
 
 from __future__ import annotations
 
 import os
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from tracecite.codes import Code
+from tracecite.findings import Finding
+from tracecite.model import is_trace
 
 if TYPE_CHECKING:
     from tracecite.settings import Settings
@@ -16,21 +23,54 @@ if TYPE_CHECKING:
 def select(paths: Iterable[str], settings: Settings) -> list[str]:
     """The paths (each once, in order) that a notes or traces glob selects and no exclude
     glob removes; globs see each path relative to the configuration's directory."""
+    return sort_out(paths, settings).selected
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Given paths sorted out by the globs: ``selected`` (checked), ``unselected`` (no notes
+    or traces glob matches them: TC106), and the excluded rest, which is left out on purpose
+    and not listed. Each list keeps the paths' order, each path once."""
+
+    selected: list[str]
+    unselected: list[str]
+
+
+def sort_out(paths: Iterable[str], settings: Settings) -> Selection:
+    """Sort ``paths`` by the settings' globs (relative to the configuration's directory)."""
     include = _compile([*settings.notes, *settings.traces])
     exclude = _compile(settings.exclude)
     base = settings.config_base
     chosen: dict[str, None] = {}
+    unselected: dict[str, None] = {}
     for path in paths:
         relative = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
-        if not include.fullmatch(relative):
-            continue
-        prefixes = [relative]
         parts = relative.split("/")
-        prefixes += ["/".join(parts[:i]) for i in range(1, len(parts))]
+        prefixes = [relative, *("/".join(parts[:i]) for i in range(1, len(parts)))]
         if settings.exclude and any(exclude.fullmatch(p) for p in prefixes):
             continue
-        chosen[path] = None
-    return list(chosen)
+        if include.fullmatch(relative):
+            chosen[path] = None
+        else:
+            unselected[path] = None
+    return Selection(list(chosen), list(unselected))
+
+
+def not_selected(path: str, settings: Settings) -> Finding:
+    """TC106 for a file given to the hook that no glob selects: it is not checked, and the
+    message names the keys to change and where (SPEC §8.2)."""
+    keys = "'traces'" if is_trace(path) else "'notes'"
+    if settings.config_path is None:
+        where = ("in a .tracecite.toml or the [tool.tracecite] table of pyproject.toml (none "
+                 "was found, so the default globs apply)")
+    elif os.path.basename(settings.config_path) == "pyproject.toml":
+        where = f"in the [tool.tracecite] table of {settings.config_path}"
+    else:
+        where = f"in {settings.config_path}"
+    return Finding(Code.NOT_SELECTED,
+                   f"no notes or traces glob selects this file, so it is not checked: add a "
+                   f"glob that matches it to {keys} {where}, or to 'exclude' to leave it out "
+                   f"without this warning", file=path)
 
 
 def _compile(patterns: Sequence[str]) -> re.Pattern[str]:

@@ -9,26 +9,51 @@ report with one exit code.
 Every input is read once, before anything is fetched, and every check of the stage works on
 what was read (a trace can be hundreds of MB): one malformed file stops the run with exit 1
 before any network access, whatever the stage.
+
+On the changes since a ref or a pull request's base, the live checks look only at the notes
+records whose lines the diff adds or changes, and at the changed traces whole; the other records
+are counted ``unchanged`` (SPEC §8.6; ``--all-records`` checks them all). Files given to the hook
+that no glob selects are TC106 warnings (§8.2).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import SourceKind
+from tracecite.codes import Code
 from tracecite.commands import Plan, run_checks, split_inputs
 from tracecite.errors import UsageError
 from tracecite.findings import Report
-from tracecite.hook.git import changed_files, pull_request_base, tracked_files
-from tracecite.hook.selection import select
+from tracecite.hook.git import (
+    Changes,
+    LineRanges,
+    changed_lines,
+    changes,
+    pull_request_base,
+    tracked_files,
+)
+from tracecite.hook.selection import not_selected, sort_out
 from tracecite.settings import STAGES
 
 if TYPE_CHECKING:
     from tracecite.settings import Settings
 
 COMMAND = "hook"
+
+ONLINE_HOOK = "tracecite-online"
+"""The online hook's id in ``.pre-commit-hooks.yaml``."""
+
+OFFLINE_NOTICE = (f"no source host resolved: offline? To skip the online hook: "
+                  f"SKIP={ONLINE_HOOK} git push")
+"""What a live run says when no web source's host resolved at all (SPEC §8.6)."""
+
+# Codes a web source gets without asking any resolver: the URL is refused as written.
+_REFUSED_UNASKED = frozenset({Code.URL_INVALID, Code.URL_SCHEME, Code.URL_PORT,
+                              Code.URL_USERINFO, Code.URL_IPV6_LITERAL, Code.URL_NON_ASCII_HOST})
 
 
 def stage_plan(settings: Settings) -> Plan:
@@ -46,22 +71,63 @@ def run_hook(files: Sequence[str], settings: Settings) -> Report:
     if files and (settings.all_files or settings.since):
         raise UsageError("FILE arguments cannot be combined with --all or --since")
     plan = stage_plan(settings)
-    paths = select(files or candidates(settings), settings)
+    found = None if files else changes_to_check(settings)
+    sorted_out = sort_out(files or candidates(settings, found), settings)
+    # Only files someone named: files git found and no glob selects are simply not inputs.
+    warnings = tuple(not_selected(path, settings) for path in sorted_out.unselected
+                     if files)
+    paths = sorted_out.selected
     if not paths:
-        return Report(COMMAND, stage=plan.stage)
-    return run_checks(plan, *split_inputs(paths), settings)
+        return Report(COMMAND, warnings, stage=plan.stage)
+    notes, traces = split_inputs(paths)
+    if found is not None and plan.live and not settings.all_records:
+        plan = replace(plan, changed_lines=_notes_lines(found, notes, settings))
+    report = run_checks(plan, notes, traces, settings)
+    notices = (OFFLINE_NOTICE,) if plan.live and no_host_resolved(report) else ()
+    return replace(report, findings=(*warnings, *report.findings),
+                   notices=(*report.notices, *notices))
 
 
-def candidates(settings: Settings) -> list[str]:
-    """The files to consider when none are given, relative to the current directory."""
+def changes_to_check(settings: Settings) -> Changes | None:
+    """What changed since ``--since`` or the pull request's base, when the files are found
+    that way (None: ``--all``)."""
     base = settings.config_base
     if settings.all_files:
-        found = tracked_files(base)
-    elif settings.since:
-        found = changed_files(base, settings.since)
-    elif os.environ.get("GITHUB_ACTIONS") == "true":
-        found = changed_files(base, pull_request_base(base, os.environ))
-    else:
-        raise UsageError("no files: give FILE arguments, --since REF or --all")
+        return None
+    if settings.since:
+        return changes(base, settings.since)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        return changes(base, pull_request_base(base, os.environ))
+    raise UsageError("no files: give FILE arguments, --since REF or --all")
+
+
+def candidates(settings: Settings, found: Changes | None = None) -> list[str]:
+    """The files to consider when none are given, relative to the current directory: those
+    that changed (``found``), else (``--all``) every tracked file."""
+    base = settings.config_base
+    listed = found.files if found is not None else tracked_files(base)
     here = os.getcwd()
-    return [os.path.relpath(os.path.join(base, p), here) for p in found]
+    return [os.path.relpath(os.path.join(base, p), here) for p in listed]
+
+
+def _notes_lines(found: Changes, notes: Sequence[str], settings: Settings
+                 ) -> Mapping[str, LineRanges]:
+    """The changed lines of each notes file, by its path as given; files new to git are left
+    out, so they are checked whole."""
+    base = settings.config_base
+    by_git_name = {os.path.relpath(os.path.abspath(p), base).replace(os.sep, "/"): p
+                   for p in notes}
+    lines = changed_lines(base, found, list(by_git_name))
+    return {by_git_name[name]: ranges for name, ranges in lines.items() if ranges is not None}
+
+
+def no_host_resolved(report: Report) -> bool:
+    """Whether a live run's web sources all failed to resolve: at least one TC307, nothing
+    found or matched on a page, no other failure but URLs refused without a lookup, and not
+    stopped before every source was tried."""
+    live = report.summary.live
+    if report.stopped_by is not None or live.matched or live.not_found:
+        return False
+    web = {f.code for f in report.findings
+           if f.code.code.startswith("TC3") and not f.code.code.startswith("TC32")}
+    return Code.DNS_FAILURE in web and web <= _REFUSED_UNASKED | {Code.DNS_FAILURE}

@@ -68,7 +68,7 @@ def parse_notes(text: str, path: str) -> NotesFile:
             records.append(NoteRecord(
                 file=path, index=record.index, line=record.line,
                 claim=f["claim"][0], quote=f["quote"][0], url=f["url"][0],
-                quote_line=f["quote"][1], url_line=f["url"][1],
+                quote_line=f["quote"][1], url_line=f["url"][1], claim_line=f["claim"][1],
             ))
 
     if text.startswith("\ufeff"):
