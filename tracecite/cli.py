@@ -26,7 +26,7 @@ from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import printable
-from tracecite.settings import action_values, add_flags, flag_values, resolve
+from tracecite.settings import Origins, action_values, add_flags, flag_values, resolve
 from tracecite.stops import StopSignals, signal_name, signal_of
 from tracecite.streams import is_terminal, write_stderr
 
@@ -196,13 +196,14 @@ def _is_color(stream: TextIO | None) -> bool:
 
 
 def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequence[str] = (),
-         stdout: TextIO | None = None) -> None:
+         stdout: TextIO | None = None, origins: Origins | None = None) -> None:
     """Write the report to each ``FORMAT:PATH`` report file, then to stdout in ``fmt``, and with
     ``github`` also the Markdown step summary to ``$GITHUB_STEP_SUMMARY`` when it is set.
 
     Report files come first: one that cannot be written is a usage error (TC100), reported
-    instead of this report, so stdout never carries two. A step summary that cannot be written
-    only earns a warning: the annotations and the log still say everything.
+    instead of this report, so stdout never carries two (``origins``: how it names the file's
+    option). A step summary that cannot be written only earns a warning: the annotations and
+    the log still say everything.
     """
     for spec in report_files:
         file_format, _, path = spec.partition(":")
@@ -211,7 +212,8 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
                 handle.write(REPORTERS[file_format](report, OutputStyle()))
         except OSError as exc:
             reason = exc.strerror or 'error'
-            raise UsageError(f"--report-file cannot be written ({reason})") from None
+            named = (origins or Origins()).report_file(file_format)
+            raise UsageError(f"{named} cannot be written ({reason})") from None
     out = stdout if stdout is not None else sys.stdout
     if out is not None:  # None: Python started with stdout closed (``>&-``)
         out.write(REPORTERS[fmt](report, OutputStyle(color=_is_color(out), quiet=quiet)))
@@ -253,12 +255,12 @@ def _settings(command: str, args: argparse.Namespace,
               action_inputs: Mapping[str, str] | None) -> Settings:
     """The run's settings: flags over the Action's inputs over the configuration file."""
     flags = flag_values(args)
-    action = action_values(action_inputs) if action_inputs is not None else {}
+    action = action_values(action_inputs) if action_inputs is not None else None
     if command != "hook":
         return resolve(command, flags, action=action)
     from tracecite.config import discover
 
-    config = discover(flags.get("config", action.get("config")))
+    config = discover(flags.get("config", (action or {}).get("config")))
     return resolve(command, flags, action=action, config=config.values,
                    config_path=config.path)
 
@@ -319,7 +321,7 @@ def _write(report: Report, settings: Settings, stdout: TextIO | None) -> Report:
     be written turns it into that usage error)."""
     try:
         emit(report, settings.format or _default_format(), quiet=settings.quiet,
-             report_files=settings.report_files, stdout=stdout)
+             report_files=settings.report_files, stdout=stdout, origins=settings.origins)
     except BrokenPipeError:
         _reader_gone(stdout)
         with contextlib.suppress(OSError, ValueError):

@@ -44,7 +44,9 @@ def stage_plan(settings: Settings) -> Plan:
 def run_hook(files: Sequence[str], settings: Settings) -> Report:
     """Run ``tracecite hook`` on ``files`` (empty: found through git, as the settings say)."""
     if files and (settings.all_files or settings.since):
-        raise UsageError("FILE arguments cannot be combined with --all or --since")
+        name = settings.origins.name
+        raise UsageError(f"{name('files')} cannot be combined with {name('all_files')} or "
+                         f"{name('since')}")
     plan = stage_plan(settings)
     paths = select(files or candidates(settings), settings)
     if not paths:
@@ -60,8 +62,15 @@ def candidates(settings: Settings) -> list[str]:
     elif settings.since:
         found = changed_files(base, settings.since)
     elif os.environ.get("GITHUB_ACTIONS") == "true":
-        found = changed_files(base, pull_request_base(base, os.environ))
+        found = changed_files(base, pull_request_base(base, os.environ,
+                                                      choices=_choices(settings)))
     else:
-        raise UsageError("no files: give FILE arguments, --since REF or --all")
+        raise UsageError(f"no files: give {_choices(settings)}")
     here = os.getcwd()
     return [os.path.relpath(os.path.join(base, p), here) for p in found]
+
+
+def _choices(settings: Settings) -> str:
+    """The ways to name the files, as the run is driven (flags or the Action's inputs)."""
+    name = settings.origins.name
+    return f"{name('files')}, {name('since')} or {name('all_files')}"
