@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -166,10 +167,34 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _with_command(argv: list[str]) -> list[str]:
-    """The bare form ``tracecite FILE…`` is ``tracecite check FILE…``."""
-    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
+    """The bare form ``tracecite FILE…`` is ``tracecite check FILE…``; a first argument that
+    looks like a mistyped command (see :func:`_mistyped`) is left for
+    :func:`_refuse_unknown_command`."""
+    if (argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")
+            and not _mistyped(argv[0])):
         return ["check", *argv]
     return argv
+
+
+def _refuse_unknown_command(argv: Sequence[str]) -> None:
+    """TC100 for a first argument :func:`_with_command` left as a mistyped command."""
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        raise UsageError(f"unknown command '{argv[0]}'; did you mean {_mistyped(argv[0])}?")
+
+
+def _mistyped(word: str) -> str:
+    """The commands ``word`` is close to, quoted (``'check'``, ``'a' or 'b'``), when it is no
+    file and looks like a command: a word of letters and hyphens, no path, no extension.
+    Anything else is a file for the bare form (a missing one is then TC101)."""
+    if not re.fullmatch(r"[A-Za-z][A-Za-z-]{0,30}", word) or os.path.lexists(word):
+        return ""
+    import difflib
+
+    scored = sorted(((difflib.SequenceMatcher(None, word.lower(), name).ratio(), name)
+                     for name in COMMANDS), reverse=True)
+    # The best match, and those nearly as close (``verify`` could be any of three).
+    close = [f"'{name}'" for ratio, name in scored if ratio >= max(0.6, scored[0][0] - 0.1)]
+    return " or ".join(filter(None, (", ".join(close[:-1]), *close[-1:])))
 
 
 # ---- output ---------------------------------------------------------------------------------
@@ -280,6 +305,7 @@ def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] |
     settings: Settings | None = None
     with StopSignals() as stop:
         try:
+            _refuse_unknown_command(args_list)
             parser = build_parser(only=command if command in COMMANDS else None)
             args = parser.parse_args(args_list)
             if args.command is None:
