@@ -18,6 +18,8 @@ from tests.conftest import (
     Cli,
     answer,
     call,
+    claim,
+    jsonl,
     note,
     result,
     source,
@@ -249,3 +251,119 @@ def _run_tracecite(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env["PYTHONPATH"] = str(REPO_ROOT)
     return subprocess.run([sys.executable, "-m", "tracecite", *argv], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=60, check=False)
+
+
+# ---- trace columns (SPEC §8.3) ----------------------------------------------------------------
+
+def _column_of(line: bytes, claim_at: int, citation_at: int) -> int:
+    """The expected column: the ``quote`` key of that citation, counted by hand in characters
+    (the answer below writes claim and citation numbers into each quote)."""
+    text = line.decode("utf-8")
+    marker = json.dumps(f"q{claim_at}.{citation_at} ", ensure_ascii=False)[:-1]
+    return text.index(marker) + 1
+
+
+def _answer(quote: Any = None, **per_citation: Any) -> dict[str, Any]:
+    """Two claims of two citations each; the quote of each names its place, and is found in
+    the capture unless ``quote`` says otherwise (``per_citation["c2n1"]``: one citation's
+    fields)."""
+    claims = []
+    for c in (1, 2):
+        cites = []
+        for n in (1, 2):
+            fields = {"source_id": "s1", "quote": f"q{c}.{n} quick"}
+            fields.update(per_citation.get(f"c{c}n{n}", {}))
+            cites.append({"note": "é" * c, **fields})
+        claims.append(claim(text=f"Ünïcode claim {c} with \"quote\": in it", citations=cites))
+    return answer(claims)
+
+
+CAPTURE = "q1.1 quick q1.2 quick q2.1 quick q2.2 quick"
+
+
+@pytest.mark.parametrize("answer_last", [True, False], ids=["answer-last", "answer-first"])
+def test_a_quote_not_in_its_capture_points_at_its_column(cli: Cli, tmp_path: Path,
+                                                         answer_last: bool) -> None:
+    events = [call(), result(sources=[source(content=CAPTURE)]),
+              _answer(c2n1={"quote": "q2.1 missing"})]
+    if not answer_last:  # the answer is not read ahead: the second way through the reader
+        events.append({"type": "note", "run_id": "r1"})
+    path = write_trace(tmp_path / "t.jsonl", events)
+    run = cli("check", path, "--evidence", "--json")
+    assert run.exit == 2
+    (finding,) = run.json()["findings"]
+    line = path.read_bytes().splitlines()[2]
+    assert (finding["code"], finding["line"], finding["claim"], finding["citation"]) == (
+        "TC202", 3, 2, 1)
+    column = finding["column"]
+    assert line.decode()[column - 1:].startswith('"q2.1 missing"')
+    assert column == _column_of(line, 2, 1)
+
+
+def test_an_unknown_source_points_at_its_quote(cli: Cli, tmp_path: Path) -> None:
+    path = write_trace(tmp_path / "t.jsonl", [
+        call(), result(sources=[source(content=CAPTURE)]),
+        _answer(c1n2={"source_id": "s9"}, c2n2={"source_id": "s8", "quote": 5})])
+    run = cli("check", path, "--json")
+    findings = run.json()["findings"]
+    line = path.read_bytes().splitlines()[2].decode()
+    got = {(f["code"], f["claim"], f["citation"]): f["column"] for f in findings}
+    assert got[("TC131", 1, 2)] == _column_of(line.encode(), 1, 2)
+    assert line[got[("TC131", 1, 2)] - 1:].startswith('"q1.2 ')
+    # A quote that is not a string is still where the quote is (a number, here).
+    assert line[got[("TC131", 2, 2)] - 1:].startswith("5")
+
+
+def test_live_findings_point_at_the_quote(cli: Cli, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "page.txt").write_text("q1.1 quick q1.2 quick q2.2 quick")
+    path = write_trace(tmp_path / "t.jsonl", [
+        call(), result(sources=[source(uri="file:page.txt", content=CAPTURE),
+                                source("s2", uri="file:gone.txt", content=CAPTURE)]),
+        _answer(c2n2={"source_id": "s2"})])
+    run = cli("verify-files", "t.jsonl", "--json")
+    assert run.exit == 2
+    line = path.read_bytes().splitlines()[2]
+    got = [(f["code"], f["claim"], f["citation"], f["column"]) for f in run.json()["findings"]]
+    assert sorted(got) == [("TC211", 2, 1, _column_of(line, 2, 1)),
+                           ("TC320", 2, 2, _column_of(line, 2, 2))]
+    sarif = json.loads(cli("verify-files", "t.jsonl", "--format", "sarif").out)
+    regions = [r["locations"][0]["physicalLocation"]["region"]
+               for r in sarif["runs"][0]["results"]]
+    assert sorted(r["startColumn"] for r in regions) == sorted(
+        [_column_of(line, 2, 1), _column_of(line, 2, 2)])
+
+
+def test_columns_in_a_long_answer_line(cli: Cli, tmp_path: Path) -> None:
+    """Over 1 MiB the answer's claims are decoded lazily; the columns are the same."""
+    padding = "x" * (1 << 20)
+    events = [call(), result(sources=[source(content=CAPTURE)]),
+              _answer(c1n1={"pad": padding}, c2n2={"quote": "q2.2 gone"})]
+    path = write_trace(tmp_path / "t.jsonl", events)
+    (finding,) = cli("check", path, "--evidence", "--json").json()["findings"]
+    line = path.read_bytes().splitlines()[2]
+    assert finding["column"] == _column_of(line, 2, 2) > (1 << 20)
+
+
+def test_passing_runs_never_read_the_answer_again(cli: Cli, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite.inputs import answer as answer_module
+    from tracecite.inputs import trace, validator
+
+    looked: list[object] = []
+
+    def spy(*args: Any) -> dict[tuple[int, int], int]:
+        looked.append(args)
+        return answer_module.quote_columns(*args)
+
+    for module in (trace, validator):  # where it is called
+        monkeypatch.setattr(module, "quote_columns", spy)
+    path = write_trace(tmp_path / "t.jsonl", [call(), result(sources=[source(content=CAPTURE)]),
+                                              _answer()])
+    assert cli("check", path, "--evidence").exit == 0
+    assert looked == []
+    path.write_bytes(jsonl([call(), result(sources=[source(content=CAPTURE)]),
+                            _answer(c1n1={"quote": "gone"})]))
+    assert cli("check", path, "--evidence").exit == 2
+    assert len(looked) == 1  # one read of the answer line, for the one finding

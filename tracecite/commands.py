@@ -85,11 +85,12 @@ class Inputs:
                        captured=sum((t.summary for t in self.traces), Counts()))
 
     def cited(self) -> Iterator[tuple[Citation, str]]:
-        """Each citation with its source's URI, in the traces whose URIs can be trusted."""
+        """Each citation with its source's URI, in the traces whose URIs can be trusted, and
+        the column of its quote (SPEC §8.3: the live checks' findings point at it)."""
         for trace in self.traces:
             if has_input_errors(trace.findings):
                 continue  # the trace changed under us: its URIs cannot be trusted
-            for citation in trace.scan.citations:
+            for citation in trace.scan.located(trace.scan.citations):
                 yield citation, trace.uris[citation.source_id]
 
 

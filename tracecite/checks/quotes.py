@@ -35,6 +35,8 @@ class QuoteCheck:
     source_id: str | None = None
     quote_line: int | None = None
     """Where a quote that is not in its source is to be fixed, when that is not ``line``."""
+    column: int | None = None
+    """Where a citation's ``quote`` value starts in its answer line, when it is known."""
 
     @classmethod
     def from_note(cls, record: NoteRecord) -> QuoteCheck:
@@ -47,7 +49,8 @@ class QuoteCheck:
     def from_citation(cls, citation: Citation, uri: str) -> QuoteCheck:
         """The check a trace citation asks for against its source's URI."""
         return cls(citation.quote, uri, citation.file, citation.line, claim=citation.claim,
-                   citation=citation.citation, source_id=citation.source_id)
+                   citation=citation.citation, source_id=citation.source_id,
+                   column=citation.column)
 
     def not_found(self, kind: SourceKind, info: LoadInfo | None = None) -> Finding:
         """The finding for a quote that is not in its source, of that kind (TC210, TC211);
@@ -74,4 +77,5 @@ class QuoteCheck:
                  line: int | None = None) -> Finding:
         return Finding(code, message, file=self.file, line=line or self.line, record=self.record,
                        claim=self.claim, citation=self.citation, source_id=self.source_id,
-                       uri=self.target, status=status, final_url=final_url, attempts=attempts)
+                       uri=self.target, status=status, final_url=final_url, attempts=attempts,
+                       column=self.column)
