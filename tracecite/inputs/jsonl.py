@@ -141,29 +141,38 @@ def quote_positions(text: str, wanted: Collection[tuple[int, int]]) -> dict[tupl
     claims = {c for c, _ in wanted}
     found: dict[tuple[int, int], int] = {}
 
-    def citation(c: int, n: int, i: int) -> int | None:
-        if (c, n) not in wanted or text[i:i + 1] != "{":
+    def answer_field(key: str, i: int) -> int | None:
+        if key != "claims" or text[i:i + 1] != "[":
             return None
-        return _walk_object(text, i, lambda key, j: _note(found, (c, n), j) if key == "quote"
-                            else None)
+        return _walk_array(text, i, claim)
 
     def claim(c: int, i: int) -> int | None:
         if c not in claims or text[i:i + 1] != "{":
+            return None  # skipped whole
+
+        def claim_field(key: str, j: int) -> int | None:
+            if key != "citations" or text[j:j + 1] != "[":
+                return None
+            return _walk_array(text, j, lambda n, k: citation(c, n, k))
+
+        return _walk_object(text, i, claim_field)
+
+    def citation(c: int, n: int, i: int) -> int | None:
+        if (c, n) not in wanted or text[i:i + 1] != "{":
             return None
-        return _walk_object(text, i, lambda key, j: _walk_array(
-            text, j, lambda n, k: citation(c, n, k)) if key == "citations"
-            and text[j:j + 1] == "[" else None)
+
+        def citation_field(key: str, j: int) -> None:
+            if key == "quote":
+                found[c, n] = j  # a later "quote" key overwrites it, as the decoder does
+            # and the value is skipped
+
+        return _walk_object(text, i, citation_field)
 
     start = _skip(text, 1 if text.startswith(_SKIPPABLE) else 0).end()
     if text[start:start + 1] != "{":
         raise ValueError("not an object")
-    _walk_object(text, start, lambda key, i: _walk_array(text, i, claim)
-                 if key == "claims" and text[i:i + 1] == "[" else None)
+    _walk_object(text, start, answer_field)
     return found
-
-
-def _note(found: dict[tuple[int, int], int], where: tuple[int, int], i: int) -> None:
-    found[where] = i  # the value itself is skipped by the caller
 
 
 def _walk_object(text: str, i: int, on_value: Callable[[str, int], int | None]) -> int:
