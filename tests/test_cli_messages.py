@@ -57,6 +57,32 @@ def test_action_inputs_are_named_as_inputs(capsys: pytest.CaptureFixture[str], t
     assert "--" not in message
 
 
+def test_report_files_and_networks_are_named_as_inputs(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    write_notes(tmp_path / "a.notes", note())
+    message = _action_message(capsys, tmp_path, monkeypatch, paths="a.notes",
+                              sarif_file=str(tmp_path / "missing" / "out.sarif"))
+    assert message == "input sarif-file names a path in a directory that does not exist"
+    message = _action_message(capsys, tmp_path, monkeypatch, paths="a.notes",
+                              allow_net="127.0.0.1/8")
+    assert message == ("input allow-net '127.0.0.1/8' has host bits set; did you mean "
+                       "127.0.0.0/8?")
+    message = _action_message(capsys, tmp_path, monkeypatch, paths="a.notes",
+                              connect_to="nonsense")
+    assert message.startswith("input connect-to expects HOST:PORT:ADDR:PORT2")
+
+
+def test_flag_values_are_named_as_flags(cli: Cli, tmp_path: Path) -> None:
+    notes = write_notes(tmp_path / "a.notes", note())
+    run = cli("check", notes, "--json", "--report-file", f"json:{tmp_path}/missing/r.json")
+    assert run.json()["findings"][0]["message"] == (
+        "--report-file names a path in a directory that does not exist")
+    run = cli("verify-notes", notes, "--json", "--allow-net", "127.0.0.1/8")
+    assert run.json()["findings"][0]["message"].startswith(
+        "argument --allow-net: '127.0.0.1/8' has host bits set")
+
+
 def test_no_files_names_the_action_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)  # not for a pull request either way

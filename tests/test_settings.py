@@ -75,7 +75,7 @@ def test_one_check_says_the_same_from_a_flag_the_configuration_and_the_action(
         with pytest.raises(ConfigError, match=words):
             load_config(str(config))
     if option.action:  # the Action: the same words, naming the input
-        with pytest.raises(UsageError, match=f"input '{option.action}' must .*{words}"):
+        with pytest.raises(UsageError, match=f"input {option.action} must .*{words}"):
             action_values({option.action: text})
 
 

@@ -387,7 +387,7 @@ def action_values(inputs: Mapping[str, str]) -> dict[str, Any]:
             else:
                 given[option.name] = option.from_text(text)
         except ValueError as exc:
-            raise UsageError(f"input '{option.action}' {exc}") from None
+            raise UsageError(f"{Origins(action=True).name(option.name)} {exc}") from None
     return given
 
 
@@ -422,6 +422,11 @@ def resolve(command: str, flags: Mapping[str, Any], *, action: Mapping[str, Any]
 
 def _check_run(command: str, settings: Settings) -> None:
     name = settings.origins.name
+    for spec in settings.report_files:
+        problem = values.report_file_problem(spec)
+        if problem is not None:
+            named = settings.origins.report_file(spec.partition(":")[0])
+            raise UsageError(f"{named} {problem}")
     if settings.cache is not None:
         if os.path.isdir(settings.cache):
             raise UsageError(f"{name('cache')} {settings.cache!r} names a directory, not a file")
