@@ -71,7 +71,9 @@ class TraceScan:
             return chosen
         columns = quote_columns(self.path, self.answer_offset,
                                 {(c.claim, c.citation) for c in chosen})
-        return [replace(c, column=columns.get((c.claim, c.citation))) for c in chosen]
+        # Made anew, not dataclasses.replace: a run can have a hundred thousand of these.
+        return [Citation(c.file, c.line, c.claim, c.citation, c.source_id, c.quote,
+                         columns.get((c.claim, c.citation))) for c in chosen]
 
     @property
     def valid(self) -> bool:
