@@ -27,6 +27,12 @@ from tests.conftest import (
 )
 from tests.conftest import write_notes as _write_notes
 from tests.conftest import write_trace as _write_trace
+from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtures
+    Site,
+    no_dns_fixture,
+    site_fixture,
+    text,
+)
 
 
 def write_notes(path: Path, text: str) -> Path:
@@ -333,6 +339,23 @@ def test_live_findings_point_at_the_quote(cli: Cli, tmp_path: Path,
                for r in sarif["runs"][0]["results"]]
     assert sorted(r["startColumn"] for r in regions) == sorted(
         [_column_of(line, 2, 1), _column_of(line, 2, 2)])
+
+
+@pytest.mark.network
+def test_web_findings_point_at_the_quote(cli: Cli, site: Site, tmp_path: Path) -> None:
+    page = site.route("/page", text("q1.1 quick q1.2 quick q2.1 quick"))
+    gone = site.route("/gone", text("no", status=404))
+    path = write_trace(tmp_path / "t.jsonl", [
+        call(), result(sources=[source(uri=page, content=CAPTURE),
+                                source("s2", uri=gone, content=CAPTURE)]),
+        _answer(c1n2={"source_id": "s2"})])
+    run = cli("verify-urls", path, "--json", *site.flags)
+    assert run.exit == 2
+    line = path.read_bytes().splitlines()[2]
+    got = sorted((f["code"], f["claim"], f["citation"], f["column"])
+                 for f in run.json()["findings"])
+    assert got == [("TC210", 2, 2, _column_of(line, 2, 2)),
+                   ("TC315", 1, 2, _column_of(line, 1, 2))]
 
 
 def test_columns_in_a_long_answer_line(cli: Cli, tmp_path: Path) -> None:
