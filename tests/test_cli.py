@@ -154,7 +154,7 @@ CASES = [
     Case("trace-no-answer", ("check", "t.jsonl", "--json"), "TC130", 1, "t.jsonl", 2,
          files={"t.jsonl": _t(call(), result())}),
     Case("trace-unknown-source-id", ("check", "t.jsonl", "--json"), "TC131", 1, "t.jsonl", 3,
-         files={"t.jsonl": _t(call(), result(), answer([claim(citations=[cite("s9")])]))}),
+         115, files={"t.jsonl": _t(call(), result(), answer([claim(citations=[cite("s9")])]))}),
     # ---- TC200–TC202: evidence ----
     Case("evidence-no-claims", ("check", "t.jsonl", "--evidence", "--json"), "TC200", 2,
          "t.jsonl", 3, files={"t.jsonl": _t(call(), result(), answer(claims=[]))}),
@@ -162,11 +162,11 @@ CASES = [
          "t.jsonl", 3,
          files={"t.jsonl": _t(call(), result(), answer([claim(), claim(citations=[])]))}),
     Case("quote-not-in-capture", ("check", "t.jsonl", "--evidence", "--json"), "TC202", 2,
-         "t.jsonl", 3,
+         "t.jsonl", 3, 115,
          files={"t.jsonl": _t(call(), result(), answer([claim(citations=[cite(
              quote="quick red fox")])]))}),
     Case("quote-not-in-capture-bare-form", ("t.jsonl", "--evidence", "--json"), "TC202", 2,
-         "t.jsonl", 3,
+         "t.jsonl", 3, 115,
          files={"t.jsonl": _t(call(), result(), answer([claim(citations=[cite(
              quote="quick red fox")])]))}),
     # ---- TC400–TC402: compare ----

@@ -319,5 +319,5 @@ def test_the_action_inputs(tmp_path: Path) -> None:
     given = action_values(action.read_inputs(env))
     assert given["skip_urls"] == ("https://twitter.com/**", "https://*.example.org/**")
     assert (given["cache"], given["fail_after"]) == (".tracecite-cache.sqlite", 3)
-    with pytest.raises(UsageError, match="input 'fail-after' must be from 1 to 1000"):
+    with pytest.raises(UsageError, match="input fail-after must be from 1 to 1000"):
         action_values(action.read_inputs({action.INPUT_ENV["fail-after"]: "0"}))

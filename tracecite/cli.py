@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -26,7 +27,7 @@ from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import printable
-from tracecite.settings import action_values, add_flags, flag_values, resolve
+from tracecite.settings import Origins, action_values, add_flags, flag_values, resolve
 from tracecite.stops import StopSignals, signal_name, signal_of
 from tracecite.streams import is_terminal, write_stderr
 
@@ -166,10 +167,34 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _with_command(argv: list[str]) -> list[str]:
-    """The bare form ``tracecite FILE…`` is ``tracecite check FILE…``."""
-    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
+    """The bare form ``tracecite FILE…`` is ``tracecite check FILE…``; a first argument that
+    looks like a mistyped command (see :func:`_mistyped`) is left for
+    :func:`_refuse_unknown_command`."""
+    if (argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")
+            and not _mistyped(argv[0])):
         return ["check", *argv]
     return argv
+
+
+def _refuse_unknown_command(argv: Sequence[str]) -> None:
+    """TC100 for a first argument :func:`_with_command` left as a mistyped command."""
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        raise UsageError(f"unknown command '{argv[0]}'; did you mean {_mistyped(argv[0])}?")
+
+
+def _mistyped(word: str) -> str:
+    """The commands ``word`` is close to, quoted (``'check'``, ``'a' or 'b'``), when it is no
+    file and looks like a command: a word of letters and hyphens, no path, no extension.
+    Anything else is a file for the bare form (a missing one is then TC101)."""
+    if not re.fullmatch(r"[A-Za-z][A-Za-z-]{0,30}", word) or os.path.lexists(word):
+        return ""
+    import difflib
+
+    scored = sorted(((difflib.SequenceMatcher(None, word.lower(), name).ratio(), name)
+                     for name in COMMANDS), reverse=True)
+    # The best match, and those nearly as close (``verify`` could be any of three).
+    close = [f"'{name}'" for ratio, name in scored if ratio >= max(0.6, scored[0][0] - 0.1)]
+    return " or ".join(filter(None, (", ".join(close[:-1]), *close[-1:])))
 
 
 # ---- output ---------------------------------------------------------------------------------
@@ -196,13 +221,14 @@ def _is_color(stream: TextIO | None) -> bool:
 
 
 def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequence[str] = (),
-         stdout: TextIO | None = None) -> None:
+         stdout: TextIO | None = None, origins: Origins | None = None) -> None:
     """Write the report to each ``FORMAT:PATH`` report file, then to stdout in ``fmt``, and with
     ``github`` also the Markdown step summary to ``$GITHUB_STEP_SUMMARY`` when it is set.
 
     Report files come first: one that cannot be written is a usage error (TC100), reported
-    instead of this report, so stdout never carries two. A step summary that cannot be written
-    only earns a warning: the annotations and the log still say everything.
+    instead of this report, so stdout never carries two (``origins``: how it names the file's
+    option). A step summary that cannot be written only earns a warning: the annotations and
+    the log still say everything.
     """
     for spec in report_files:
         file_format, _, path = spec.partition(":")
@@ -211,7 +237,8 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
                 handle.write(REPORTERS[file_format](report, OutputStyle()))
         except OSError as exc:
             reason = exc.strerror or 'error'
-            raise UsageError(f"--report-file cannot be written ({reason})") from None
+            named = (origins or Origins()).report_file(file_format)
+            raise UsageError(f"{named} cannot be written ({reason})") from None
     out = stdout if stdout is not None else sys.stdout
     if out is not None:  # None: Python started with stdout closed (``>&-``)
         out.write(REPORTERS[fmt](report, OutputStyle(color=_is_color(out), quiet=quiet)))
@@ -253,12 +280,12 @@ def _settings(command: str, args: argparse.Namespace,
               action_inputs: Mapping[str, str] | None) -> Settings:
     """The run's settings: flags over the Action's inputs over the configuration file."""
     flags = flag_values(args)
-    action = action_values(action_inputs) if action_inputs is not None else {}
+    action = action_values(action_inputs) if action_inputs is not None else None
     if command != "hook":
         return resolve(command, flags, action=action)
     from tracecite.config import discover
 
-    config = discover(flags.get("config", action.get("config")))
+    config = discover(flags.get("config", (action or {}).get("config")))
     return resolve(command, flags, action=action, config=config.values,
                    config_path=config.path)
 
@@ -278,6 +305,7 @@ def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] |
     settings: Settings | None = None
     with StopSignals() as stop:
         try:
+            _refuse_unknown_command(args_list)
             parser = build_parser(only=command if command in COMMANDS else None)
             args = parser.parse_args(args_list)
             if args.command is None:
@@ -319,7 +347,7 @@ def _write(report: Report, settings: Settings, stdout: TextIO | None) -> Report:
     be written turns it into that usage error)."""
     try:
         emit(report, settings.format or _default_format(), quiet=settings.quiet,
-             report_files=settings.report_files, stdout=stdout)
+             report_files=settings.report_files, stdout=stdout, origins=settings.origins)
     except BrokenPipeError:
         _reader_gone(stdout)
         with contextlib.suppress(OSError, ValueError):

@@ -20,6 +20,7 @@ from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
 from tracecite.checks.kinds import SourceKind
 from tracecite.errors import UsageError
 from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary
+from tracecite.inputs.directories import expand_directories
 from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.inputs.trace import scan_trace
 from tracecite.model import Citation, is_trace
@@ -111,12 +112,13 @@ class Inputs:
 
     def cited(self) -> Iterator[tuple[Citation, str, str | None]]:
         """Each citation with its source's URI and when it was captured (if the trace says),
-        in the traces whose URIs can be trusted."""
+        in the traces whose URIs can be trusted, and the column of its quote (SPEC §8.3: the
+        live checks' findings point at it)."""
         for trace in self.traces:
             if has_input_errors(trace.findings):
                 continue  # the trace changed under us: its URIs cannot be trusted
             captured_at = trace.scan.captured_at
-            for citation in trace.scan.citations:
+            for citation in trace.scan.located(trace.scan.citations):
                 yield (citation, trace.uris[citation.source_id],
                        captured_at.get(citation.source_id))
 
@@ -146,11 +148,12 @@ def split_inputs(paths: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
-               settings: Settings) -> Report:
+               settings: Settings, *, unread: Sequence[Finding] = ()) -> Report:
     """The one report assembly: read every input, stop on a format error, then the evidence
-    and the live checks the plan asks for; each kind of check counted apart."""
+    and the live checks the plan asks for; each kind of check counted apart. ``unread``:
+    input errors found before reading (a directory that selects no file), reported first."""
     inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=bool(plan.live))
-    findings = [*inputs.format_findings(), *inputs.evidence_findings()]
+    findings = [*unread, *inputs.format_findings(), *inputs.evidence_findings()]
     summary = inputs.summary()
     if has_input_errors(findings):  # nothing is fetched or read (SPEC §3)
         return Report(plan.command, _warned(findings, settings.warn), summary,
@@ -294,25 +297,34 @@ def _loader(kind: SourceKind, settings: Settings) -> Iterator[Loader]:
 
 def run_check(paths: Sequence[str], settings: Settings) -> Report:
     """Offline: notes format, trace structure and, with ``settings.evidence``, every quote in
-    its captured content."""
-    return run_checks(Plan("check", evidence=settings.evidence), *split_inputs(paths), settings)
+    its captured content. A directory stands for the files under it that the globs select."""
+    given = expand_directories(paths)
+    return run_checks(Plan("check", evidence=settings.evidence), *split_inputs(given.paths),
+                      settings, unread=given.findings)
 
 
 def run_verify_notes(paths: Sequence[str], settings: Settings) -> Report:
-    """Fetch each notes URL once; every quote must be in its page's visible text (TC210)."""
-    return run_checks(Plan("verify-notes", live=(SourceKind.WEB,)), paths, (), settings)
+    """Fetch each notes URL once; every quote must be in its page's visible text (TC210). A
+    directory stands for the files under it that the notes globs select."""
+    given = expand_directories(paths, traces=False)
+    return run_checks(Plan("verify-notes", live=(SourceKind.WEB,)), given.paths, (), settings,
+                      unread=given.findings)
 
 
 def run_verify_urls(paths: Sequence[str], settings: Settings) -> Report:
-    """Evidence check, then every cited http(s) source re-fetched and matched (TC210)."""
-    return run_checks(Plan("verify-urls", evidence=True, live=(SourceKind.WEB,)), (), paths,
-                      settings)
+    """Evidence check, then every cited http(s) source re-fetched and matched (TC210). A
+    directory stands for the files under it that the traces globs select."""
+    given = expand_directories(paths, notes=False)
+    return run_checks(Plan("verify-urls", evidence=True, live=(SourceKind.WEB,)), (),
+                      given.paths, settings, unread=given.findings)
 
 
 def run_verify_files(paths: Sequence[str], settings: Settings) -> Report:
-    """Evidence check, then every cited ``file:`` source re-read under the root (TC211)."""
-    return run_checks(Plan("verify-files", evidence=True, live=(SourceKind.FILE,)), (), paths,
-                      settings)
+    """Evidence check, then every cited ``file:`` source re-read under the root (TC211). A
+    directory stands for the files under it that the traces globs select."""
+    given = expand_directories(paths, notes=False)
+    return run_checks(Plan("verify-files", evidence=True, live=(SourceKind.FILE,)), (),
+                      given.paths, settings, unread=given.findings)
 
 
 def run_compare(old: str, new: str, settings: Settings) -> Report:

@@ -43,7 +43,9 @@ class NoteRecord:
 
 @dataclass(frozen=True, slots=True)
 class Citation:
-    """One citation of a trace's answer: claim and citation are 1-based indexes."""
+    """One citation of a trace's answer: claim and citation are 1-based indexes; ``column``:
+    where its ``quote`` value starts in the answer line (1-based, in characters), when it has
+    been looked up (:meth:`tracecite.inputs.trace.TraceScan.located`)."""
 
     file: str
     line: int
@@ -51,6 +53,7 @@ class Citation:
     citation: int
     source_id: str
     quote: str
+    column: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

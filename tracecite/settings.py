@@ -230,6 +230,46 @@ COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True)
+class Origins:
+    """Where a run's options were set, so a message names each the way the person running it
+    set it: a flag (``--cache``), an Action input (``input cache``) or a configuration key
+    (``config key cache``). An option that was not set is named as the run is driven: by the
+    Action's inputs (``action``) or by flags."""
+
+    flags: frozenset[str] = frozenset()
+    inputs: frozenset[str] = frozenset()
+    config: frozenset[str] = frozenset()
+    action: bool = False
+    """Whether the run is the GitHub Action's."""
+
+    def name(self, option: str, *, like: str | None = None) -> str:
+        """How to call ``option`` (an option's name, or ``files`` for the FILE arguments) in a
+        message; ``like``: name it as that other option was set (an option it needs)."""
+        where = self._where(like if like is not None else option)
+        if option == "files":
+            return "input paths" if where == "input" else "FILE arguments"
+        row = BY_NAME[option]
+        if where == "input" and row.action is not None:
+            return f"input {row.action}"
+        if where == "config" and row.config:
+            return f"config key {'files_root' if option == 'root' else option}"
+        return row.flag or option
+
+    def report_file(self, file_format: str) -> str:
+        """How to call a report file of ``file_format`` in a message: the Action writes its
+        JSON and SARIF reports where its ``json-file`` and ``sarif-file`` inputs say."""
+        if self.action:
+            return f"input {'sarif-file' if file_format == 'sarif' else 'json-file'}"
+        return "--report-file"
+
+    def _where(self, option: str) -> str:
+        if option in self.config and not (option in self.flags or option in self.inputs):
+            return "config"
+        # The Action's flags are its own translation of its inputs: they are inputs too.
+        return "input" if self.action or option in self.inputs else "flag"
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything a run is set to do, resolved once (see :func:`resolve`); never a Namespace.
 
@@ -270,6 +310,8 @@ class Settings:
     exclude: tuple[str, ...] = ()
     fail_on_findings: bool = True
     config_path: str | None = None
+    origins: Origins = Origins()
+    """Where each option was set, for messages that name one (:meth:`Origins.name`)."""
 
     @property
     def config_base(self) -> str:
@@ -356,14 +398,15 @@ def action_values(inputs: Mapping[str, str]) -> dict[str, Any]:
             else:
                 given[option.name] = option.from_text(text)
         except ValueError as exc:
-            raise UsageError(f"input '{option.action}' {exc}") from None
+            raise UsageError(f"{Origins(action=True).name(option.name)} {exc}") from None
     return given
 
 
 def resolve(command: str, flags: Mapping[str, Any], *, action: Mapping[str, Any] | None = None,
             config: Mapping[str, Any] | None = None, config_path: str | None = None) -> Settings:
-    """The settings of one run: ``flags`` over ``action`` (the Action's inputs) over
-    ``config`` (checked configuration values by option name) over the defaults.
+    """The settings of one run: ``flags`` over ``action`` (the Action's inputs; None: the run
+    is not the Action's) over ``config`` (checked configuration values by option name) over
+    the defaults. A message names each option as it was set (:class:`Origins`).
 
     Everything that can be known before an input is read is checked here (TC100): the CA
     bundle is loaded, and a ``root`` that must exist is looked at.
@@ -377,37 +420,46 @@ def resolve(command: str, flags: Mapping[str, Any], *, action: Mapping[str, Any]
             base = os.path.dirname(os.path.abspath(config_path)) if config_path else os.getcwd()
             values[name] = os.path.relpath(
                 os.path.join(base, config[name]))  # type: ignore[index]
-    settings = replace(Settings(config_path=config_path), **values)
+    origins = Origins(flags=frozenset(flags), inputs=frozenset(action or ()),
+                      config=frozenset(config or ()), action=action is not None)
+    settings = replace(Settings(config_path=config_path, origins=origins), **values)
     if "fail_after" in values and settings.cache is None:
-        raise UsageError("--fail-after (config fail_after) needs --cache (config cache), "
-                         "which keeps each source's failures")
+        raise UsageError(f"{origins.name('fail_after')} needs "
+                         f"{origins.name('cache', like='fail_after')}, which keeps each "
+                         "source's failures")
     _check_run(command, settings)
     return settings
 
 
 def _check_run(command: str, settings: Settings) -> None:
+    name = settings.origins.name
+    for spec in settings.report_files:
+        problem = values.report_file_problem(spec)
+        if problem is not None:
+            named = settings.origins.report_file(spec.partition(":")[0])
+            raise UsageError(f"{named} {problem}")
     if settings.cache is not None:
         if os.path.isdir(settings.cache):
-            raise UsageError(f"--cache (config cache) {settings.cache!r} names a directory, "
-                             f"not a file")
+            raise UsageError(f"{name('cache')} {settings.cache!r} names a directory, not a file")
         if not os.path.isdir(os.path.dirname(os.path.abspath(settings.cache))):
-            raise UsageError(f"--cache (config cache) {settings.cache!r} is in a directory "
+            raise UsageError(f"{name('cache')} {settings.cache!r} is in a directory "
                              f"that does not exist")
     if settings.ca_cert is not None and command != "verify-files":
-        load_ca_bundle(settings.ca_cert)
+        load_ca_bundle(settings.ca_cert, name("ca_cert"))
     needs_root = command == "verify-files" or (
         command == "hook" and settings.stage != "offline" and settings.verify_files)
     if needs_root and not os.path.isdir(settings.root):
-        raise UsageError("the file: sources' root (--root or files_root) names no directory")
+        raise UsageError(f"the file: sources' root ({name('root')}) names no directory")
 
 
-def load_ca_bundle(path: str) -> None:
-    """Load a PEM CA bundle as the fetcher will (TC100 if it holds no usable certificate)."""
+def load_ca_bundle(path: str, named: str = "--ca-cert") -> None:
+    """Load a PEM CA bundle as the fetcher will (TC100 if it holds no usable certificate);
+    ``named``: how the message calls the option."""
     import ssl
 
     try:
         ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=path)
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
         reason = getattr(exc, "reason", None) or type(exc).__name__
-        raise UsageError(f"--ca-cert: cannot load CA certificates ({reason})") from None
+        raise UsageError(f"{named}: cannot load CA certificates ({reason})") from None
 

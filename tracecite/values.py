@@ -133,16 +133,24 @@ def readable_file(value: object) -> str:
 
 
 def report_file(value: object) -> str:
-    """``FORMAT:PATH`` of a report file whose directory exists."""
+    """``FORMAT:PATH`` of a report file (that its directory exists is checked with the other
+    settings, where the message can name the option as it was set)."""
     spec = str(value)
     file_format, colon, path = spec.partition(":")
     if not colon or file_format not in REPORTERS or not path:
         raise ValueError(f"takes FORMAT:PATH with FORMAT one of {', '.join(sorted(REPORTERS))}")
-    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-        raise ValueError("names a path in a directory that does not exist")
-    if os.path.isdir(path):
-        raise ValueError("names a directory, not a file")
     return spec
+
+
+def report_file_problem(spec: str) -> str | None:
+    """What keeps the report file ``FORMAT:PATH`` from being written, found before the run
+    (None: nothing)."""
+    path = spec.partition(":")[2]
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        return "names a path in a directory that does not exist"
+    if os.path.isdir(path):
+        return "names a directory, not a file"
+    return None
 
 
 _DURATION = re.compile(r"(\d{1,9})([smhd])")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import Cli, answer, call, cite, claim, result, valid_events, write_trace
 from tracecite.inputs import events
-from tracecite.inputs.answer import PreparedAnswer, read_final_answer
+from tracecite.inputs.answer import PreparedAnswer, quote_columns, read_final_answer
 from tracecite.inputs.sources import SourceIndex
 from tracecite.inputs.validator import TraceValidator, validate
 
@@ -172,3 +172,18 @@ def test_read_ahead_or_not_the_scan_is_the_same(fields: dict[str, Any]) -> None:
                                               [call(), result(), fields]))
     assert list(ahead.citations) == list(plain.citations)
     assert ahead.per_claim == plain.per_claim
+
+
+def test_quote_columns_read_the_answer_line_again(tmp_path: Path) -> None:
+    path = write_trace(tmp_path / "t.jsonl", [call(), result(), answer([claim(citations=[
+        cite(), cite(quote="second")])])])
+    data = path.read_bytes()
+    offset = data.index(b'{"type": "answer"')
+    line = data[offset:].decode()
+    assert quote_columns(str(path), offset, {(1, 2)}) == {(1, 2): line.index('"second"') + 1}
+    assert quote_columns(str(path), offset, set()) == {}
+    # Not the answer any more, or not there: no column rather than a wrong one.
+    assert quote_columns(str(path), 0, {(1, 2)}) == {}
+    assert quote_columns(str(tmp_path / "gone.jsonl"), offset, {(1, 2)}) == {}
+    path.write_bytes(data[:offset] + b"\xff" + data[offset + 1:])
+    assert quote_columns(str(path), offset, {(1, 2)}) == {}

@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracecite.inputs.jsonl import LAZY_FROM_CHARS, LazyArray, loads, visit_claims
+from tracecite.inputs.jsonl import (
+    LAZY_FROM_CHARS,
+    LazyArray,
+    loads,
+    quote_positions,
+    visit_claims,
+)
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
@@ -63,3 +69,35 @@ def test_visit_claims_on_other_shapes(line: str) -> None:
     seen: list[Any] = []
     assert visit_claims(line, seen.append) == json.loads(line)
     assert seen == []
+
+
+# ---- where a citation's quote is ----------------------------------------------------------------
+
+def _quote_at(text: str, found: dict[tuple[int, int], int]) -> dict[tuple[int, int], Any]:
+    """Each position decoded: the value that starts there."""
+    return {where: json.JSONDecoder().raw_decode(text, i)[0] for where, i in found.items()}
+
+
+def test_quote_positions_find_only_what_is_asked() -> None:
+    text = json.dumps({"type": "answer", "claims": [
+        {"text": 'says "quote": "no"', "quote": "a claim's own",
+         "citations": [{"meta": {"quote": "nested"}, "quote": "one"}, {"quote": "two"}]},
+        "not a claim",
+        {"citations": ["not a citation", {"source_id": "s", "quote": "three"}]},
+    ]}, ensure_ascii=False)
+    found = quote_positions(text, {(1, 1), (1, 2), (2, 1), (3, 1), (3, 2), (4, 1)})
+    assert _quote_at(text, found) == {(1, 1): "one", (1, 2): "two", (3, 2): "three"}
+    assert quote_positions(text, {(1, 2)}).keys() == {(1, 2)}
+
+
+def test_quote_positions_count_characters_and_take_the_last_of_two_keys() -> None:
+    text = '\x1e{"claims": [{"citations": [{"quote": "é", "quote" :  "ü"}]}]}'
+    (position,) = quote_positions(text, {(1, 1)}).values()
+    assert text[position:].startswith('"ü"')
+    assert position == text.index('"ü"')  # characters, not bytes; the separator counts
+
+
+@pytest.mark.parametrize("text", ["[]", '{"claims": [{"citations": [{"quote": "a"}', "{nope}"])
+def test_quote_positions_refuse_what_is_not_the_json_object(text: str) -> None:
+    with pytest.raises(ValueError):
+        quote_positions(text, {(1, 1)})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -153,8 +154,19 @@ def test_missing_fields() -> None:
     parsed = parse("claim: a\n\nquote: b\n\n\nurl: c\n")
     assert where(parsed) == [("TC113", 1, 1), ("TC113", 3, 1), ("TC113", 6, 1)]
     assert [f.record for f in parsed.findings] == [1, 2, 3]
-    assert "quote, url" in parsed.findings[0].message
+    assert [f.message for f in parsed.findings] == [
+        "record has no quote or url field", "record has no claim or url field",
+        "record has no claim or quote field"]
     assert parsed.record_count == 3
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("claim: a\nquote: b\n", "record has no url field"),
+    ("quote: b\n", "record has no claim or url field"),
+    ("# only a comment\n---\nsome: thing\n", "record has no claim, quote or url field"),
+])
+def test_missing_fields_are_named_as_a_sentence_names_them(text: str, message: str) -> None:
+    assert [f.message for f in parse(text).findings if f.code.code == "TC113"] == [message]
 
 
 def test_empty_value() -> None:

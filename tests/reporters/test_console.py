@@ -34,7 +34,7 @@ def test_findings_grouped_by_file() -> None:
         Finding(Code.NOTES_BAD_LINE, "bad line", file="a.md", line=4, column=2, record=1),
         # An input error and a finding in one file: the file is still one group.
         Finding(Code.TRACE_RUN_ID_MISMATCH, "run_id differs", file="b.jsonl", line=1),
-        Finding(Code.HTTP_STATUS, "not found", file="b.jsonl", line=3, status=404),
+        Finding(Code.HTTP_STATUS, "HTTP status 404", file="b.jsonl", line=3, status=404),
         Finding(Code.USAGE, "bad"),
         Finding(Code.NOTES_MISSING_FIELD, "no url", file="c.md", line=1, column=1, record=1),
     ))
@@ -46,7 +46,7 @@ def test_findings_grouped_by_file() -> None:
     body = lines[lines.index("b.jsonl") + 1:lines.index("c.md")]
     assert body == [
         "  TC124 trace-run-id-mismatch  line 1: run_id differs",
-        "  TC315 http-status  line 3: not found [HTTP status 404]",
+        "  TC315 http-status  line 3: HTTP status 404",
         "  TC202 quote-not-in-capture  line 3, claim 1, citation 2: quote is not in the captured "
         "content [source s1; uri https://x/]",
     ]

@@ -128,9 +128,10 @@ def test_evidence_finding_fields(cli: Cli, tmp_path: Path) -> None:
         answer([claim(citations=[cite(quote="alpha")]), claim(citations=[cite(quote="beta")])]),
     ])
     finding = cli("check", trace, "--evidence", "--json").json()["findings"][0]
+    column = trace.read_text().splitlines()[2].index('"beta"') + 1  # the quote's (SPEC §8.3)
     assert finding == {
         "code": "TC202", "name": "quote-not-in-capture", "severity": "error", "exit": 2,
-        "file": str(trace), "line": 3, "column": None, "claim": 2, "citation": 1,
+        "file": str(trace), "line": 3, "column": column, "claim": 2, "citation": 1,
         "source_id": "s1", "uri": "https://example.com/a",
         "message": "quote is not in the captured content",
     }

@@ -40,7 +40,7 @@ def _verdicts(scan: TraceScan, tester: _QuoteTester) -> tuple[list[Finding], Cou
     else:  # the usual case, without making a Citation of each one to find out
         missed = []
     findings.extend(not_found(c, Code.QUOTE_NOT_IN_CAPTURE, "quote is not in the captured content",
-                              tester.uris[c.source_id]) for c in missed)
+                              tester.uris[c.source_id]) for c in scan.located(missed))
     checked = len(scan.citations)
     return findings, Counts(checked=checked, matched=checked - len(missed),
                             not_found=len(missed))
@@ -50,7 +50,7 @@ def not_found(citation: Citation, code: Code, message: str, uri: str | None) -> 
     """A quote-not-found finding located at its citation."""
     return Finding(
         code, message,
-        file=citation.file, line=citation.line, claim=citation.claim,
+        file=citation.file, line=citation.line, column=citation.column, claim=citation.claim,
         citation=citation.citation, source_id=citation.source_id, uri=uri,
     )
 

@@ -38,6 +38,8 @@ class QuoteCheck:
     captured_at: str | None = None
     """When a trace captured the source, as 14 UTC digits (``YYYYMMDDhhmmss``): the moment
     an archived copy is looked for near (SPEC §8.7)."""
+    column: int | None = None
+    """Where a citation's ``quote`` value starts in its answer line, when it is known."""
 
     @classmethod
     def from_note(cls, record: NoteRecord) -> QuoteCheck:
@@ -53,7 +55,7 @@ class QuoteCheck:
         when the trace captured the source, if it says)."""
         return cls(citation.quote, uri, citation.file, citation.line, claim=citation.claim,
                    citation=citation.citation, source_id=citation.source_id,
-                   captured_at=captured_at)
+                   captured_at=captured_at, column=citation.column)
 
     def not_found(self, kind: SourceKind, info: LoadInfo | None = None) -> Finding:
         """The finding for a quote that is not in its source, of that kind (TC210, TC211);
@@ -80,4 +82,5 @@ class QuoteCheck:
                  line: int | None = None) -> Finding:
         return Finding(code, message, file=self.file, line=line or self.line, record=self.record,
                        claim=self.claim, citation=self.citation, source_id=self.source_id,
-                       uri=self.target, status=status, final_url=final_url, attempts=attempts)
+                       uri=self.target, status=status, final_url=final_url, attempts=attempts,
+                       column=self.column)

@@ -224,23 +224,24 @@ _PREFIX_LENGTH = re.compile(r"0|[1-9][0-9]{0,2}")
 def parse_allow_net(spec: str) -> IPNetwork:
     """Parse an ``--allow-net`` value: ``ADDRESS/PREFIX`` or a single address (a /32 or /128).
 
-    Raises `ValueError` with a message fit for the command line: host bits set (``127.0.0.1/8``),
-    netmask notation, zone ids, brackets and non-canonical IPv4 are refused, not guessed at.
+    Raises `ValueError` with a message that reads after the option's name, however it was
+    given (``--allow-net``, the Action's input): host bits set (``127.0.0.1/8``), netmask
+    notation, zone ids, brackets and non-canonical IPv4 are refused, not guessed at.
     """
     address, slash, prefix = spec.partition("/")
     if slash and not _PREFIX_LENGTH.fullmatch(prefix):
-        raise ValueError(f"--allow-net {spec!r}: the prefix length must be a decimal number")
+        raise ValueError(f"{spec!r}: the prefix length must be a decimal number")
     if "%" in address:
-        raise ValueError(f"--allow-net {spec!r}: zone ids are not supported")
+        raise ValueError(f"{spec!r}: zone ids are not supported")
     try:
         return ipaddress.ip_network(spec, strict=True)
     except ValueError as exc:
         if "has host bits set" in str(exc):
             loose = ipaddress.ip_network(spec, strict=False)
             raise ValueError(
-                f"--allow-net {spec!r} has host bits set; did you mean {loose}?",
+                f"{spec!r} has host bits set; did you mean {loose}?",
             ) from None
-        raise ValueError(f"--allow-net {spec!r} is not an IP network (CIDR)") from None
+        raise ValueError(f"{spec!r} is not an IP network (CIDR)") from None
 
 
 def _without_zone(address: IPAddress) -> IPAddress:

@@ -30,7 +30,8 @@ class ConnectTo:
 
 def parse_connect_to(spec: str) -> ConnectTo:
     """Parse ``HOST:PORT:ADDR:PORT2`` (ADDR an IP literal, IPv6 in brackets); ValueError if bad."""
-    usage = f"--connect-to expects HOST:PORT:ADDR:PORT2 with ADDR an IP address, got {spec!r}"
+    # Read after the option's name, however it was given (--connect-to, the Action's input).
+    usage = f"expects HOST:PORT:ADDR:PORT2 with ADDR an IP address, got {spec!r}"
     host, sep1, rest = spec.partition(":")
     port_text, sep2, rest = rest.partition(":")
     if not (sep1 and sep2):

@@ -262,9 +262,11 @@ def _same_names(both: bytes) -> str | None:
     return None
 
 
-def pull_request_base(cwd: str, environ: Mapping[str, str]) -> str:
+def pull_request_base(cwd: str, environ: Mapping[str, str], *,
+                      choices: str = "FILE arguments, --since or --all") -> str:
     """The commit a pull request (or merge-queue group) is compared with, from the Actions
-    event file or ``GITHUB_BASE_REF``; TC103 when it is not in the clone."""
+    event file or ``GITHUB_BASE_REF``; TC103 when it is not in the clone, TC100 naming
+    ``choices`` (the other ways to name the files) when the run is not for a pull request."""
     event = _event(environ.get("GITHUB_EVENT_PATH"))
     sha = _dig(event, "pull_request", "base", "sha") or _dig(event, "merge_group", "base_sha")
     if sha:
@@ -283,8 +285,7 @@ def pull_request_base(cwd: str, environ: Mapping[str, str]) -> str:
         _git(["rev-parse", "--show-toplevel"], cwd)
         raise GitError(f"the pull request's base branch {ref!r} is not in this clone; "
                        f"{FETCH_DEPTH_HINT}")
-    raise UsageError("no files: this run is not for a pull request, so give FILE arguments, "
-                     "--since REF or --all")
+    raise UsageError(f"no files: this run is not for a pull request, so give {choices}")
 
 
 def _event(path: str | None) -> object:

@@ -73,6 +73,15 @@ def not_selected(path: str, settings: Settings) -> Finding:
                    f"without this warning", file=path)
 
 
+def leaves_out(folder: str, settings: Settings) -> bool:
+    """Whether an exclude glob removes ``folder``, and so every file under it (a walk of a
+    directory need not enter it)."""
+    if not settings.exclude:
+        return False
+    relative = os.path.relpath(os.path.abspath(folder), settings.config_base)
+    return bool(_compile(settings.exclude).fullmatch(relative.replace(os.sep, "/")))
+
+
 def _compile(patterns: Sequence[str]) -> re.Pattern[str]:
     if not patterns:
         return re.compile(r"(?!)")

@@ -69,7 +69,9 @@ def stage_plan(settings: Settings) -> Plan:
 def run_hook(files: Sequence[str], settings: Settings) -> Report:
     """Run ``tracecite hook`` on ``files`` (empty: found through git, as the settings say)."""
     if files and (settings.all_files or settings.since):
-        raise UsageError("FILE arguments cannot be combined with --all or --since")
+        name = settings.origins.name
+        raise UsageError(f"{name('files')} cannot be combined with {name('all_files')} or "
+                         f"{name('since')}")
     plan = stage_plan(settings)
     found = None if files else changes_to_check(settings)
     sorted_out = sort_out(files or candidates(settings, found), settings)
@@ -97,8 +99,8 @@ def changes_to_check(settings: Settings) -> Changes | None:
     if settings.since:
         return changes(base, settings.since)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        return changes(base, pull_request_base(base, os.environ))
-    raise UsageError("no files: give FILE arguments, --since REF or --all")
+        return changes(base, pull_request_base(base, os.environ, choices=_choices(settings)))
+    raise UsageError(f"no files: give {_choices(settings)}")
 
 
 def candidates(settings: Settings, found: Changes | None = None) -> list[str]:
@@ -131,3 +133,9 @@ def no_host_resolved(report: Report) -> bool:
     web = {f.code for f in report.findings
            if f.code.code.startswith("TC3") and not f.code.code.startswith("TC32")}
     return Code.DNS_FAILURE in web and web <= _REFUSED_UNASKED | {Code.DNS_FAILURE}
+
+
+def _choices(settings: Settings) -> str:
+    """The ways to name the files, as the run is driven (flags or the Action's inputs)."""
+    name = settings.origins.name
+    return f"{name('files')}, {name('since')} or {name('all_files')}"

@@ -14,12 +14,15 @@ import hashlib
 import os
 import sys
 from array import array
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
 
 from tracecite.codes import Code
+from tracecite.findings import Finding
 from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
-from tracecite.inputs.jsonl import line_text, visit_claims
+from tracecite.inputs.files import open_input
+from tracecite.inputs.jsonl import line_text, quote_positions, visit_claims
 from tracecite.matching import normalise
 from tracecite.model import Citations
 
@@ -162,6 +165,30 @@ def _read_final_answer(path: str, handle: BinaryIO) -> PreparedAnswer | None:
     if not isinstance(event, dict) or event.get("type") != "answer":
         return None
     return PreparedAnswer(start, digest, event, draft)
+
+
+def quote_columns(path: str, offset: int, wanted: Collection[tuple[int, int]]
+                  ) -> dict[tuple[int, int], int]:
+    """The column of each wanted citation's ``quote`` value in the answer line at byte
+    ``offset`` of a trace, by ``(claim, citation)``: 1-based, in characters, as every column
+    TraceCite reports (SARIF's ``unicodeCodePoints``), at the value's opening quotation mark.
+
+    The line is read again, once, and walked only down to the wanted citations, so findings
+    pay for their columns and a run without findings pays nothing. A citation whose column
+    cannot be found (the file changed, or the line cannot be read) is left out.
+    """
+    if not wanted:
+        return {}
+    opened = open_input(path)
+    if isinstance(opened, Finding):
+        return {}
+    try:
+        with opened:
+            opened.seek(offset)
+            text = opened.readline().decode("utf-8")
+        return {where: i + 1 for where, i in quote_positions(text, wanted).items()}
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return {}
 
 
 def _last_line_span(handle: BinaryIO) -> tuple[int, int]:

@@ -24,7 +24,8 @@ def open_input(path: str) -> BinaryIO | Finding:
     try:
         fd = os_open(path, flags)
     except FileNotFoundError:
-        return Finding(Code.INPUT_UNREADABLE, "input file does not exist", file=path)
+        return Finding(Code.INPUT_UNREADABLE, "input file does not exist" + _pattern_hint(path),
+                       file=path)
     except OSError as exc:
         if os.path.isdir(path):  # where directories cannot be opened at all (Windows)
             return Finding(Code.INPUT_UNREADABLE, "input is a directory", file=path)
@@ -37,6 +38,14 @@ def open_input(path: str) -> BinaryIO | Finding:
         what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         return Finding(Code.INPUT_UNREADABLE, f"input is {what}", file=path)
     return fdopen(fd, "rb")  # the caller closes it
+
+
+def _pattern_hint(path: str) -> str:
+    """For a missing file whose name holds ``*``, ``?`` or ``[``: most likely a pattern the
+    shell left as it was."""
+    if any(char in path for char in "*?["):
+        return "; the shell did not expand it: no file matches, or it was quoted"
+    return ""
 
 
 def read_text(path: str) -> str | Finding:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from json.decoder import WHITESPACE, scanstring  # type: ignore[attr-defined]
 from typing import Any
 
@@ -130,6 +130,94 @@ def visit_claims(text: str, visit: Callable[[Any], None]) -> Any:
         return _lazy_object(text, visit)
     except RecursionError:
         raise ValueError("nesting too deep") from None
+
+
+def quote_positions(text: str, wanted: Collection[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """Where the value of each wanted citation's ``quote`` starts in an answer line: the index
+    (0-based, in characters) of its opening quotation mark, by ``(claim, citation)`` (1-based,
+    as findings count them). The structure is walked only down to the wanted citations; every
+    other claim and citation is skipped by the C decoder. A duplicate key counts last, as the
+    decoder keeps it. ValueError if the line is not the JSON object it was."""
+    claims = {c for c, _ in wanted}
+    found: dict[tuple[int, int], int] = {}
+
+    def answer_field(key: str, i: int) -> int | None:
+        if key != "claims" or text[i:i + 1] != "[":
+            return None
+        return _walk_array(text, i, claim)
+
+    def claim(c: int, i: int) -> int | None:
+        if c not in claims or text[i:i + 1] != "{":
+            return None  # skipped whole
+
+        def claim_field(key: str, j: int) -> int | None:
+            if key != "citations" or text[j:j + 1] != "[":
+                return None
+            return _walk_array(text, j, lambda n, k: citation(c, n, k))
+
+        return _walk_object(text, i, claim_field)
+
+    def citation(c: int, n: int, i: int) -> int | None:
+        if (c, n) not in wanted or text[i:i + 1] != "{":
+            return None
+
+        def citation_field(key: str, j: int) -> None:
+            if key == "quote":
+                found[c, n] = j  # a later "quote" key overwrites it, as the decoder does
+            # and the value is skipped
+
+        return _walk_object(text, i, citation_field)
+
+    start = _skip(text, 1 if text.startswith(_SKIPPABLE) else 0).end()
+    if text[start:start + 1] != "{":
+        raise ValueError("not an object")
+    _walk_object(text, start, answer_field)
+    return found
+
+
+def _walk_object(text: str, i: int, on_value: Callable[[str, int], int | None]) -> int:
+    """Walk the object at ``text[i] == "{"``: ``on_value(key, start)`` walks a value itself
+    (returning where it ends) or returns None to have it skipped; where the object ends."""
+    i = _skip(text, i + 1).end()
+    if text[i:i + 1] == "}":
+        return i + 1
+    while True:
+        if text[i:i + 1] != '"':
+            raise ValueError("expected a key")
+        key, i = scanstring(text, i + 1, True)
+        i = _skip(text, i).end()
+        if text[i:i + 1] != ":":
+            raise ValueError("expected :")
+        i = _skip(text, i + 1).end()
+        end = on_value(key, i)
+        i = _DECODER.raw_decode(text, i)[1] if end is None else end
+        i = _skip(text, i).end()
+        char, i = text[i:i + 1], i + 1
+        if char == "}":
+            return i
+        if char != ",":
+            raise ValueError("expected , or } in an object")
+        i = _skip(text, i).end()
+
+
+def _walk_array(text: str, i: int, on_element: Callable[[int, int], int | None]) -> int:
+    """Walk the array at ``text[i] == "["``: ``on_element(number, start)`` (1-based) as
+    :func:`_walk_object`'s ``on_value``; where the array ends."""
+    i = _skip(text, i + 1).end()
+    if text[i:i + 1] == "]":
+        return i + 1
+    number = 0
+    while True:
+        number += 1
+        end = on_element(number, i)
+        i = _DECODER.raw_decode(text, i)[1] if end is None else end
+        i = _skip(text, i).end()
+        char, i = text[i:i + 1], i + 1
+        if char == "]":
+            return i
+        if char != ",":
+            raise ValueError("expected , or ] in an array")
+        i = _skip(text, i).end()
 
 
 _SKIPPABLE = ("\x1e", "\ufeff")

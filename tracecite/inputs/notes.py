@@ -36,6 +36,11 @@ def read_notes(path: str) -> NotesFile:
     return parse_notes(text, path)
 
 
+def _either(names: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``: the names as a sentence says them."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 class _Record:
     """A record being collected: field → (value, line)."""
 
@@ -60,7 +65,7 @@ def parse_notes(text: str, path: str) -> NotesFile:
         if missing:
             findings.append(Finding(
                 Code.NOTES_MISSING_FIELD,
-                f"record has no {', '.join(missing)} field",
+                f"record has no {_either(missing)} field",
                 file=path, line=record.line, column=1, record=record.index,
             ))
         elif not record.broken:

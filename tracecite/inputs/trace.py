@@ -18,7 +18,7 @@ from typing import BinaryIO, Protocol
 
 from tracecite.codes import Code
 from tracecite.findings import Finding
-from tracecite.inputs.answer import read_final_answer
+from tracecite.inputs.answer import quote_columns, read_final_answer
 from tracecite.inputs.files import open_input
 from tracecite.inputs.sources import SourceIndex, TraceChangedError, read_sources_at
 from tracecite.inputs.validator import SourceSink, validate
@@ -62,6 +62,21 @@ class TraceScan:
     captured_at: Mapping[str, str] = field(default_factory=dict)
     """When each source that says so was captured, as 14 UTC digits (``YYYYMMDDhhmmss``), by
     source id (SPEC §8.7)."""
+    answer_offset: int | None = None
+    """Where the answer's line starts (a byte offset), to find citations' columns in it."""
+
+    def located(self, citations: Iterable[Citation]) -> list[Citation]:
+        """These citations, each with the column of its ``quote`` value in the answer line
+        where it can be found (SPEC §8.3). The line is read again once, and walked only down
+        to these citations: only citations that get a finding need it."""
+        chosen = list(citations)
+        if self.answer_offset is None or not chosen:
+            return chosen
+        columns = quote_columns(self.path, self.answer_offset,
+                                {(c.claim, c.citation) for c in chosen})
+        # Made anew, not dataclasses.replace: a run can have a hundred thousand of these.
+        return [Citation(c.file, c.line, c.claim, c.citation, c.source_id, c.quote,
+                         columns.get((c.claim, c.citation))) for c in chosen]
 
     @property
     def valid(self) -> bool:
@@ -128,6 +143,7 @@ def _validate(path: str, handle: BinaryIO, tester: QuoteTester | None,
         sources=store,
         answer_read_ahead=checked.answer_read_ahead,
         captured_at=checked.captured_at,
+        answer_offset=checked.answer_offset,
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 from tracecite.codes import Code
 from tracecite.findings import Finding
-from tracecite.inputs.answer import AnswerDraft, PreparedAnswer
+from tracecite.inputs.answer import AnswerDraft, PreparedAnswer, quote_columns
 from tracecite.inputs.captured import CAPTURED_AT_FORMAT, wayback_timestamp
 from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
 from tracecite.inputs.events import Event, LineError, read_events
@@ -41,6 +41,7 @@ class TraceValidator(FieldChecker):
         self.citations: Sequence[Citation] = ()
         self.per_claim: list[int] = []
         self.answer_line: int | None = None
+        self.answer_offset: int | None = None
         self.answer_read_ahead = False
         self.last_line = 0
         self.offset = 0  # byte offset of the line in hand
@@ -167,6 +168,7 @@ class TraceValidator(FieldChecker):
                          f"a second answer (the first is on line {self.answer_line})", line)
             return
         self.answer_line = line
+        self.answer_offset = self.offset
         self.answer_read_ahead = draft is not None
         claims = self.field(obj, "claims", list, line, "")
         if claims is MISSING:
@@ -188,10 +190,24 @@ class TraceValidator(FieldChecker):
                 ))
             elif draft.quotes[k] is not None:
                 keep.append(k)
+        found = self._with_columns(found)
         # In claim and citation order, as one pass over the decoded answer would find them.
         found.sort(key=lambda f: (f.claim or 0, f.citation or 0))
         self.findings.extend(found)
         self.citations = draft.citations(self.path, line, keep)
+
+    def _with_columns(self, found: list[Finding]) -> list[Finding]:
+        """The answer's findings about a source id, each with its citation's ``quote`` column
+        (SPEC §8.3), looked up in the answer line (read again, and only when there are any)."""
+        def where(f: Finding) -> tuple[int, int]:
+            return f.claim or 0, f.citation or 0
+
+        unknown = {where(f) for f in found if f.code is Code.TRACE_UNKNOWN_SOURCE_ID}
+        if not unknown or self.answer_offset is None:
+            return found
+        columns = quote_columns(self.path, self.answer_offset, unknown)
+        return [replace(f, column=columns.get(where(f)))
+                if f.code is Code.TRACE_UNKNOWN_SOURCE_ID else f for f in found]
 
     def finish(self) -> None:
         """After the last event: a trace without an answer is a finding."""

@@ -51,12 +51,11 @@ def position(finding: Finding) -> list[str]:
 
 
 def subject(finding: Finding) -> list[str]:
-    """What a finding is about: source id, URI and HTTP status — raw; callers escape them."""
+    """What a finding is about: source id and URI — raw; callers escape them. The HTTP status
+    is not among them: the message of every finding that has one says it (TC315, TC319)."""
     parts = []
     if finding.source_id is not None:
         parts.append(f"source {finding.source_id}")
     if finding.uri is not None:
         parts.append(f"uri {finding.uri}")
-    if finding.status is not None:
-        parts.append(f"HTTP status {finding.status}")
     return parts

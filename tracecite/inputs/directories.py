@@ -1,0 +1,87 @@
+"""Directory arguments: ``tracecite check docs/`` checks the files under ``docs`` that the
+configured globs select.
+
+The globs are the hook's (``notes``, ``traces`` and ``exclude`` of ``.tracecite.toml`` or
+``[tool.tracecite]``, found as the hook finds them, else the defaults), matched by the hook's
+own :func:`~tracecite.hook.selection.select`. Nothing else is skipped: a ``.git``, ``.venv`` or
+``node_modules`` folder is walked unless an exclude glob names it (an excluded folder is never
+entered). Symbolic links to files are taken like files; symbolic links to folders are not
+followed, so a walk never leaves the directory given or loops. The files come in sorted order
+of their path, folder by folder, each after the files of the folder above it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tracecite.codes import Code
+from tracecite.findings import Finding
+
+if TYPE_CHECKING:  # imported where used: a run without a directory needs neither
+    from tracecite.settings import Settings
+
+
+@dataclass(frozen=True)
+class Expanded:
+    """The inputs with every directory replaced by the files it selects, and TC101 for each
+    directory that selects none."""
+
+    paths: tuple[str, ...]
+    findings: tuple[Finding, ...] = ()
+
+
+def expand_directories(paths: Sequence[str], *, notes: bool = True,
+                       traces: bool = True) -> Expanded:
+    """Replace each directory among ``paths`` by the files under it that the notes globs (if
+    ``notes``) and the traces globs (if ``traces``) select and no exclude glob removes; other
+    paths stay as they are, in place. The configuration is read only when a directory is
+    given (a bad one is TC104, :class:`~tracecite.errors.ConfigError`)."""
+    if not any(os.path.isdir(p) for p in paths):
+        return Expanded(tuple(paths))
+    from tracecite.config import discover
+    from tracecite.hook.selection import leaves_out, select
+    from tracecite.settings import Settings
+
+    config = discover(None)
+    configured = Settings(**{name: value for name, value in config.values.items()
+                             if name in ("notes", "traces", "exclude")})
+    # Only the globs: the command's other settings never come from the configuration.
+    globs = Settings(config_path=config.path, notes=configured.notes if notes else (),
+                     traces=configured.traces if traces else (), exclude=configured.exclude)
+    out: list[str] = []
+    findings: list[Finding] = []
+    for path in paths:
+        if not os.path.isdir(path):
+            out.append(path)
+            continue
+        chosen = select(_files_under(path, lambda d: leaves_out(d, globs)), globs)
+        if not chosen:
+            findings.append(Finding(Code.INPUT_UNREADABLE, _selects_nothing(globs), file=path))
+        out.extend(chosen)
+    return Expanded(tuple(out), tuple(findings))
+
+
+def _files_under(top: str, pruned: Callable[[str], bool]) -> Iterator[str]:
+    """Every file under ``top`` (symbolic links to files too), folder by folder in sorted
+    order; folders that ``pruned`` names, and symbolic links to folders, are not entered."""
+    for folder, subfolders, files in os.walk(top, followlinks=False):
+        subfolders[:] = sorted(d for d in subfolders
+                               if not pruned(os.path.join(folder, d)))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if os.path.isfile(path):  # a regular file, or a link to one
+                yield os.path.normpath(path)
+
+
+def _selects_nothing(globs: Settings) -> str:
+    kinds = []
+    if globs.notes:
+        kinds.append(f"notes: {', '.join(globs.notes)}")
+    if globs.traces:
+        kinds.append(f"traces: {', '.join(globs.traces)}")
+    if globs.exclude:
+        kinds.append(f"exclude: {', '.join(globs.exclude)}")
+    return f"directory holds no file the globs select ({'; '.join(kinds)})"
