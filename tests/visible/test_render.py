@@ -120,9 +120,8 @@ def test_a_leading_byte_order_mark_is_dropped() -> None:
         "<p>ok</p><textarea>SECRET</textarea>",
         "<p>ok</p><noembed>SECRET</noembed><noframes>SECRET</noframes>",
         "<p>ok</p><iframe>SECRET</iframe>",
-        "<p>ok</p><object data=x><p>SECRET</p></object>",
+        "<p>ok</p><object data=x><param name=SECRET value=SECRET></object>",
         "<p>ok</p><video><p>SECRET</p></video><audio controls>SECRET</audio>",
-        "<p>ok</p><canvas>SECRET</canvas>",
         "<p>ok</p><embed src=x>",
         "<p>ok</p><datalist><option>SECRET</option></datalist>",
         "<p>ok</p><progress value=1 max=2>SECRET</progress><meter>SECRET</meter>",
@@ -133,6 +132,26 @@ def test_invisible_containers(page: str) -> None:
     text = shown(page)
     assert "SECRET" not in text
     assert "ok" in text
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        # A canvas draws nothing without a script: its fallback is what a browser renders.
+        ("<p>a</p><canvas width=9><p>Canvas fallback</p></canvas>", "a Canvas fallback"),
+        ("x<canvas>in<b>line</b></canvas>y", "xinliney"),  # inline, like an unknown element
+        # An object TraceCite does not load (none is loaded) shows its fallback; a <param>
+        # shows nothing, and a nested object's fallback shows in turn.
+        ("<object data=movie.swf type=application/x-shockwave-flash>"
+         "<param name=movie value=movie.swf><p>Get the plug-in</p></object>", "Get the plug-in"),
+        ("<object data=a.svg>outer <object data=b.png>inner <embed src=c></object></object>",
+         "outer inner"),
+        ("<p>x<object>fallback</object>y</p>", "xfallbacky"),
+        ("<object hidden>SECRET</object><object style=display:none>SECRET</object>ok", "ok"),
+    ],
+)
+def test_canvas_and_object_fallback_is_visible(page: str, expected: str) -> None:
+    assert shown(page) == expected
 
 
 def test_ruby_text_is_visible_and_parentheses_are_not() -> None:

@@ -10,14 +10,17 @@ recursion (:mod:`~tracecite.visible.render`). Block boundaries, table rows and `
 Not visible, following SPEC §4 and the browser's default rendering: ``<head>`` (``<title>``,
 ``<meta>``, ``<link>``), ``<script>``, ``<style>``, ``<template>``, comments, attribute values,
 ``[hidden]`` elements, ``<textarea>`` text, a closed ``<details>`` except its first ``<summary>``,
-a ``<dialog>`` without ``open``, ``<noembed>``, ``<noframes>``, ``<datalist>``, ``<rp>``, the
-fallback content of ``<iframe>``, ``<object>``, ``<embed>``, ``<video>``, ``<audio>``,
-``<canvas>``, ``<meter>`` and ``<progress>``, SVG ``<title>``/``<desc>``/``<metadata>`` (and SVG
+a ``<dialog>`` without ``open``, ``<noembed>``, ``<noframes>``, ``<datalist>``, ``<rp>``,
+``<param>``, the fallback content of ``<iframe>``, ``<video>``, ``<audio>``, ``<meter>`` and
+``<progress>`` (``<embed>`` is void: it has none), SVG ``<title>``/``<desc>``/``<metadata>`` (and SVG
 character data outside ``<text>``, which SVG never paints), MathML ``<annotation>``/
 ``<annotation-xml>`` (and all but the first child of ``<semantics>``), and every element whose
 inline ``style`` (:mod:`~tracecite.visible.style`) makes it ``display: none`` or
 ``visibility: hidden``/``collapse``. ``<select>`` options are visible, one per line, as in
-Chromium's ``innerText``.
+Chromium's ``innerText``. The fallback content of ``<canvas>`` and ``<object>`` (nested objects
+included) is visible: with scripts off a canvas draws nothing and a browser renders its
+fallback instead, and TraceCite loads no sub-resource, so an object is never rendered and a
+browser shows its fallback.
 
 Stylesheets (``<style>`` rules, linked CSS) are not applied (SPEC §4): text that a page hides
 or transforms with CSS is still found here, and text CSS shows as generated content is not.

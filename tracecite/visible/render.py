@@ -83,14 +83,16 @@ _BLOCK_TAGS: Final = (
     "xmp",
 )
 # display: none in the UA stylesheet, or content never rendered as text: the raw text of
-# <iframe>/<noembed>/<noframes>, the fallback of embedded media and of the <meter>/<progress>
-# widgets, the value of a <textarea>.
+# <iframe>/<noembed>/<noframes>, the fallback of <video>/<audio> and of the <meter>/<progress>
+# widgets, the value of a <textarea>. Not here: <canvas> and <object>, whose fallback content a
+# browser renders with scripts off (a canvas needs a script to draw anything) or when it does
+# not render the object (TraceCite loads no sub-resources), nested objects included; their
+# <param> children are display:none. <embed> is void: it has no content to show.
 _HIDDEN_TAGS: Final = (
     "area",
     "audio",
     "base",
     "basefont",
-    "canvas",
     "datalist",
     "embed",
     "head",
@@ -100,7 +102,6 @@ _HIDDEN_TAGS: Final = (
     "meter",
     "noembed",
     "noframes",
-    "object",
     "param",
     "progress",
     "rp",
