@@ -20,7 +20,18 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Final
 
-from tracecite.visible.style import BLOCK, CELL, INLINE, NONE, ROW, inline_style, svg_presentation
+from tracecite.visible.style import (
+    BLOCK,
+    CELL,
+    INLINE,
+    LOWERCASE,
+    NONE,
+    ROW,
+    UPPERCASE,
+    inline_style,
+    svg_presentation,
+)
+from tracecite.visible.transform import Capitalized, capitalize
 
 __all__ = ["render"]
 
@@ -148,6 +159,12 @@ _SVG_TEXT: Final = frozenset(("text", "tspan", "textPath", "a"))
 _F_VISIBLE: Final = 1  # computed visibility of the parent is "visible"
 _F_BLOCKIFY: Final = 2  # the parent is a flex or grid container: children become blocks
 _F_SVG_TEXT: Final = 4  # inside an SVG <text>, where character data is painted
+_TRANSFORM_SHIFT: Final = 3
+_F_TRANSFORM: Final = 3 << _TRANSFORM_SHIFT  # the inherited text-transform (style.UPPERCASE, …)
+_F_UPPERCASE: Final = UPPERCASE << _TRANSFORM_SHIFT
+_F_LOWERCASE: Final = LOWERCASE << _TRANSFORM_SHIFT
+# Form controls reset text-transform in the UA stylesheet (input, textarea, select, button).
+_TRANSFORM_RESET: Final = frozenset(("button", "select"))
 
 # What of an element's content is rendered.
 _ALL: Final = 0  # its text and every child
@@ -173,7 +190,8 @@ def render(root: ET.Element) -> str:
     while stack:
         item = pop()
         if isinstance(item, str):
-            emit(item)
+            # A capitalized text depends on the character before it, known only now.
+            emit(item if type(item) is str else capitalize(item, out))
             continue
         node, flags = item
         tag = node.tag
@@ -209,15 +227,33 @@ def render(root: ET.Element) -> str:
             if summary is not None:
                 push((summary, child_flags))
             continue
+        transform = child_flags & _F_TRANSFORM
         if shows_text and node.text:
-            emit(node.text)
+            emit(_transformed(node.text, transform, out) if transform else node.text)
         first = _first_element(node) if content == _FIRST_CHILD else None
         for child in reversed(node):
             if shows_text and child.tail:
-                push(child.tail)
+                push(_transformed(child.tail, transform, None) if transform else child.tail)
             if first is None or child is first:
                 push((child, child_flags))
     return "".join(out)
+
+
+def _transformed(text: str, transform: int, out: list[str] | None) -> str:
+    """``text`` with the case ``transform`` (flag bits) applies; a capitalized text is done at
+    once after ``out``, or marked to be done when it is emitted (``out`` None)."""
+    if transform == _F_UPPERCASE:
+        return text.upper()  # full case mapping, as innerText: "ß" is "SS"
+    if transform == _F_LOWERCASE:
+        return text.lower()
+    return capitalize(text, out) if out is not None else Capitalized(text)
+
+
+def _with_transform(flags: int, transform: int | None) -> int:
+    """``flags`` with the text-transform an element declares (None: inherited as it is)."""
+    if transform is None:
+        return flags
+    return (flags & ~_F_TRANSFORM) | (transform << _TRANSFORM_SHIFT)
 
 
 def _html(tag: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
@@ -226,9 +262,13 @@ def _html(tag: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
     if kind == NONE:
         return None  # never rendered, whatever the page's style says (SPEC §4)
     child_flags = flags & ~(_F_BLOCKIFY | _F_SVG_TEXT)
+    if child_flags & _F_TRANSFORM and tag in _TRANSFORM_RESET:
+        child_flags &= ~_F_TRANSFORM
     content = _ALL
     if attrib:
-        display, visibility = inline_style(attrib.get("style", ""))
+        display, visibility, transform = inline_style(attrib.get("style", ""))
+        if transform is not None:
+            child_flags = _with_transform(child_flags, transform)
         if display is None:
             # UA-stylesheet display:none, which an inline display overrides.
             if "hidden" in attrib or (tag == "dialog" and "open" not in attrib):
@@ -269,9 +309,12 @@ def _svg(local: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
         shows_text = False  # SVG paints character data only inside <text>
     if attrib:
         # Presentation attributes first, so that the style attribute overrides them.
-        display, visibility = inline_style(svg_presentation(attrib) + attrib.get("style", ""))
+        # text-transform is no presentation attribute (SVG 2 §6.6): only style sets it.
+        display, visibility, transform = inline_style(
+            svg_presentation(attrib) + attrib.get("style", ""))
         if display is not None and display[0] == NONE:
             return None
+        child_flags = _with_transform(child_flags, transform)
         if visibility is not None:
             child_flags = _with_visibility(child_flags, visibility)
     return kind, child_flags, shows_text, _ALL
@@ -293,7 +336,8 @@ def _mathml(local: str, attrib: dict[str, str], flags: int) -> _Rendering | None
     elif local in ("semantics", "maction"):
         content = _FIRST_CHILD  # MathML Core renders only the first child
     if attrib:
-        display, visibility = inline_style(attrib.get("style", ""))
+        display, visibility, transform = inline_style(attrib.get("style", ""))
+        child_flags = _with_transform(child_flags, transform)
         if display is not None:
             if display[0] == NONE:
                 return None
