@@ -196,6 +196,33 @@ def test_optgroups_and_buttons_and_labels() -> None:
     assert shown(page) == "Name one"
 
 
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        # Chromium's innerText of a <select>: the text of every option among its descendants,
+        # one per line, and nothing else in it (since the customizable-select changes the
+        # parser keeps more there, and innerText looks through all of it).
+        ("<select><option>A<b>B</b>C</option><div>D</div>E<option>F</select>after",
+         "ABC F after"),
+        ("<select><button>Pick</button><option>One</option></select>", "One"),
+        ("<select><optgroup label=G><option>one<option>two</optgroup><option>three</select>",
+         "one two three"),
+        ("<select><datalist><option>listed</option></datalist></select>", "listed"),
+        # An option's text: all of it but scripts, whitespace collapsed, hidden parts included.
+        ("<select><option> a \n b <script>s</script><!--c-->x<span hidden>y</span></select>",
+         "a b xy"),
+        ("<select><option hidden>still listed</select>", "still listed"),
+        # A select that is not rendered shows nothing.
+        ("<select hidden><option>SECRET</select>ok", "ok"),
+        ("<select style='visibility:hidden'><option>SECRET</select>ok", "ok"),
+        # An option outside a select is a line of its text.
+        ("<div>ab<option>12</option>cd</div>", "ab 12 cd"),
+    ],
+)
+def test_select_shows_its_options_and_nothing_else(page: str, expected: str) -> None:
+    assert shown(page) == expected
+
+
 # --- details, dialog --------------------------------------------------------------------------
 
 

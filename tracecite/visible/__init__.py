@@ -16,8 +16,9 @@ a ``<dialog>`` without ``open``, ``<noembed>``, ``<noframes>``, ``<datalist>``, 
 (and SVG character data outside ``<text>``, which SVG never paints), MathML ``<annotation>``/
 ``<annotation-xml>`` (and all but the first child of ``<semantics>``), and every element whose
 inline ``style`` (:mod:`~tracecite.visible.style`) makes it ``display: none`` or
-``visibility: hidden``/``collapse``. ``<select>`` options are visible, one per line, as in
-Chromium's ``innerText``. The fallback content of ``<canvas>`` and ``<object>`` (nested objects
+``visibility: hidden``/``collapse``. Of a ``<select>``, the text of its options (all of them, among
+its descendants) is visible, one per line, and nothing else in it, as in Chromium's
+``innerText``. The fallback content of ``<canvas>`` and ``<object>`` (nested objects
 included) is visible: with scripts off a canvas draws nothing and a browser renders its
 fallback instead, and TraceCite loads no sub-resource, so an object is never rendered and a
 browser shows its fallback.

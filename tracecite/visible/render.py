@@ -17,6 +17,7 @@ them with a space. As in CSS, an inline ``display`` other than ``none`` override
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from typing import Final
 
@@ -171,6 +172,9 @@ _ALL: Final = 0  # its text and every child
 _SUMMARY: Final = 1  # a closed <details>: its first <summary> child and nothing else
 _FIRST_CHILD: Final = 2  # MathML <semantics>/<maction>: the first child element alone
 _LINE_BREAK: Final = 3  # <br>: a line break in its place
+_OPTIONS: Final = 4  # <select>: the text of its options, one per line, and nothing else
+_OPTION_TEXT: Final = 5  # <option>: its text, as one line
+_SPECIAL_CONTENT: Final = {"br": _LINE_BREAK, "select": _OPTIONS, "option": _OPTION_TEXT}
 
 _Rendering = tuple[int, int, bool, int]
 """How one element renders: (display kind, flags for its children, whether its own character
@@ -226,6 +230,10 @@ def render(root: ET.Element) -> str:
             summary = _first_summary(node)
             if summary is not None:
                 push((summary, child_flags))
+            continue
+        if content >= _OPTIONS:  # _OPTIONS or _OPTION_TEXT
+            if shows_text:
+                emit(_select_text(node) if content == _OPTIONS else _option_text(node))
             continue
         transform = child_flags & _F_TRANSFORM
         if shows_text and node.text:
@@ -288,9 +296,7 @@ def _html(tag: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
         return None
     elif tag == "details":
         content = _SUMMARY
-    if tag == "br":
-        content = _LINE_BREAK
-    return kind, child_flags, True, content
+    return kind, child_flags, True, _SPECIAL_CONTENT.get(tag, content)
 
 
 def _svg(local: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
@@ -351,6 +357,58 @@ def _mathml(local: str, attrib: dict[str, str], flags: int) -> _Rendering | None
 def _with_visibility(flags: int, visible: bool) -> int:
     """``flags`` with the visibility an element declares, which its children inherit."""
     return (flags | _F_VISIBLE) if visible else (flags & ~_F_VISIBLE)
+
+
+def _select_text(select: ET.Element) -> str:
+    """What ``innerText`` shows of a ``<select>``: the text of each ``<option>`` and
+    ``<optgroup>`` among its descendants (Chromium looks through all of them since the
+    customizable-select changes), one per line. Nothing else inside a select is rendered."""
+    return _options_text(select, nested_groups=True)
+
+
+def _options_text(container: ET.Element, *, nested_groups: bool) -> str:
+    """The options among the descendants of ``container``, each on a line of its own; in a
+    select (``nested_groups``) an ``<optgroup>`` gives its options, in an optgroup a nested one
+    gives nothing (as Chromium)."""
+    lines: list[str] = []
+    stack = list(reversed(container))
+    while stack:
+        node = stack.pop()
+        tag = node.tag
+        if tag == "option":
+            lines.append(f"\n{_option_text(node)}\n")
+        elif tag == "optgroup":
+            if nested_groups:
+                lines.append(f"\n{_options_text(node, nested_groups=False)}\n")
+        elif type(tag) is str:
+            stack.extend(reversed(node))
+    return "".join(lines)
+
+
+def _option_text(option: ET.Element) -> str:
+    """An option's ``text``: all the text inside it but that of scripts, ASCII whitespace
+    stripped and collapsed, as Chromium's ``innerText`` shows it (the element boundaries,
+    styles and ``hidden`` attributes inside an option play no part)."""
+    pieces: list[str] = [option.text or ""]
+    stack: list[ET.Element | str] = list(reversed(option))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            pieces.append(item)
+            continue
+        if item.tail:
+            stack.append(item.tail)
+        tag = item.tag
+        if type(tag) is not str or tag in _SCRIPTS:
+            continue  # a comment, or a script: no text of the option
+        if item.text:
+            pieces.append(item.text)
+        stack.extend(reversed(item))
+    return _ASCII_WHITESPACE.sub(" ", "".join(pieces)).strip(" ")
+
+
+_SCRIPTS: Final = frozenset(("script", _SVG + "script"))
+_ASCII_WHITESPACE: Final = re.compile(r"[\t\n\f\r ]+")
 
 
 def _first_summary(details: ET.Element) -> ET.Element | None:
