@@ -4,10 +4,12 @@ applied to the visible text, inherited and reset, as ``innerText`` shows it."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.visible.conftest import shown
 from tracecite.visible import visible_text
-from tracecite.visible.transform import capitalize
+from tracecite.visible.transform import _capitalize, capitalize
 
 # --- capitalize -------------------------------------------------------------------------------
 
@@ -34,6 +36,16 @@ from tracecite.visible.transform import capitalize
 )
 def test_capitalize(text: str, expected: str) -> None:
     assert capitalize(text) == expected
+
+
+@given(st.text(st.sampled_from("aZ0_ .:',;-\u00a0\u00e9\u0301"), max_size=12),
+       st.sampled_from(["", "a", " ", "'", "9", "\u00e9", "\u00a0"]))
+def test_capitalize_of_ascii_is_the_same_as_one_character_at_a_time(
+    text: str, before: str,
+) -> None:
+    # capitalize() takes a faster way for ASCII text; _capitalize() is the reference.
+    ascii_text = "".join(c for c in text if c.isascii())
+    assert capitalize(ascii_text, [before]) == _capitalize(ascii_text, before or " ")
 
 
 def test_capitalize_continues_the_text_before_it() -> None:

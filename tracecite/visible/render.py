@@ -232,8 +232,10 @@ def render(root: ET.Element) -> str:
                 push((summary, child_flags))
             continue
         if content >= _OPTIONS:  # _OPTIONS or _OPTION_TEXT
-            if shows_text:
-                emit(_select_text(node) if content == _OPTIONS else _option_text(node))
+            text = "" if not shows_text else (
+                _select_text(node) if content == _OPTIONS else _option_text(node))
+            if text:
+                emit(text)
             continue
         transform = child_flags & _F_TRANSFORM
         if shows_text and node.text:

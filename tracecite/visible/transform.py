@@ -29,6 +29,7 @@ an inline block between two texts does not end a word here, where it does in Chr
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Final
 
@@ -50,6 +51,11 @@ _EXTEND_CATEGORIES: Final = frozenset(("Mn", "Me", "Mc", "Cf"))
 _NOT_EXTEND: Final = frozenset("\u200b")  # a zero-width space is a boundary, not a format mark
 
 
+# In ASCII text (no marks, no format characters), a lower-case letter starts a word unless a
+# letter, digit or "_" is before it, or a letter and a ".", ":" or "'" are.
+_ASCII_WORD_START: Final = re.compile(r"(?<![A-Za-z0-9_])(?<![A-Za-z][.:'])[a-z]")
+
+
 def capitalize(text: str, out: list[str] | None = None) -> str:
     """``text`` capitalized as Chromium does it after the text already in ``out``."""
     previous = " "
@@ -58,6 +64,19 @@ def capitalize(text: str, out: list[str] | None = None) -> str:
             if piece:
                 previous = piece[-1]
                 break
+    if text.isascii():
+        # The same rules as below, at the speed of a regular expression.
+        context = previous if previous.isascii() else ("a" if _is_word(previous) else " ")
+        return _ASCII_WORD_START.sub(_upper, context + text)[1:]
+    return _capitalize(text, previous)
+
+
+def _upper(match: re.Match[str]) -> str:
+    return match.group().upper()
+
+
+def _capitalize(text: str, previous: str) -> str:
+    """`capitalize`, one character at a time, after the character ``previous``."""
     result: list[str] = []
     # The last two characters that are not combining or format marks, before this one.
     before, last = " ", _word_char(previous)
