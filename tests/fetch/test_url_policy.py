@@ -12,6 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.fetch.conftest import HTML, MakeFetcher, redirect
+from tests.fetch.servers import HTTPTestServer, Reply
 from tests.fetch.ssrf_urls import LITERAL_ADDRESSES, NAMES, REFUSED
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy
@@ -144,7 +146,7 @@ ACCEPTED: tuple[tuple[str, Target], ...] = (
     ("https://example.com/a%2", Target("https", "example.com", 443, "/a%252", None)),
     ("https://example.com/?q=%", Target("https", "example.com", 443, "/?q=%25", None)),
     ("https://example.com/%00", Target("https", "example.com", 443, "/%00", None)),
-    ("https://example.com/%2e%2E/", Target("https", "example.com", 443, "/%2E%2E/", None)),
+    ("https://example.com/%2e%2E/", Target("https", "example.com", 443, "/", None)),
     ("https://example.com/%c3%a4?%e2", Target("https", "example.com", 443, "/%C3%A4?%E2", None)),
     ("https://example.com/a/./b/../c", Target("https", "example.com", 443, "/a/c", None)),
     (
@@ -356,6 +358,75 @@ def test_redirect_refused(no_network: None, base: str, location: str | None, cod
         follow_redirect(parse_target(base), location)
     assert caught.value.code is code, caught.value.detail
     assert caught.value.detail.isascii() and caught.value.detail.isprintable()
+
+
+# --- dot segments, plain and percent-encoded (SPEC §4 "Paths") ------------------------------
+
+# WHATWG URL's single-dot and double-dot segments: "." and ".." with any dot written "%2e" in
+# either case. Everything else (more dots, "%2F", a dot beside other characters) is a name.
+DOT_SEGMENTS = (
+    ("/a/b/%2e%2e/c", "/a/c"),
+    ("/a/b/%2E%2E/c", "/a/c"),
+    ("/a/b/.%2e/c", "/a/c"),
+    ("/a/b/%2e./c", "/a/c"),
+    ("/a/b/.%2E/c", "/a/c"),
+    ("/a/b/%2E%2e/c", "/a/c"),
+    ("/a/b/%2e/c", "/a/b/c"),
+    ("/a/b/%2E/c", "/a/b/c"),
+    ("/a/b/%2e", "/a/b/"),
+    ("/a/b/%2e%2e", "/a/"),
+    ("/a/b/%2e%2e?x=%2e%2e/y", "/a/?x=%2E%2E/y"),  # the query keeps its dots
+    ("/%2e%2e/%2e%2e/x", "/x"),  # never above the root
+    ("/a/%2e%2e%2e/c", "/a/%2E%2E%2E/c"),
+    ("/a/%2e%2e%2fc", "/a/%2E%2E%2Fc"),  # %2F is not a separator: one segment
+    ("/a/b/%2e%2e%2F..%2fc", "/a/b/%2E%2E%2F..%2Fc"),
+    ("/a/x%2e%2e/c", "/a/x%2E%2E/c"),
+    ("/a/%2ex/c", "/a/%2Ex/c"),
+    ("/a/%252e%252e/c", "/a/%252e%252e/c"),  # an encoded "%" then "2e": no dot
+    ("/a/%2/c", "/a/%252/c"),
+)
+
+
+@pytest.mark.parametrize(("path", "expected"), DOT_SEGMENTS)
+def test_encoded_dot_segments_are_removed(no_network: None, path: str, expected: str) -> None:
+    assert parse_target(f"https://example.com{path}").path == expected
+
+
+@pytest.mark.parametrize(
+    ("location", "expected"),
+    [
+        ("%2e%2e/c", "https://example.com/c"),
+        ("%2E./c", "https://example.com/c"),
+        ("./%2e%2e/%2e%2e/c", "https://example.com/c"),
+        ("%2e", "https://example.com/a/"),
+        ("/x/%2e%2e/y", "https://example.com/y"),
+        ("https://other.example/p/.%2E/q", "https://other.example/q"),
+        ("//other.example/p/%2e%2e/q", "https://other.example/q"),
+        ("%2e%2e%2fc", "https://example.com/a/%2E%2E%2Fc"),
+    ],
+)
+def test_redirect_removes_encoded_dot_segments(
+    no_network: None, location: str, expected: str,
+) -> None:
+    # A refresh target is resolved by the same function as a Location.
+    assert follow_redirect(parse_target(HTTPS_BASE), location).url == expected
+
+
+@pytest.mark.network
+def test_fetcher_requests_the_path_without_encoded_dot_segments(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher,
+) -> None:
+    http_server.routes["/a/c"] = Reply(200, HTML, b"<p>c</p>")
+    http_server.routes["/a/b/moved"] = redirect(302, "%2e%2e/x/%2e%2E/c")
+    http_server.routes["/a/x/refresh"] = Reply(
+        200, (*HTML, ("Refresh", "0; url=%2E./b/.%2e/c")), b"wait")
+    fetcher = make_fetcher(http=http_server.port)
+    assert fetcher.fetch("http://example.test/a/b/%2e%2e/c").url == "http://example.test/a/c"
+    assert fetcher.fetch("http://example.test/a/b/%2e/moved").url == "http://example.test/a/c"
+    assert fetcher.fetch("http://example.test/a/x/%2e/refresh").url == "http://example.test/a/c"
+    assert [r.path for r in http_server.requests] == [
+        "/a/c", "/a/b/moved", "/a/c", "/a/x/refresh", "/a/c",
+    ]
 
 
 # --- properties -----------------------------------------------------------------------------

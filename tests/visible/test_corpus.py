@@ -85,11 +85,10 @@ _INVISIBLE_TAGS = frozenset(
         "noembed",
         "noframes",
         "iframe",
-        "object",
         "video",
         "audio",
-        "canvas",
         "datalist",
+        "param",
     )
 ) | {_SVG + "title", _SVG + "desc", _SVG + "metadata", _MATHML + "annotation"}
 _STYLE_HIDES = re.compile(r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)", re.I)

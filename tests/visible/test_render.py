@@ -120,9 +120,8 @@ def test_a_leading_byte_order_mark_is_dropped() -> None:
         "<p>ok</p><textarea>SECRET</textarea>",
         "<p>ok</p><noembed>SECRET</noembed><noframes>SECRET</noframes>",
         "<p>ok</p><iframe>SECRET</iframe>",
-        "<p>ok</p><object data=x><p>SECRET</p></object>",
+        "<p>ok</p><object data=x><param name=SECRET value=SECRET></object>",
         "<p>ok</p><video><p>SECRET</p></video><audio controls>SECRET</audio>",
-        "<p>ok</p><canvas>SECRET</canvas>",
         "<p>ok</p><embed src=x>",
         "<p>ok</p><datalist><option>SECRET</option></datalist>",
         "<p>ok</p><progress value=1 max=2>SECRET</progress><meter>SECRET</meter>",
@@ -133,6 +132,26 @@ def test_invisible_containers(page: str) -> None:
     text = shown(page)
     assert "SECRET" not in text
     assert "ok" in text
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        # A canvas draws nothing without a script: its fallback is what a browser renders.
+        ("<p>a</p><canvas width=9><p>Canvas fallback</p></canvas>", "a Canvas fallback"),
+        ("x<canvas>in<b>line</b></canvas>y", "xinliney"),  # inline, like an unknown element
+        # An object TraceCite does not load (none is loaded) shows its fallback; a <param>
+        # shows nothing, and a nested object's fallback shows in turn.
+        ("<object data=movie.swf type=application/x-shockwave-flash>"
+         "<param name=movie value=movie.swf><p>Get the plug-in</p></object>", "Get the plug-in"),
+        ("<object data=a.svg>outer <object data=b.png>inner <embed src=c></object></object>",
+         "outer inner"),
+        ("<p>x<object>fallback</object>y</p>", "xfallbacky"),
+        ("<object hidden>SECRET</object><object style=display:none>SECRET</object>ok", "ok"),
+    ],
+)
+def test_canvas_and_object_fallback_is_visible(page: str, expected: str) -> None:
+    assert shown(page) == expected
 
 
 def test_ruby_text_is_visible_and_parentheses_are_not() -> None:
@@ -175,6 +194,33 @@ def test_every_option_label_of_a_select_is_visible() -> None:
 def test_optgroups_and_buttons_and_labels() -> None:
     page = "<label>Name</label><select><optgroup label=G><option>one</optgroup></select>"
     assert shown(page) == "Name one"
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        # Chromium's innerText of a <select>: the text of every option among its descendants,
+        # one per line, and nothing else in it (since the customizable-select changes the
+        # parser keeps more there, and innerText looks through all of it).
+        ("<select><option>A<b>B</b>C</option><div>D</div>E<option>F</select>after",
+         "ABC F after"),
+        ("<select><button>Pick</button><option>One</option></select>", "One"),
+        ("<select><optgroup label=G><option>one<option>two</optgroup><option>three</select>",
+         "one two three"),
+        ("<select><datalist><option>listed</option></datalist></select>", "listed"),
+        # An option's text: all of it but scripts, whitespace collapsed, hidden parts included.
+        ("<select><option> a \n b <script>s</script><!--c-->x<span hidden>y</span></select>",
+         "a b xy"),
+        ("<select><option hidden>still listed</select>", "still listed"),
+        # A select that is not rendered shows nothing.
+        ("<select hidden><option>SECRET</select>ok", "ok"),
+        ("<select style='visibility:hidden'><option>SECRET</select>ok", "ok"),
+        # An option outside a select is a line of its text.
+        ("<div>ab<option>12</option>cd</div>", "ab 12 cd"),
+    ],
+)
+def test_select_shows_its_options_and_nothing_else(page: str, expected: str) -> None:
+    assert shown(page) == expected
 
 
 # --- details, dialog --------------------------------------------------------------------------

@@ -5,7 +5,17 @@ from __future__ import annotations
 import pytest
 
 from tests.visible.conftest import shown
-from tracecite.visible.style import BLOCK, CELL, INLINE, NONE, ROW, inline_style
+from tracecite.visible.style import (
+    BLOCK,
+    CAPITALIZE,
+    CELL,
+    INLINE,
+    LOWERCASE,
+    NONE,
+    ROW,
+    UPPERCASE,
+    inline_style,
+)
 
 
 def test_inline_display_overrides_the_hidden_attribute_as_in_css() -> None:
@@ -112,4 +122,31 @@ def test_a_hidden_br_does_not_break() -> None:
 def test_a_declaration_block_gives_its_display_and_visibility(
     style: str, expected: tuple[object, object],
 ) -> None:
-    assert inline_style(style) == expected
+    assert inline_style(style)[:2] == expected
+
+
+@pytest.mark.parametrize(
+    ("style", "expected"),
+    [
+        ("color: red", None),
+        ("transform: rotate(3deg)", None),
+        ("text-transform: uppercase", UPPERCASE),
+        ("TEXT-TRANSFORM:LOWERCASE", LOWERCASE),
+        ("text-transform: /* c */ capitalize", CAPITALIZE),
+        ("text-transform: none", 0),
+        ("text-transform: initial", 0),
+        ("text-transform: math-auto", 0),
+        ("text-transform: full-width", 0),  # valid, and no case: it resets an inherited one
+        ("text-transform: full-width uppercase full-size-kana", UPPERCASE),
+        ("text-transform: inherit", None),
+        ("text-transform: unset", None),
+        ("text-transform: uppercase lowercase", None),  # invalid: ignored
+        ("text-transform: bogus; color: red", None),
+        ("text-transform: uppercase; text-transform: bogus", UPPERCASE),
+        ("text-transform: uppercase !important; text-transform: none", UPPERCASE),
+        ("text-transform: uppercase; text-transform: none", 0),
+        ("display: none; text-transform: lowercase", LOWERCASE),
+    ],
+)
+def test_a_declaration_block_gives_its_text_transform(style: str, expected: int | None) -> None:
+    assert inline_style(style)[2] == expected

@@ -31,7 +31,11 @@ Decisions (each one a refusal of a form some parser reads differently):
   full-width digits, values over 65535, a second colon) is TC300.
 - Path and query are percent-encoded to an ASCII request target (UTF-8 for non-ASCII; a ``%`` that
   does not start an escape becomes ``%25``; escapes are upper-cased), dot segments are removed
-  (RFC 3986 §5.2.4), an empty path is ``/``, and the fragment is dropped.
+  (RFC 3986 §5.2.4), an empty path is ``/``, and the fragment is dropped. As in browsers (WHATWG
+  URL), a segment that is ``.`` or ``..`` once ``%2e`` (any case) is read as a dot is a dot
+  segment too: ``/a/b/%2e%2e/c`` asks for ``/a/c``, the page a browser shows. ``%2F`` is not a
+  separator. This applies to every URL this module builds: the URL as given, a redirect's
+  ``Location`` and a refresh target (both resolved by `follow_redirect`).
 """
 
 from __future__ import annotations
@@ -282,18 +286,37 @@ def _percent_encode(text: str, safe: frozenset[int]) -> str:
 
 
 def _remove_dot_segments(path: str) -> str:
-    """RFC 3986 §5.2.4 for a path starting with ``/``: resolve ``.`` and ``..`` segments."""
+    """RFC 3986 §5.2.4 for a path starting with ``/``: resolve ``.`` and ``..`` segments, and
+    their percent-encoded forms as WHATWG URL reads them (``%2e``, ``.%2e``, ``%2E%2e``, …)."""
+    if "." not in path and "%2" not in path:
+        return path  # the common case: no segment can be a dot segment
     segments = path.split("/")[1:]
     out: list[str] = []
+    dots = 0
     for segment in segments:
-        if segment == "..":
+        dots = _dot_segment(segment)
+        if dots == 2:
             if out:
                 out.pop()
-        elif segment != ".":
+        elif not dots:
             out.append(segment)
-    if segments and segments[-1] in (".", ".."):
-        out.append("")
+    if dots:
+        out.append("")  # a path ending in a dot segment ends in "/"
     return "/" + "/".join(out)
+
+
+def _dot_segment(segment: str) -> int:
+    """1 for a ``.`` segment, 2 for ``..`` (either possibly percent-encoded), else 0."""
+    if len(segment) > 6 or not segment:
+        return 0
+    # "%2e" in any case is a dot (WHATWG "single-dot" and "double-dot" segments); "%2F" stays
+    # an ordinary character of the segment, never a separator.
+    decoded = segment.replace("%2e", ".").replace("%2E", ".")
+    if decoded == ".":
+        return 1
+    if decoded == "..":
+        return 2
+    return 0
 
 
 def _show(text: str, limit: int = 40) -> str:

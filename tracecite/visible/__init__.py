@@ -10,14 +10,26 @@ recursion (:mod:`~tracecite.visible.render`). Block boundaries, table rows and `
 Not visible, following SPEC §4 and the browser's default rendering: ``<head>`` (``<title>``,
 ``<meta>``, ``<link>``), ``<script>``, ``<style>``, ``<template>``, comments, attribute values,
 ``[hidden]`` elements, ``<textarea>`` text, a closed ``<details>`` except its first ``<summary>``,
-a ``<dialog>`` without ``open``, ``<noembed>``, ``<noframes>``, ``<datalist>``, ``<rp>``, the
-fallback content of ``<iframe>``, ``<object>``, ``<embed>``, ``<video>``, ``<audio>``,
-``<canvas>``, ``<meter>`` and ``<progress>``, SVG ``<title>``/``<desc>``/``<metadata>`` (and SVG
-character data outside ``<text>``, which SVG never paints), MathML ``<annotation>``/
+a ``<dialog>`` without ``open``, ``<noembed>``, ``<noframes>``, ``<datalist>``, ``<rp>``,
+``<param>``, the fallback content of ``<iframe>``, ``<video>``, ``<audio>``, ``<meter>`` and
+``<progress>`` (``<embed>`` is void: it has none), SVG ``<title>``/``<desc>``/``<metadata>``
+(and SVG character data outside ``<text>``, which SVG never paints), MathML ``<annotation>``/
 ``<annotation-xml>`` (and all but the first child of ``<semantics>``), and every element whose
 inline ``style`` (:mod:`~tracecite.visible.style`) makes it ``display: none`` or
-``visibility: hidden``/``collapse``. ``<select>`` options are visible, one per line, as in
-Chromium's ``innerText``.
+``visibility: hidden``/``collapse``. Of a ``<select>``, the text of its options (all of them, among
+its descendants) is visible, one per line, and nothing else in it, as in Chromium's
+``innerText``. The fallback content of ``<canvas>`` and ``<object>`` (nested objects
+included) is visible: with scripts off a canvas draws nothing and a browser renders its
+fallback instead, and TraceCite loads no sub-resource, so an object is never rendered and a
+browser shows its fallback.
+
+An inline ``text-transform`` (``uppercase``, ``lowercase``, ``capitalize``; inherited, reset by
+``none`` and by form controls, as in the UA stylesheet) is applied as ``innerText`` applies it:
+full case mappings (``ß`` in capitals is ``SS``), and capitalize as Chromium does it
+(:mod:`~tracecite.visible.transform`). Out of scope: ``full-width``, ``full-size-kana`` and
+MathML's ``math-auto`` (they change the form of characters, not their case: such text is kept
+as written), and the language-specific mappings a ``lang`` attribute selects (Turkish dotted
+``i``, Greek accents in capitals).
 
 Stylesheets (``<style>`` rules, linked CSS) are not applied (SPEC §4): text that a page hides
 or transforms with CSS is still found here, and text CSS shows as generated content is not.

@@ -17,10 +17,22 @@ them with a space. As in CSS, an inline ``display`` other than ``none`` override
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from typing import Final
 
-from tracecite.visible.style import BLOCK, CELL, INLINE, NONE, ROW, inline_style, svg_presentation
+from tracecite.visible.style import (
+    BLOCK,
+    CELL,
+    INLINE,
+    LOWERCASE,
+    NONE,
+    ROW,
+    UPPERCASE,
+    inline_style,
+    svg_presentation,
+)
+from tracecite.visible.transform import Capitalized, capitalize
 
 __all__ = ["render"]
 
@@ -83,14 +95,16 @@ _BLOCK_TAGS: Final = (
     "xmp",
 )
 # display: none in the UA stylesheet, or content never rendered as text: the raw text of
-# <iframe>/<noembed>/<noframes>, the fallback of embedded media and of the <meter>/<progress>
-# widgets, the value of a <textarea>.
+# <iframe>/<noembed>/<noframes>, the fallback of <video>/<audio> and of the <meter>/<progress>
+# widgets, the value of a <textarea>. Not here: <canvas> and <object>, whose fallback content a
+# browser renders with scripts off (a canvas needs a script to draw anything) or when it does
+# not render the object (TraceCite loads no sub-resources), nested objects included; their
+# <param> children are display:none. <embed> is void: it has no content to show.
 _HIDDEN_TAGS: Final = (
     "area",
     "audio",
     "base",
     "basefont",
-    "canvas",
     "datalist",
     "embed",
     "head",
@@ -100,7 +114,6 @@ _HIDDEN_TAGS: Final = (
     "meter",
     "noembed",
     "noframes",
-    "object",
     "param",
     "progress",
     "rp",
@@ -147,12 +160,21 @@ _SVG_TEXT: Final = frozenset(("text", "tspan", "textPath", "a"))
 _F_VISIBLE: Final = 1  # computed visibility of the parent is "visible"
 _F_BLOCKIFY: Final = 2  # the parent is a flex or grid container: children become blocks
 _F_SVG_TEXT: Final = 4  # inside an SVG <text>, where character data is painted
+_TRANSFORM_SHIFT: Final = 3
+_F_TRANSFORM: Final = 3 << _TRANSFORM_SHIFT  # the inherited text-transform (style.UPPERCASE, …)
+_F_UPPERCASE: Final = UPPERCASE << _TRANSFORM_SHIFT
+_F_LOWERCASE: Final = LOWERCASE << _TRANSFORM_SHIFT
+# Form controls reset text-transform in the UA stylesheet (input, textarea, select, button).
+_TRANSFORM_RESET: Final = frozenset(("button", "select"))
 
 # What of an element's content is rendered.
 _ALL: Final = 0  # its text and every child
 _SUMMARY: Final = 1  # a closed <details>: its first <summary> child and nothing else
 _FIRST_CHILD: Final = 2  # MathML <semantics>/<maction>: the first child element alone
 _LINE_BREAK: Final = 3  # <br>: a line break in its place
+_OPTIONS: Final = 4  # <select>: the text of its options, one per line, and nothing else
+_OPTION_TEXT: Final = 5  # <option>: its text, as one line
+_SPECIAL_CONTENT: Final = {"br": _LINE_BREAK, "select": _OPTIONS, "option": _OPTION_TEXT}
 
 _Rendering = tuple[int, int, bool, int]
 """How one element renders: (display kind, flags for its children, whether its own character
@@ -172,7 +194,8 @@ def render(root: ET.Element) -> str:
     while stack:
         item = pop()
         if isinstance(item, str):
-            emit(item)
+            # A capitalized text depends on the character before it, known only now.
+            emit(item if type(item) is str else capitalize(item, out))
             continue
         node, flags = item
         tag = node.tag
@@ -208,15 +231,39 @@ def render(root: ET.Element) -> str:
             if summary is not None:
                 push((summary, child_flags))
             continue
+        if content >= _OPTIONS:  # _OPTIONS or _OPTION_TEXT
+            text = "" if not shows_text else (
+                _select_text(node) if content == _OPTIONS else _option_text(node))
+            if text:
+                emit(text)
+            continue
+        transform = child_flags & _F_TRANSFORM
         if shows_text and node.text:
-            emit(node.text)
+            emit(_transformed(node.text, transform, out) if transform else node.text)
         first = _first_element(node) if content == _FIRST_CHILD else None
         for child in reversed(node):
             if shows_text and child.tail:
-                push(child.tail)
+                push(_transformed(child.tail, transform, None) if transform else child.tail)
             if first is None or child is first:
                 push((child, child_flags))
     return "".join(out)
+
+
+def _transformed(text: str, transform: int, out: list[str] | None) -> str:
+    """``text`` with the case ``transform`` (flag bits) applies; a capitalized text is done at
+    once after ``out``, or marked to be done when it is emitted (``out`` None)."""
+    if transform == _F_UPPERCASE:
+        return text.upper()  # full case mapping, as innerText: "ß" is "SS"
+    if transform == _F_LOWERCASE:
+        return text.lower()
+    return capitalize(text, out) if out is not None else Capitalized(text)
+
+
+def _with_transform(flags: int, transform: int | None) -> int:
+    """``flags`` with the text-transform an element declares (None: inherited as it is)."""
+    if transform is None:
+        return flags
+    return (flags & ~_F_TRANSFORM) | (transform << _TRANSFORM_SHIFT)
 
 
 def _html(tag: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
@@ -225,9 +272,13 @@ def _html(tag: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
     if kind == NONE:
         return None  # never rendered, whatever the page's style says (SPEC §4)
     child_flags = flags & ~(_F_BLOCKIFY | _F_SVG_TEXT)
+    if child_flags & _F_TRANSFORM and tag in _TRANSFORM_RESET:
+        child_flags &= ~_F_TRANSFORM
     content = _ALL
     if attrib:
-        display, visibility = inline_style(attrib.get("style", ""))
+        display, visibility, transform = inline_style(attrib.get("style", ""))
+        if transform is not None:
+            child_flags = _with_transform(child_flags, transform)
         if display is None:
             # UA-stylesheet display:none, which an inline display overrides.
             if "hidden" in attrib or (tag == "dialog" and "open" not in attrib):
@@ -247,9 +298,7 @@ def _html(tag: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
         return None
     elif tag == "details":
         content = _SUMMARY
-    if tag == "br":
-        content = _LINE_BREAK
-    return kind, child_flags, True, content
+    return kind, child_flags, True, _SPECIAL_CONTENT.get(tag, content)
 
 
 def _svg(local: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
@@ -268,9 +317,12 @@ def _svg(local: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
         shows_text = False  # SVG paints character data only inside <text>
     if attrib:
         # Presentation attributes first, so that the style attribute overrides them.
-        display, visibility = inline_style(svg_presentation(attrib) + attrib.get("style", ""))
+        # text-transform is no presentation attribute (SVG 2 §6.6): only style sets it.
+        display, visibility, transform = inline_style(
+            svg_presentation(attrib) + attrib.get("style", ""))
         if display is not None and display[0] == NONE:
             return None
+        child_flags = _with_transform(child_flags, transform)
         if visibility is not None:
             child_flags = _with_visibility(child_flags, visibility)
     return kind, child_flags, shows_text, _ALL
@@ -292,7 +344,8 @@ def _mathml(local: str, attrib: dict[str, str], flags: int) -> _Rendering | None
     elif local in ("semantics", "maction"):
         content = _FIRST_CHILD  # MathML Core renders only the first child
     if attrib:
-        display, visibility = inline_style(attrib.get("style", ""))
+        display, visibility, transform = inline_style(attrib.get("style", ""))
+        child_flags = _with_transform(child_flags, transform)
         if display is not None:
             if display[0] == NONE:
                 return None
@@ -306,6 +359,58 @@ def _mathml(local: str, attrib: dict[str, str], flags: int) -> _Rendering | None
 def _with_visibility(flags: int, visible: bool) -> int:
     """``flags`` with the visibility an element declares, which its children inherit."""
     return (flags | _F_VISIBLE) if visible else (flags & ~_F_VISIBLE)
+
+
+def _select_text(select: ET.Element) -> str:
+    """What ``innerText`` shows of a ``<select>``: the text of each ``<option>`` and
+    ``<optgroup>`` among its descendants (Chromium looks through all of them since the
+    customizable-select changes), one per line. Nothing else inside a select is rendered."""
+    return _options_text(select, nested_groups=True)
+
+
+def _options_text(container: ET.Element, *, nested_groups: bool) -> str:
+    """The options among the descendants of ``container``, each on a line of its own; in a
+    select (``nested_groups``) an ``<optgroup>`` gives its options, in an optgroup a nested one
+    gives nothing (as Chromium)."""
+    lines: list[str] = []
+    stack = list(reversed(container))
+    while stack:
+        node = stack.pop()
+        tag = node.tag
+        if tag == "option":
+            lines.append(f"\n{_option_text(node)}\n")
+        elif tag == "optgroup":
+            if nested_groups:
+                lines.append(f"\n{_options_text(node, nested_groups=False)}\n")
+        elif type(tag) is str:
+            stack.extend(reversed(node))
+    return "".join(lines)
+
+
+def _option_text(option: ET.Element) -> str:
+    """An option's ``text``: all the text inside it but that of scripts, ASCII whitespace
+    stripped and collapsed, as Chromium's ``innerText`` shows it (the element boundaries,
+    styles and ``hidden`` attributes inside an option play no part)."""
+    pieces: list[str] = [option.text or ""]
+    stack: list[ET.Element | str] = list(reversed(option))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            pieces.append(item)
+            continue
+        if item.tail:
+            stack.append(item.tail)
+        tag = item.tag
+        if type(tag) is not str or tag in _SCRIPTS:
+            continue  # a comment, or a script: no text of the option
+        if item.text:
+            pieces.append(item.text)
+        stack.extend(reversed(item))
+    return _ASCII_WHITESPACE.sub(" ", "".join(pieces)).strip(" ")
+
+
+_SCRIPTS: Final = frozenset(("script", _SVG + "script"))
+_ASCII_WHITESPACE: Final = re.compile(r"[\t\n\f\r ]+")
 
 
 def _first_summary(details: ET.Element) -> ET.Element | None:

@@ -1,9 +1,11 @@
-"""Inline ``style``: the ``display`` and ``visibility`` an element's declarations set.
+"""Inline ``style``: the ``display``, ``visibility`` and ``text-transform`` an element's
+declarations set.
 
 A ``style`` attribute is read the way the CSS cascade reads one declaration block: names are
 case-insensitive, comments and odd spacing are allowed, ``!important`` beats a later normal
 declaration, otherwise the last valid declaration wins, and invalid values are ignored. Only
-``display`` and ``visibility`` matter to the text; every other property is skipped.
+``display``, ``visibility`` and ``text-transform`` matter to the text; every other property is
+skipped.
 
 A display is reduced to what it does to the text around the element (:data:`INLINE`,
 :data:`BLOCK`, :data:`ROW`, :data:`CELL` or :data:`NONE`) and whether it makes the element's
@@ -27,6 +29,19 @@ Display = tuple[int, bool] | None
 """(kind, makes its children blocks), or None when no valid ``display`` is declared."""
 Visibility = bool | None
 """True visible, False hidden, None when inherited or not declared."""
+
+# The case a text-transform applies (CSS Text 3 §2.1); 0 is none.
+UPPERCASE: Final = 1
+LOWERCASE: Final = 2
+CAPITALIZE: Final = 3
+Transform = int | None
+"""0 (none), :data:`UPPERCASE`, :data:`LOWERCASE` or :data:`CAPITALIZE`; None when inherited
+or not declared."""
+
+_CASE_TRANSFORMS: Final = {"uppercase": UPPERCASE, "lowercase": LOWERCASE, "capitalize": CAPITALIZE}
+# Valid beside a case keyword, or alone (then no case is applied): out of scope here, they
+# change the width or the form of characters, not their case.
+_OTHER_TRANSFORMS: Final = frozenset(("full-width", "full-size-kana"))
 
 _CSS_COMMENT: Final = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
 _IMPORTANT: Final = re.compile(r"!\s*important\s*\Z", re.IGNORECASE)
@@ -69,27 +84,36 @@ def svg_presentation(attrib: dict[str, str]) -> str:
 
 
 @lru_cache(maxsize=4096)  # pages repeat the same few style attributes many times
-def inline_style(style: str) -> tuple[Display, Visibility]:
-    """Parse one declaration block; return the ``display`` and ``visibility`` it sets."""
+def inline_style(style: str) -> tuple[Display, Visibility, Transform]:
+    """Parse one declaration block; return the ``display``, ``visibility`` and
+    ``text-transform`` it sets."""
     lowered = style.lower()
-    if "display" not in lowered and "visibility" not in lowered:
-        return None, None  # the common case, without tokenising anything
+    if "display" not in lowered and "visibility" not in lowered and "transform" not in lowered:
+        return None, None, None  # the common case, without tokenising anything
     display: Display = None
     visibility: Visibility = None
-    display_important = visibility_important = False
+    transform: Transform = None
+    display_important = visibility_important = transform_important = False
     for declaration in _split_declarations(_CSS_COMMENT.sub(" ", lowered)):
         name, colon, value = declaration.partition(":")
         if not colon:
             continue
         name = name.strip()
-        if name not in ("display", "visibility"):
+        if name not in ("display", "visibility", "text-transform"):
             continue
         important_match = _IMPORTANT.search(value)
         important = important_match is not None
         if important_match is not None:
             value = value[: important_match.start()]
         value = value.strip()
-        if name == "display":
+        if name == "text-transform":
+            if transform_important and not important:
+                continue
+            valid, parsed_transform = _parse_transform(value)
+            if valid:
+                transform = parsed_transform
+                transform_important = important
+        elif name == "display":
             if display_important and not important:
                 continue
             valid, parsed_display = _parse_display(value)
@@ -108,7 +132,26 @@ def inline_style(style: str) -> tuple[Display, Visibility]:
             else:
                 continue
             visibility_important = important
-    return display, visibility
+    return display, visibility, transform
+
+
+def _parse_transform(value: str) -> tuple[bool, Transform]:
+    """Map a ``text-transform`` value to (valid, the case it applies)."""
+    case = _CASE_TRANSFORMS.get(value)
+    if case is not None:
+        return True, case
+    if value in ("none", "initial", "math-auto"):
+        return True, 0
+    if value in _CSS_WIDE:
+        return True, None  # inherit, unset (an inherited property) and revert: the parent's
+    # [capitalize | uppercase | lowercase] || full-width || full-size-kana, in any order.
+    words = value.split()
+    if not words or len(words) > 3 or len(set(words)) != len(words):
+        return False, None
+    cases = [_CASE_TRANSFORMS[word] for word in words if word in _CASE_TRANSFORMS]
+    if len(cases) > 1 or len(cases) + sum(w in _OTHER_TRANSFORMS for w in words) != len(words):
+        return False, None
+    return True, (cases[0] if cases else 0)
 
 
 def _parse_display(value: str) -> tuple[bool, Display]:
