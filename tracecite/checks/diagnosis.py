@@ -81,48 +81,70 @@ _STEPS = ("case", "typography", "invisible", "wrapped", "ellipsis", "boundary")
 _WHERE = ("script", "style", "template", "comment", "attribute", "head", "hidden-element")
 """Where a hidden quote may be, the most specific first (a script in the head is a script)."""
 
-_TYPOGRAPHY_RE = re.compile("[" + "".join(TYPOGRAPHY) + "]")
 _MARKS = frozenset("'\"\u2018\u2019\u201a\u201b\u2032\u201c\u201d\u201e\u2033\u00ab\u00bb"
                    "\u2039\u203a")
 """Quotation marks a quote may be wrapped in: those folded by ``typography``, and guillemets."""
+_PLACES = {"script": "script", "style": "style", "template": "template", "head": "head",
+           **dict.fromkeys(("noembed", "noframes", "iframe", "textarea", "datalist", "video",
+                            "audio", "canvas", "object", "embed", "meter", "progress", "rp"),
+                           "hidden-element")}
+"""Elements whose text a browser never shows, by the place a diagnosis names."""
+_HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)", re.I)
 _ELLIPSIS_RE = re.compile(r"\[ ?(?:\.\.\.|\u2026) ?\]|\.\.\.|\u2026")
 _CHUNK = 1024
 """Texts are folded in chunks of this many characters, so an offset in a fold can be traced
 back to the text (every fold maps each character on its own)."""
 
 
-_ASCII_RUNS = re.compile("[\x00-\x7f]+")
 
 
-def _distinct(text: str) -> frozenset[str]:
-    """The distinct non-ASCII characters of ``text`` (every character the folds change but
-    case is one of them)."""
-    return frozenset() if text.isascii() else frozenset(_ASCII_RUNS.sub("", text))
+@dataclass(frozen=True)
+class _Changes:
+    """The non-ASCII characters of a text that the folds change: those ``case`` lowers (with
+    their lower case), the typographic variants, and the format characters."""
+
+    cased: tuple[tuple[str, str], ...]
+    typography: tuple[str, ...]
+    invisible: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str) -> _Changes:
+        """Those of ``text``, from the set of its distinct non-ASCII characters (taken through
+        UTF-8, where every byte of a non-ASCII character is non-ASCII: one fast pass)."""
+        if text.isascii():  # an O(1) question
+            return _NO_CHANGES
+        distinct = set(text.encode("utf-8").translate(None, _ASCII_BYTES).decode("utf-8"))
+        cased = ((c, c.lower().replace("\u03c2", "\u03c3")) for c in sorted(distinct))
+        return cls(tuple((c, lower) for c, lower in cased if lower != c),
+                   tuple(sorted(distinct.intersection(TYPOGRAPHY))),
+                   tuple(sorted(c for c in distinct if unicodedata.category(c) == "Cf")))
 
 
-def _remover(characters: frozenset[str]) -> re.Pattern[str] | None:
-    """A pattern for the format characters (category Cf) among ``characters``, or None."""
-    found = sorted(c for c in characters if unicodedata.category(c) == "Cf")
-    return re.compile("[" + re.escape("".join(found)) + "]") if found else None
+_NO_CHANGES = _Changes((), (), ())
+_ASCII_BYTES = bytes(range(128))
 
 
-def _typography(match: re.Match[str]) -> str:
-    return TYPOGRAPHY[match.group()]
-
-
-def _fold(text: str, folds: frozenset[str], joined: bool,
-          invisible: re.Pattern[str] | None = None) -> str:
-    """``text`` with the text folds applied (``invisible``: the format characters it has, the
-    ones to remove), and without spaces when ``joined``; every step maps each character on
-    its own, whatever is around it."""
+def _fold(text: str, folds: frozenset[str], joined: bool, changes: _Changes) -> str:
+    """``text`` with the text folds applied (``changes``: the characters of the text they
+    change, or more), and without spaces when ``joined``. Every step maps each character on
+    its own, whatever is around it, so a text folded in pieces is the fold of the whole."""
+    ascii_only = text.isascii()
     if "case" in folds:
-        # lower() would give a final sigma its own form, by context: one sigma for all.
-        text = text.lower().replace("\u03c2", "\u03c3")
-    if not text.isascii():  # (an O(1) question) neither fold changes ASCII
+        if ascii_only:
+            text = text.lower()
+        else:
+            # bytes.lower() changes only A-Z, which in UTF-8 are never part of another
+            # character; str.lower() is many times slower on a text that is not all ASCII.
+            text = text.encode("utf-8").lower().decode("utf-8")
+            for char, lower in changes.cased:  # one sigma for all: lower() has two, by context
+                text = text.replace(char, lower)
+    if not ascii_only:
         if "typography" in folds:
-            text = _TYPOGRAPHY_RE.sub(_typography, text)
-        if "invisible" in folds and invisible is not None:
-            text = invisible.sub("", text)
+            for char in changes.typography:
+                text = text.replace(char, TYPOGRAPHY[char])
+        if "invisible" in folds:
+            for char in changes.invisible:
+                text = text.replace(char, "")
     if joined:
         text = text.replace(" ", "")
     return text
@@ -130,9 +152,9 @@ def _fold(text: str, folds: frozenset[str], joined: bool,
 
 @dataclass(frozen=True)
 class _Folded:
-    """A text folded chunk by chunk: the fold and where each chunk of the text starts in it."""
+    """A text folded in chunks of :data:`_CHUNK` characters: where each chunk starts in the
+    fold (to trace an offset in the fold back to the text)."""
 
-    text: str
     starts: list[int]
 
 
@@ -164,9 +186,9 @@ class Diagnoser:
     def __init__(self, texts: Sequence[str], page: HtmlPage | None = None) -> None:
         self._texts = list(texts)
         self._page = page
-        self._folded: dict[tuple[int, frozenset[str], bool], _Folded] = {}
-        self._distincts: dict[int, frozenset[str]] = {}
-        self._removers: dict[int, re.Pattern[str] | None] = {}
+        self._folded: dict[tuple[int, frozenset[str], bool], str] = {}
+        self._chunked: dict[tuple[int, frozenset[str], bool], _Folded] = {}
+        self._changes: dict[int, _Changes] = {}
         self._hidden: dict[str, str] | None = None
         self._scripts = 0
 
@@ -193,53 +215,51 @@ class Diagnoser:
 
     # -- folds and quote transforms -----------------------------------------------------------
 
-    def _applies(self, step: str, quote: str) -> bool:
-        """Whether ``step`` can change anything for ``quote`` on these texts."""
+    def _applies(self, step: str, quote: str, changes: _Changes) -> bool:
+        """Whether ``step`` can change anything for ``quote`` (which has ``changes``) on these
+        texts."""
+        indexes = range(len(self._texts))
         if step == "case":
-            return quote.lower() != quote.upper() or any(
-                t.lower() != t for t in self._texts)
+            return quote.lower() != quote.upper()  # the quote has a cased letter
         if step == "typography":
-            return bool(_TYPOGRAPHY_RE.search(quote)) or any(
-                not self._distinct(i).isdisjoint(TYPOGRAPHY) for i in range(len(self._texts)))
+            return bool(changes.typography) or any(self._changes_of(i).typography
+                                                   for i in indexes)
         if step == "invisible":
-            return _remover(_distinct(quote)) is not None or any(
-                self._invisible(i) is not None for i in range(len(self._texts)))
+            return bool(changes.invisible) or any(self._changes_of(i).invisible for i in indexes)
         if step == "wrapped":
             return _unwrapped(quote) is not None
         if step == "ellipsis":
             return bool(_ELLIPSIS_RE.search(quote))
         return " " in quote or any(" " in t for t in self._texts)
 
-    def _distinct(self, index: int) -> frozenset[str]:
-        distinct = self._distincts.get(index)
-        if distinct is None:
-            distinct = self._distincts[index] = _distinct(self._texts[index])
-        return distinct
-
-    def _invisible(self, index: int) -> re.Pattern[str] | None:
-        if index not in self._removers:
-            self._removers[index] = _remover(self._distinct(index))
-        return self._removers[index]
+    def _changes_of(self, index: int) -> _Changes:
+        changes = self._changes.get(index)
+        if changes is None:
+            changes = self._changes[index] = _Changes.of(self._texts[index])
+        return changes
 
     def _smallest_fold(self, quote: str) -> _Found | None:
         """The smallest combination of folds and transforms that finds the quote, or None.
 
         Each step only ever finds more, so the combination of every step that applies is tried
         first: when it misses, no smaller one is tried. At most 2^6 combinations in all."""
-        steps = [s for s in _STEPS if self._applies(s, quote)]
-        if not steps or self._find(quote, tuple(steps)) is None:
-            return None
-        for size in range(1, len(steps) + 1):
-            for combination in itertools.combinations(steps, size):
-                found = self._find(quote, combination)
-                if found is not None:
-                    return found
-        return None  # not reached: the largest combination was found above
+        changes = _Changes.of(quote)
+        steps = [s for s in _STEPS if self._applies(s, quote, changes)]
+        # Without boundary first: its fold of the text (without spaces) is needed less often.
+        for part in ([s for s in steps if s != "boundary"], steps):
+            if not part or self._find(quote, changes, tuple(part)) is None:
+                continue
+            for size in range(1, len(part) + 1):
+                for combination in itertools.combinations(part, size):
+                    found = self._find(quote, changes, combination)
+                    if found is not None:
+                        return found
+        return None
 
-    def _find(self, quote: str, steps: tuple[str, ...]) -> _Found | None:
+    def _find(self, quote: str, changes: _Changes, steps: tuple[str, ...]) -> _Found | None:
         folds = frozenset(s for s in steps if s in _TEXT_FOLDS)
         joined = "boundary" in steps
-        q = _fold(quote, folds, False, _remover(_distinct(quote))).strip()
+        q = _fold(quote, folds, False, changes).strip()
         if "wrapped" in steps:
             unwrapped = _unwrapped(q)
             if unwrapped is None:
@@ -252,28 +272,51 @@ class Diagnoser:
         if not parts:
             return None
         for index in range(len(self._texts)):
-            spans = _in_order(self._fold_text(index, folds, joined).text, parts)
+            spans = _in_order(self._fold_text(index, folds, joined), parts)
             if spans is not None:
                 return _Found(steps, index, spans)
         return None
 
-    def _fold_text(self, index: int, folds: frozenset[str], joined: bool) -> _Folded:
-        """Text ``index`` folded, once per source: folds that change nothing in it are left
-        out, so the combinations that differ only by them share one fold."""
-        if "typography" in folds and self._distinct(index).isdisjoint(TYPOGRAPHY):
+    def _key(self, index: int, folds: frozenset[str], joined: bool
+             ) -> tuple[int, frozenset[str], bool]:
+        """Folds that change nothing in text ``index`` left out, so that the combinations that
+        differ only by them share one fold."""
+        changes = self._changes_of(index)
+        if not changes.typography:
             folds -= {"typography"}
-        invisible = self._invisible(index)
-        if invisible is None:
+        if not changes.invisible:
             folds -= {"invisible"}
-        key = (index, folds, joined)
+        return index, folds, joined
+
+    def _fold_text(self, index: int, folds: frozenset[str], joined: bool) -> str:
+        """Text ``index`` folded, once per source: each fold is one step from a smaller one
+        (the spaces go last, the folds in their order), and every fold is kept."""
+        key = self._key(index, folds, joined)
+        folds = key[1]
         folded = self._folded.get(key)
         if folded is None:
-            text = self._texts[index]
-            pieces = [_fold(text[i:i + _CHUNK], folds, joined, invisible)
-                      for i in range(0, len(text), _CHUNK)]
-            starts = [0, *itertools.accumulate(len(p) for p in pieces)][:-1] or [0]
-            folded = self._folded[key] = _Folded("".join(pieces), starts)
+            last: frozenset[str] = frozenset()
+            if joined:
+                base, step_joined = self._fold_text(index, folds, False), True
+            elif folds:
+                step = [f for f in _TEXT_FOLDS if f in folds][-1]
+                base = self._fold_text(index, folds - {step}, False)
+                last, step_joined = frozenset((step,)), False
+            else:
+                return self._texts[index]
+            folded = self._folded[key] = _fold(base, last, step_joined, self._changes_of(index))
         return folded
+
+    def _fold_chunks(self, index: int, folds: frozenset[str], joined: bool) -> _Folded:
+        """Where each chunk of text ``index`` starts in its fold (only for ``characters``)."""
+        key = self._key(index, folds, joined)
+        chunked = self._chunked.get(key)
+        if chunked is None:
+            text, changes = self._texts[index], self._changes_of(index)
+            lengths = (len(_fold(text[i:i + _CHUNK], key[1], joined, changes))
+                       for i in range(0, len(text), _CHUNK))
+            chunked = self._chunked[key] = _Folded([0, *itertools.accumulate(lengths)])
+        return chunked
 
     def _characters(self, quote: str, found: _Found) -> tuple[str, ...] | None:
         """The code points of the fold in the quote and in the stretch of the page found."""
@@ -288,10 +331,10 @@ class Diagnoser:
         folds = frozenset(s for s in found.steps if s in _TEXT_FOLDS)
         joined = "boundary" in found.steps
         text = self._texts[found.text_index]
-        folded = self._fold_text(found.text_index, folds, joined)
-        invisible = self._invisible(found.text_index)
+        chunks = self._fold_chunks(found.text_index, folds, joined)
+        changes = self._changes_of(found.text_index)
         for start, end in found.spans:
-            seen.update(_original(text, folded, start, end, folds, joined, invisible))
+            seen.update(_original(text, chunks, start, end, folds, joined, changes))
         return tuple(f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip()
                      for c in sorted(seen) if any(w(c) for w in wanted))
 
@@ -309,28 +352,28 @@ class Diagnoser:
 
     def _hidden_texts(self) -> dict[str, str]:
         """The text of each place in the markup, NFC, without whitespace; separate pieces are
-        kept apart by a NUL (which no normalised quote of a page contains)."""
+        kept apart by a NUL (which no normalised quote of a page contains). One walk of the
+        tree, once per page."""
         import xml.etree.ElementTree as ET
 
         assert self._page is not None
-        root = self._page.root
         pieces: dict[str, list[str]] = {where: [] for where in _WHERE}
-        scripts = 0
-        for name in ("script", "style", "template"):
-            for element in root.iter(name):
-                text = "".join(element.itertext())
-                if name == "script":
-                    scripts += len(text)
-                pieces[name].append(text)
-        self._scripts = scripts
-        pieces["comment"] = [c.text or "" for c in root.iter(ET.Comment)]  # type: ignore[arg-type]
-        attribute = pieces["attribute"]
-        for element in root.iter():
-            if element.items():
-                attribute.extend(element.attrib.values())
-        for name, where in (("head", "head"), ("body", "hidden-element")):
-            for element in root.iter(name):
+        attributes = pieces["attribute"]
+        for element in self._page.root.iter():
+            tag = element.tag
+            if not isinstance(tag, str):
+                if tag is ET.Comment:
+                    pieces["comment"].append(element.text or "")
+                continue
+            where = _PLACES.get(tag)
+            attrib = element.attrib if element.items() else None
+            if attrib is not None:
+                attributes.extend(attrib.values())
+                if where is None and _hides(tag, attrib):
+                    where = "hidden-element"
+            if where is not None:
                 pieces[where].append("".join(element.itertext()))
+        self._scripts = sum(len(t) for t in pieces["script"])
         return {where: "".join(unicodedata.normalize("NFC", "\x00".join(texts)).split())
                 for where, texts in pieces.items()}
 
@@ -358,6 +401,14 @@ class Diagnoser:
         return best
 
 
+def _hides(tag: str, attrib: dict[str, str]) -> bool:
+    """Whether an element's attributes hide it (``hidden``, an inline style that hides it, a
+    closed ``<dialog>`` or ``<details>``): roughly, since only the rendered text decides."""
+    if "hidden" in attrib or _HIDING_STYLE.search(attrib.get("style", "")):
+        return True
+    return tag in ("dialog", "details") and "open" not in attrib
+
+
 def _unwrapped(quote: str) -> str | None:
     """The quote without the quotation marks around it, or None when it has none."""
     if len(quote) > 2 and quote[0] in _MARKS and quote[-1] in _MARKS:
@@ -380,14 +431,14 @@ def _in_order(text: str, parts: Sequence[str]) -> list[tuple[int, int]] | None:
 
 
 def _original(text: str, folded: _Folded, start: int, end: int, folds: frozenset[str],
-              joined: bool, invisible: re.Pattern[str] | None) -> set[str]:
+              joined: bool, changes: _Changes) -> set[str]:
     """The characters of ``text`` that the stretch ``start:end`` of its fold comes from."""
     first = max(0, bisect.bisect_right(folded.starts, start) - 1)
     last = max(0, bisect.bisect_right(folded.starts, max(start, end - 1)) - 1)
     offset = folded.starts[first]
     out: set[str] = set()
     for char in text[first * _CHUNK:(last + 1) * _CHUNK]:
-        width = len(_fold(char, folds, joined, invisible))
+        width = len(_fold(char, folds, joined, changes))
         if (offset + width > start and offset < end) or (width == 0 and start < offset < end):
             out.add(char)
         offset += width
