@@ -13,23 +13,31 @@ The kinds, in the order of preference of SPEC §8.1:
   ``…``, ``[...]`` or ``[…]`` found in order), and ``boundary`` (spaces ignored on both sides,
   which finds words that a block, cell or ``<br>`` separates on the page, or that an inline
   join runs together). The smallest combination of these that finds the quote is the diagnosis
-  (fewest kinds first, then the earliest kinds); every one of them only ever finds more, so when
-  the combination of all that apply misses, none is tried further;
+  (fewest kinds first, then the earliest kinds), looked for first without ``boundary`` (whose
+  fold of the page, without spaces, costs the most) and then with it. Every step only ever
+  finds more, so when the combination of all that apply misses, no smaller one is tried;
 - ``hidden`` (HTML): found, spaces ignored, in the text of the page's ``script``, ``style`` or
   ``template`` elements, its comments, its attribute values, its ``head``, or, for
-  ``hidden-element``, in the text of its ``body`` that the browser does not show;
+  ``hidden-element``, of an element that hides its content (a ``hidden`` attribute, an inline
+  style with ``display: none`` or ``visibility: hidden``, a closed ``<dialog>`` or
+  ``<details>``, or an element whose content a browser never shows, such as ``<noembed>``,
+  ``<iframe>`` or ``<textarea>``), in that order of preference;
 - ``script-rendered`` (HTML): the visible text is under 1,000 characters while the text of the
   page's script elements is at least half of its markup;
 - ``partial`` and ``none``: the longest run (below) is at least half of the quote, or not.
 
-The longest run: the quote is cut from its start into greedy runs. A run starts at an offset
-and takes the longest stretch of the quote from there that occurs on the page as one piece
-(found by extending it one character at a time, from its leftmost occurrence onwards, so
-each run costs at most one scan of the text); the next run starts at the character where the
-run stopped (one further on after a character found nowhere). The longest of these runs (the
-first of equal ones) is reported: ``matched_chars`` is its length and ``first_difference`` the
-0-based offset in the normalised quote of the first character after it (``quote_chars`` when
-it reaches the quote's end), so ``first_difference - matched_chars`` is where it starts.
+The longest run (``partial``): the quote is cut from its start into greedy runs. A run starts
+at an offset and takes the longest stretch of the quote from there that occurs in the text as
+one piece (found by extending it one character at a time from its leftmost occurrence
+onwards, so each run costs at most one scan of the text); the next run starts at the character
+where the run stopped (one further on after a character found nowhere). The longest of these
+runs (the first of equal ones) is reported: ``matched_chars`` is its length and
+``first_difference`` the 0-based offset in the normalised quote of the first character after
+it (``quote_chars`` when it reaches the quote's end), so ``first_difference - matched_chars``
+is where it starts. Only a run of at least half the quote counts (``none`` has no run, only
+``quote_chars``): runs that start too late to be that long are not looked for, and a run that
+long holds one of the quote's aligned blocks of a quarter of its length, so when no block is
+in the text (the usual ``none``) a few scans tell, whatever the quote's length.
 
 For ``typography`` and ``invisible``, ``characters`` names the code points involved: those of
 the fold in the quote, and those in the stretch of the page where the folded quote was found.
@@ -94,8 +102,6 @@ _ELLIPSIS_RE = re.compile(r"\[ ?(?:\.\.\.|\u2026) ?\]|\.\.\.|\u2026")
 _CHUNK = 1024
 """Texts are folded in chunks of this many characters, so an offset in a fold can be traced
 back to the text (every fold maps each character on its own)."""
-
-
 
 
 @dataclass(frozen=True)
@@ -242,15 +248,21 @@ class Diagnoser:
         """The smallest combination of folds and transforms that finds the quote, or None.
 
         Each step only ever finds more, so the combination of every step that applies is tried
-        first: when it misses, no smaller one is tried. At most 2^6 combinations in all."""
+        first: when it misses, no smaller one is tried. Without boundary, then with it; at
+        most 2^6 combinations in all, each a search of a fold made once per source."""
         changes = _Changes.of(quote)
         steps = [s for s in _STEPS if self._applies(s, quote, changes)]
         # Without boundary first: its fold of the text (without spaces) is needed less often.
-        for part in ([s for s in steps if s != "boundary"], steps):
+        # The second pass tries only what the first could not: combinations with boundary.
+        passes = [[s for s in steps if s != "boundary"]] + ([steps] if "boundary" in steps else [])
+        for part in passes:
             if not part or self._find(quote, changes, tuple(part)) is None:
                 continue
+            second = part is steps
             for size in range(1, len(part) + 1):
                 for combination in itertools.combinations(part, size):
+                    if second and "boundary" not in combination:
+                        continue
                     found = self._find(quote, changes, combination)
                     if found is not None:
                         return found
