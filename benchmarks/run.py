@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             urls=300 if quick else 2000, hosts=6 if quick else 20,
             records=600 if quick else 5000, timeout=40 if quick else 120, log=log)),
         6: ("near-miss diagnosis", lambda: bench_diagnosis.figure(
-            n=16 if quick else 40, repeats=1 if quick else 3, log=log)),
+            n=40 if quick else 200, repeats=1 if quick else 3, log=log)),
     }
     failed = False
     for number in sorted(chosen):

@@ -49,7 +49,7 @@ def diagnose(quote: str, page: str = PAGE) -> Diagnosis:
 def diagnose_html(quote: str, markup: str) -> Diagnosis:
     """The diagnosis of ``quote`` on an HTML page, from the tree the visible-text pass built."""
     root, visible = parse_visible(markup)
-    return Diagnoser([normalise(visible)], HtmlPage(root, len(markup))).diagnose(quote)
+    return Diagnoser([normalise(visible)], HtmlPage(root, markup)).diagnose(quote)
 
 
 # ---- each kind ------------------------------------------------------------------------------
@@ -474,3 +474,23 @@ def test_no_canary_in_a_live_diagnosis(cli: Cli, site: Site, tmp_path: Path) -> 
         assert run.exit == 2
         check_canaries("stdout", run.out, fmt, SECRETS, fold=True)
         check_canaries("stderr", run.err, fmt, SECRETS, fold=True)
+
+
+def test_the_tree_is_walked_only_for_a_quote_whose_words_are_in_the_markup(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    walks: list[int] = []
+    real = Diagnoser._hidden_texts
+
+    def counting(self: Diagnoser) -> dict[str, str]:
+        walks.append(1)
+        return real(self)
+
+    monkeypatch.setattr(Diagnoser, "_hidden_texts", counting)
+    markup = "<p>" + "visible words " * 100 + "</p><script>the hidden words</script>"
+    root, visible = parse_visible(markup)
+    diagnoser = Diagnoser([normalise(visible)], HtmlPage(root, markup))
+    assert diagnoser.diagnose("zebras quietly grazing").kinds == ("none",)
+    assert walks == []
+    assert diagnoser.diagnose("the hidden words").where == "script"
+    assert diagnoser.diagnose("hidden words").where == "script"
+    assert walks == [1]  # once per page

@@ -98,6 +98,7 @@ _PLACES = {"script": "script", "style": "style", "template": "template", "head":
                            "hidden-element")}
 """Elements whose text a browser never shows, by the place a diagnosis names."""
 _HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)", re.I)
+_WORD = re.compile("[A-Za-z0-9]{3,}")
 _ELLIPSIS_RE = re.compile(r"\[ ?(?:\.\.\.|\u2026) ?\]|\.\.\.|\u2026")
 _CHUNK = 1024
 """Texts are folded in chunks of this many characters, so an offset in a fold can be traced
@@ -167,10 +168,10 @@ class _Folded:
 @dataclass(frozen=True)
 class HtmlPage:
     """What the diagnosis reads of an HTML page besides its visible text: the tree the
-    visible-text pass built (never parsed again) and the length of the markup."""
+    visible-text pass built (never parsed again) and the markup."""
 
     root: ET.Element
-    markup_chars: int
+    markup: str
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,7 @@ class Diagnoser:
         self._chunked: dict[tuple[int, frozenset[str], bool], _Folded] = {}
         self._changes: dict[int, _Changes] = {}
         self._hidden: dict[str, str] | None = None
-        self._scripts = 0
+        self._rendered: bool | None = None
 
     # -- the whole diagnosis ------------------------------------------------------------------
 
@@ -354,6 +355,12 @@ class Diagnoser:
 
     def _where_hidden(self, quote: str) -> str | None:
         """Where in the markup the quote is (spaces ignored), if it is there."""
+        assert self._page is not None
+        words = _WORD.findall(quote)
+        if words and max(words, key=len) not in self._page.markup:
+            # Its longest plain word is nowhere in the markup (a word of ASCII letters and
+            # digits is written as it is): no need to walk the tree for it.
+            return None
         if self._hidden is None:
             self._hidden = self._hidden_texts()
         q = quote.replace(" ", "")
@@ -371,21 +378,21 @@ class Diagnoser:
         assert self._page is not None
         pieces: dict[str, list[str]] = {where: [] for where in _WHERE}
         attributes = pieces["attribute"]
-        for element in self._page.root.iter():
-            tag = element.tag
-            if not isinstance(tag, str):
-                if tag is ET.Comment:
-                    pieces["comment"].append(element.text or "")
-                continue
-            where = _PLACES.get(tag)
-            attrib = element.attrib if element.items() else None
-            if attrib is not None:
+        places = _PLACES
+        comment: object = ET.Comment
+        for element in self._page.root.iter():  # a tight loop: a page has 100,000s of them
+            tag: object = element.tag
+            where = places.get(tag) if isinstance(tag, str) else None
+            items = element.items()
+            if items:
+                attrib = dict(items)
                 attributes.extend(attrib.values())
-                if where is None and _hides(tag, attrib):
+                if where is None and isinstance(tag, str) and _hides(tag, attrib):
                     where = "hidden-element"
             if where is not None:
                 pieces[where].append("".join(element.itertext()))
-        self._scripts = sum(len(t) for t in pieces["script"])
+            elif tag is comment:
+                pieces["comment"].append(element.text or "")
         return {where: "".join(unicodedata.normalize("NFC", "\x00".join(texts)).split())
                 for where, texts in pieces.items()}
 
@@ -394,9 +401,10 @@ class Diagnoser:
         assert self._page is not None
         if self._texts and len(self._texts[0]) >= SCRIPT_RENDERED_TEXT:
             return False
-        if self._hidden is None:
-            self._hidden = self._hidden_texts()
-        return 2 * self._scripts >= max(1, self._page.markup_chars)
+        if self._rendered is None:
+            scripts = sum(len("".join(s.itertext())) for s in self._page.root.iter("script"))
+            self._rendered = 2 * scripts >= max(1, len(self._page.markup))
+        return self._rendered
 
     # -- the longest run ----------------------------------------------------------------------
 
@@ -416,9 +424,9 @@ class Diagnoser:
 def _hides(tag: str, attrib: dict[str, str]) -> bool:
     """Whether an element's attributes hide it (``hidden``, an inline style that hides it, a
     closed ``<dialog>`` or ``<details>``): roughly, since only the rendered text decides."""
-    if "hidden" in attrib or _HIDING_STYLE.search(attrib.get("style", "")):
+    if "hidden" in attrib or ("style" in attrib and _HIDING_STYLE.search(attrib["style"])):
         return True
-    return tag in ("dialog", "details") and "open" not in attrib
+    return (tag == "dialog" or tag == "details") and "open" not in attrib
 
 
 def _unwrapped(quote: str) -> str | None:

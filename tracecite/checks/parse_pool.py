@@ -50,7 +50,7 @@ def match_quotes(kind: MatchKind, text: str, quotes: Sequence[str], *,
 
         root, visible = parse_visible(text, budget=budget)
         texts = [MatchText(visible)]
-        page = HtmlPage(root, len(text))
+        page = HtmlPage(root, text)
     elif kind is MatchKind.JSON:
         # Each string value on its own: joined, normalisation would turn the line breaks
         # between values into spaces and let a quote match across two of them.
