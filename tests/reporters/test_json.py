@@ -118,7 +118,7 @@ def test_cli_stdout_is_one_document(cli: Cli, tmp_path: Path) -> None:
             assert list(finding)[:7] == FIXED
             assert list(finding)[-1] == "message"
             assert set(finding) <= {*FIXED, "record", "claim", "citation", "source_id", "uri",
-                                    "status", "message"}
+                                    "status", "diagnosis", "message"}
             assert None not in [v for k, v in finding.items() if k not in FIXED]
 
 

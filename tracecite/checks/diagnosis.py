@@ -21,7 +21,9 @@ The kinds, in the order of preference of SPEC §8.1:
   ``hidden-element``, of an element that hides its content (a ``hidden`` attribute, an inline
   style with ``display: none`` or ``visibility: hidden``, a closed ``<dialog>`` or
   ``<details>``, or an element whose content a browser never shows, such as ``<noembed>``,
-  ``<iframe>`` or ``<textarea>``), in that order of preference;
+  ``<iframe>`` or ``<textarea>``), in that order of preference. The tree the visible-text pass
+  built is walked once per page, and only for a quote whose longest plain word (ASCII letters
+  and digits, which markup writes as they are) is somewhere in the markup;
 - ``script-rendered`` (HTML): the visible text is under 1,000 characters while the text of the
   page's script elements is at least half of its markup;
 - ``partial`` and ``none``: the longest run (below) is at least half of the quote, or not.
