@@ -13,8 +13,12 @@ from tracecite.cache import APPLICATION_ID, SqliteCache, is_flaky
 from tracecite.checks.live import Fetched
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
+from tracecite.findings import Diagnosis
 
 URL = "https://example.org/a"
+MISS = Diagnosis(("case", "typography"), quote_chars=2,
+                 characters=("U+2019 RIGHT SINGLE QUOTATION MARK",))
+"""A quote not found, with its diagnosis (which the cache keeps with the verdict)."""
 PAGE = Fetched(200, None, '"v1"', "Mon, 30 Nov 2026 10:00:00 GMT", "a" * 64)
 
 
@@ -50,13 +54,13 @@ def test_verdicts_are_fresh_then_revalidated_with_the_validators(tmp_path: Path)
     path = tmp_path / "c.sqlite"
     first = open_cache(path, clock)
     assert first.recall(URL, ["q1", "q2"]) is None
-    first.remember(URL, PAGE, ["q1", "q2"], [True, False])
+    first.remember(URL, PAGE, ["q1", "q2"], [True, MISS])
     first.close()
 
     second = open_cache(path, clock)
     fresh = second.recall(URL, ["q2", "q1"])
     assert fresh is not None and fresh.validators is None
-    assert fresh.verdicts == (False, True)  # in the order asked
+    assert fresh.verdicts == (MISS, True)  # in the order asked, the miss with its diagnosis
     assert second.recall(URL, ["q1", "q3"]) is None  # a quote never matched needs the page
     # The quote's normalised form is what counts.
     assert second.recall(URL, [" q1\u00a0"]) is not None
@@ -93,7 +97,7 @@ def test_a_304_keeps_the_verdicts_fresh_and_a_changed_page_drops_them(tmp_path: 
     kept = cache.recall(URL, ["q1"])
     assert kept is not None and kept.validators is None and kept.verdicts == (True,)
     # The same text adds verdicts; another text replaces them.
-    cache.remember(URL, PAGE, ["q2"], [False])
+    cache.remember(URL, PAGE, ["q2"], [MISS])
     cache.close()
     cache = open_cache(path, clock)
     assert cache.recall(URL, ["q1", "q2"]) is not None
@@ -190,6 +194,63 @@ def test_another_schema_is_a_warning(tmp_path: Path) -> None:
     db.commit()
     db.close()
     assert "schema 99" in _warning(open_cache(path))
+
+
+SCHEMA_1 = """
+CREATE TABLE pages (
+    uri TEXT PRIMARY KEY, fetched_at REAL NOT NULL, final_url TEXT, status INTEGER NOT NULL,
+    etag TEXT, last_modified TEXT, text_sha256 TEXT NOT NULL);
+CREATE TABLE verdicts (
+    uri TEXT NOT NULL, quote_sha256 TEXT NOT NULL, found INTEGER NOT NULL,
+    PRIMARY KEY (uri, quote_sha256));
+CREATE TABLE failures (
+    uri TEXT PRIMARY KEY, count INTEGER NOT NULL, failed_at REAL NOT NULL);
+"""
+"""The layout of the first version of the cache: verdicts without diagnoses."""
+
+
+def test_a_file_of_the_older_layout_is_upgraded_and_its_misses_need_the_page(
+        tmp_path: Path) -> None:
+    from tracecite.matching import digest
+
+    path = tmp_path / "c.sqlite"
+    clock = Clock()
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA_1)
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute("PRAGMA user_version = 1")
+    db.execute("INSERT INTO pages VALUES (?, ?, NULL, 200, NULL, NULL, ?)",
+               (URL, clock.now, PAGE.text_sha256))
+    db.executemany("INSERT INTO verdicts VALUES (?, ?, ?)",
+                   [(URL, digest("q1"), 1), (URL, digest("q2"), 0)])
+    db.commit()
+    db.close()
+    cache = open_cache(path, clock)
+    assert cache.warnings == []
+    kept = cache.recall(URL, ["q1"])
+    assert kept is not None and kept.verdicts == (True,)  # a match stands
+    assert cache.recall(URL, ["q1", "q2"]) is None  # a miss without its diagnosis: load again
+    cache.remember(URL, PAGE, ["q2"], [MISS])
+    cache.close()
+    cache = open_cache(path, clock)
+    kept = cache.recall(URL, ["q1", "q2"])
+    assert kept is not None and kept.verdicts == (True, MISS)
+    cache.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == cache_module.SCHEMA_VERSION
+
+
+def test_a_stored_diagnosis_that_is_not_ours_needs_the_page(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    clock = Clock()
+    cache = open_cache(path, clock)
+    cache.remember(URL, PAGE, ["q1", "q2"], [MISS, MISS])
+    cache.close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE verdicts SET diagnosis = ?", ('{"kinds": "x", "quote_chars": "2"}',))
+    cache = open_cache(path, clock)
+    assert cache.recall(URL, ["q1"]) is None
+    cache.close()
 
 
 def test_a_file_locked_too_long_is_a_warning(tmp_path: Path,

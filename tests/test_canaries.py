@@ -223,3 +223,53 @@ def test_names_are_shown_escaped_not_dropped(cli: Cli, inputs: Inputs) -> None:
     console = cli("check", "--evidence", inputs.evidence).out
     assert printable(canary("sid2")) in console
     assert printable(str(inputs.evidence)) in console
+
+
+# ---- near misses: a diagnosis says what is wrong without a word of the quote or the source ----
+
+NEAR_MISS_SECRETS = ["nearcontent", "nearquote", "nearother"]
+
+
+@pytest.fixture(scope="module")
+def near_misses(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A trace whose quotes miss their capture by every kind of diagnosis captured content can
+    have; the quotes and the content hold hostile canaries, in other cases and forms too."""
+    d = tmp_path_factory.mktemp("near-misses")
+    content = (f"{canary('nearcontent')} don\u2019t {canary('nearquote')} "
+               f"soft\u00adhyphen {canary('nearcontent')}")
+    quotes = [
+        canary("nearquote").upper(),  # case
+        f"don't {canary('nearquote')}",  # typography
+        f"\u201c{canary('nearquote')}\u201d",  # wrapped
+        "don\u2019t ... hyphen",  # ellipsis
+        "softhyphen",  # invisible
+        f"{canary('nearcontent')} don\u2019t {canary('nearother')}",  # partial
+        f"{canary('nearother')} {canary('nearother')}",  # none
+    ]
+    return write_trace(d / "near.jsonl", [
+        {"type": "tool_call", "run_id": "r", "call_id": "c", "tool": "t"},
+        {"type": "tool_result", "run_id": "r", "call_id": "c", "ok": True,
+         "sources": [{"id": "s", "uri": "https://example.com/a", "content": content}]},
+        {"type": "answer", "run_id": "r", "claims": [
+            {"text": "claim", "citations": [{"source_id": "s", "quote": q} for q in quotes]}]},
+    ])
+
+
+def test_near_misses_provoke_every_text_diagnosis(cli: Cli, near_misses: Path) -> None:
+    """The test below is only as good as the diagnoses it provokes."""
+    report = cli("check", "--evidence", near_misses, "--json").json()
+    kinds = [f["diagnosis"]["kinds"] for f in report["findings"]]
+    assert kinds == [["case"], ["typography"], ["wrapped"], ["ellipsis"],
+                     ["invisible"], ["partial"], ["none"]]
+
+
+@pytest.mark.parametrize("fmt", CANARY_FORMATS)
+def test_no_canary_in_a_diagnosis(cli: Cli, near_misses: Path, report_dir: Path,
+                                  monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    run, texts = _outputs(cli, ["check", "--evidence", near_misses], fmt, report_dir,
+                          monkeypatch)
+    assert run.exit == 2
+    for where, text in texts.items():
+        check_canaries(where, text, fmt, NEAR_MISS_SECRETS, fold=True)  # in any case
+        for character in ("\u2019", "\u00ad", "\u201c", "\u201d"):  # named, never shown
+            assert character not in text, (where, character)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import json
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -195,20 +196,31 @@ def test_only_a_cache_problem_is_exit_0(cli: Cli, tmp_path: Path, site: Site) ->
 
 def test_the_cache_keeps_no_page_text_quote_or_claim(cli: Cli, tmp_path: Path,
                                                      site: Site) -> None:
-    page = b"<html><body><p>CANARYPAGEX and the CANARYQUOTEX words</p></body></html>"
+    page = (b"<html><body><p>CANARYPAGEX and the CANARYQUOTEX words</p>"
+            b"<script>CANARYSCRIPTX</script></body></html>")
     site.pages["/c"] = (200, page, '"c1"')
     text = "---\n".join([
         note(claim="CANARYCLAIMX one", quote="the CANARYQUOTEX words", url=site.url("/c")),
         note(claim="CANARYCLAIMX two", quote="CANARYMISSINGX", url=site.url("/c")),
         note(claim="CANARYCLAIMX three", quote=FOUND, url=site.url("/page")),
+        # Near misses, whose diagnoses the cache keeps (SPEC §8.1): kinds, counts, names.
+        note(claim="CANARYCLAIMX four", quote="THE CANARYQUOTEX WORDS", url=site.url("/c")),
+        note(claim="CANARYCLAIMX five", quote="the CANARYQUOTEX words’ CANARYMISSINGX",
+             url=site.url("/c")),
+        note(claim="CANARYCLAIMX six", quote="CANARYSCRIPTX", url=site.url("/c")),
     ])
     notes = write_notes(tmp_path / "c.notes", text)
     cache = tmp_path / "verdicts.sqlite"
     assert cli("verify-notes", "--json", "--cache", cache, *site.net, notes).exit == 2
+    with sqlite3.connect(cache) as db:
+        stored = sorted(json.loads(d)["kinds"][0] for (d,) in db.execute(
+            "SELECT diagnosis FROM verdicts WHERE diagnosis IS NOT NULL"))
+    db.close()
+    assert stored == ["case", "hidden", "none", "partial"]
     data = cache.read_bytes()
     assert len(data) > 0
     for canary in (b"CANARYPAGEX", b"CANARYQUOTEX", b"CANARYCLAIMX", b"CANARYMISSINGX",
-                   b"Quotes must", b"word for word"):
+                   b"CANARYSCRIPTX", b"Quotes must", b"word for word"):
         assert canary not in data and canary.lower() not in data.lower()
     for leftover in tmp_path.glob("verdicts.sqlite*"):
         assert leftover == cache  # no journal left behind

@@ -3,19 +3,23 @@
 Per requested web page (by its stable URI, §3) the file keeps when it was fetched, where its
 redirects ended, its status, ``ETag`` and ``Last-Modified``, a SHA-256 of its normalised text
 (the body as fetched, so any change of the page drops its verdicts),
-and per quote matched against it a SHA-256 of the normalised quote with its verdict; and per
-source the number of consecutive runs it has failed in. Never page text, quotes or claims.
+and per quote matched against it a SHA-256 of the normalised quote with its verdict (for a
+quote not found, its diagnosis, SPEC §8.1: kinds, counts, offsets and code point names); and
+per source the number of consecutive runs it has failed in. Never page text, quotes or claims.
 
 Schema (``PRAGMA application_id`` marks the file as ours, ``user_version`` is the schema)::
 
     pages(uri PRIMARY KEY, fetched_at, final_url, status, etag, last_modified, text_sha256)
-    verdicts(uri, quote_sha256, found, PRIMARY KEY (uri, quote_sha256))
+    verdicts(uri, quote_sha256, found, diagnosis, PRIMARY KEY (uri, quote_sha256))
     failures(uri PRIMARY KEY, count, failed_at)
 
 A cache problem never fails a run and never changes a verdict: a corrupt, foreign or locked
 file, or any error while reading or writing it, turns the cache off for the rest of the run
 with one TC105 warning. Everything a run learns is written at its end, in one transaction, so
 two runs sharing a file only wait for each other's lock.
+
+A file of schema 1 (verdicts without diagnoses) is upgraded in place: its misses have no
+diagnosis, so a quote that missed there needs its page again, as a quote never matched does.
 """
 
 from __future__ import annotations
@@ -29,14 +33,15 @@ from typing import TypeVar
 
 from tracecite.checks.compare import stable_uri
 from tracecite.checks.live import Fetched, Remembered
+from tracecite.checks.parse_pool import Verdict
 from tracecite.checks.quotes import LoadInfo
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
-from tracecite.findings import Finding
+from tracecite.findings import Diagnosis, Finding
 from tracecite.matching import digest
 
 APPLICATION_ID = 0x54434354  # "TCCT": a SQLite file that is a TraceCite cache
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT = 10.0
 """Seconds to wait for another run's lock before the file counts as locked (TC105)."""
 
@@ -45,7 +50,7 @@ CREATE TABLE IF NOT EXISTS pages (
     uri TEXT PRIMARY KEY, fetched_at REAL NOT NULL, final_url TEXT, status INTEGER NOT NULL,
     etag TEXT, last_modified TEXT, text_sha256 TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS verdicts (
-    uri TEXT NOT NULL, quote_sha256 TEXT NOT NULL, found INTEGER NOT NULL,
+    uri TEXT NOT NULL, quote_sha256 TEXT NOT NULL, found INTEGER NOT NULL, diagnosis TEXT,
     PRIMARY KEY (uri, quote_sha256));
 CREATE TABLE IF NOT EXISTS failures (
     uri TEXT PRIMARY KEY, count INTEGER NOT NULL, failed_at REAL NOT NULL);
@@ -73,7 +78,7 @@ class CacheUnusable(Exception):
 class _Pending:
     """What this run learned, written when the cache is closed."""
 
-    pages: dict[str, tuple[Fetched, dict[str, bool], bool]]
+    pages: dict[str, tuple[Fetched, dict[str, Verdict], bool]]
     """By URI: what was fetched, the verdicts, and whether they replace the stored ones."""
     failures: dict[str, int]
     """By URI: consecutive failed runs (0: the source was fine, its history goes)."""
@@ -113,11 +118,15 @@ class SqliteCache:
         if row is None:
             return None
         fetched_at, final_url, etag, last_modified = row
-        found = dict(self._query(lambda db: db.execute(
-            "SELECT quote_sha256, found FROM verdicts WHERE uri = ?", (uri,)).fetchall()) or [])
+        rows = self._query(lambda db: db.execute(
+            "SELECT quote_sha256, found, diagnosis FROM verdicts WHERE uri = ?",
+            (uri,)).fetchall()) or []
+        found = {h: True if hit else _diagnosis(stored) for h, hit, stored in rows}
         hashes = [_quote_hash(q) for q in quotes]
-        if not all(h in found for h in hashes):
-            return None  # a quote never matched against this page needs the page
+        if not all(found.get(h) for h in hashes):
+            # A quote never matched against this page needs the page, and so does a miss
+            # without a diagnosis (written by an older version).
+            return None
         validators: dict[str, str] | None = None
         age = self._now() - fetched_at
         if not 0 <= age < self._max_age:  # old, or from the future (a clock that jumped)
@@ -128,14 +137,14 @@ class SqliteCache:
                 validators["If-Modified-Since"] = last_modified
             if not validators:
                 return None  # old, and nothing to revalidate it with: fetch it again
-        return Remembered(tuple(bool(found[h]) for h in hashes),
+        return Remembered(tuple(found[h] or False for h in hashes),
                           LoadInfo(final_url if final_url not in (None, key) else None),
                           validators)
 
     def remember(self, key: str, fetched: Fetched, quotes: Sequence[str],
-                 verdicts: Sequence[bool]) -> None:
-        """Keep a successful load of ``key``: the page's digest and its quotes' verdicts (a
-        changed page drops the verdicts stored for its old text)."""
+                 verdicts: Sequence[Verdict]) -> None:
+        """Keep a successful load of ``key``: the page's digest and its quotes' verdicts with
+        the diagnoses of misses (a changed page drops the verdicts stored for its old text)."""
         uri = stable_uri(key)
         found = {_quote_hash(q): v for q, v in zip(quotes, verdicts, strict=True)}
         self._pending.pages[uri] = (fetched, found, True)
@@ -236,6 +245,9 @@ def _open(path: str) -> sqlite3.Connection:
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif app != APPLICATION_ID:
                 raise CacheUnusable("is a SQLite database of another application")
+            elif version == 1:  # verdicts without diagnoses: add the column
+                db.execute("ALTER TABLE verdicts ADD COLUMN diagnosis TEXT")
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise CacheUnusable(f"has schema {version}, not {SCHEMA_VERSION} (written by "
                                     f"another version of tracecite)")
@@ -270,7 +282,7 @@ def _transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     db.execute("COMMIT")
 
 
-def _write_page(db: sqlite3.Connection, uri: str, fetched: Fetched, found: dict[str, bool], *,
+def _write_page(db: sqlite3.Connection, uri: str, fetched: Fetched, found: dict[str, Verdict], *,
                 replace: bool, now: float) -> None:
     row = db.execute("SELECT text_sha256 FROM pages WHERE uri = ?", (uri,)).fetchone()
     if not replace:  # revalidated: the stored text and verdicts stand
@@ -285,5 +297,43 @@ def _write_page(db: sqlite3.Connection, uri: str, fetched: Fetched, found: dict[
     db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?)",
                (uri, now, fetched.final_url, fetched.status, fetched.etag,
                 fetched.last_modified, fetched.text_sha256))
-    db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?)",
-                   [(uri, h, int(v)) for h, v in found.items()])
+    db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?)",
+                   [(uri, h, int(v is True), _stored(v)) for h, v in found.items()])
+
+
+def _stored(verdict: Verdict) -> str | None:
+    """A miss's diagnosis as JSON (kinds, counts, offsets, code point names: never text)."""
+    if not isinstance(verdict, Diagnosis):
+        return None
+    import dataclasses
+    import json
+
+    return json.dumps(dataclasses.asdict(verdict), separators=(",", ":"))
+
+
+def _diagnosis(stored: object) -> Diagnosis | None:
+    """A stored diagnosis, or None when there is none (or it is not one of ours)."""
+    if not isinstance(stored, str):
+        return None
+    import json
+
+    try:
+        value = json.loads(stored)
+        kinds = tuple(str(k) for k in value["kinds"])
+        characters = value.get("characters")
+        return Diagnosis(
+            kinds, quote_chars=_count(value.get("quote_chars")),
+            matched_chars=_count(value.get("matched_chars")),
+            first_difference=_count(value.get("first_difference")),
+            characters=tuple(str(c) for c in characters) if characters is not None else None,
+            where=str(value["where"]) if value.get("where") is not None else None)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _count(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise TypeError("not a count")

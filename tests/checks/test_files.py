@@ -196,6 +196,7 @@ def test_a_live_run_reads_each_file_once(root: Path, monkeypatch: pytest.MonkeyP
     assert sorted(reads) == [str(root / name) for name in ("a.txt", "missing.txt", "p.html")]
     assert result.counts == Counts(checked=4, matched=2, not_found=1, unavailable=1)
     assert sorted((f.citation, f.code, f.message) for f in result.findings) == [
-        (1, Code.QUOTE_NOT_IN_FILE, "quote is not in the file"),  # markup is not visible text
+        (1, Code.QUOTE_NOT_IN_FILE, "quote is not in the file; nothing close is in the file "
+                                    "(no run of half the quote's 3 characters)"),  # markup
         (3, Code.FILE_MISSING, "file does not exist"),
     ]

@@ -111,7 +111,8 @@ def test_each_source_loaded_once_and_every_quote_checked() -> None:
         (2, Code.QUOTE_NOT_ON_PAGE, "A", "n.md", 3),
         (5, Code.QUOTE_NOT_ON_PAGE, "b", "n.md", 3),
     ]
-    assert all(f.message == "quote is not in the page's visible text" for f in result.findings)
+    assert all(f.message.startswith("quote is not in the page's visible text; ")
+               for f in result.findings)
     assert result.counts == Counts(checked=5, matched=3, not_found=2)
     assert progress.events == [("start", 2), "advance", "advance", "stop"]
 
@@ -121,7 +122,8 @@ def test_a_quote_not_found_is_a_finding_of_the_loaders_kind() -> None:
     result = run(load, [check("alpha", "file:a.txt"), check("beta", "file:a.txt", record=2)])
     ((finding),) = result.findings
     assert (finding.code, finding.message, finding.record) == (
-        Code.QUOTE_NOT_IN_FILE, "quote is not in the file", 2)
+        Code.QUOTE_NOT_IN_FILE, "quote is not in the file; nothing close is in the file (no run "
+                                "of half the quote's 4 characters)", 2)
 
 
 def test_a_failed_load_makes_every_quote_of_it_unavailable() -> None:
@@ -226,7 +228,7 @@ def test_other_parse_failures_are_bugs_not_findings(monkeypatch: pytest.MonkeyPa
     def broken(html: str, *, budget: float) -> str:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr("tracecite.visible.visible_text", broken)
+    monkeypatch.setattr("tracecite.visible.parse_visible", broken)
     with pytest.raises(RuntimeError, match="bug"):
         run(Loads({"a": Loaded(HTML, "<p>x</p>")}), [check("x", "a")], concurrency=1,
             parse_workers=1)

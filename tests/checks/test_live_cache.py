@@ -104,7 +104,8 @@ def test_a_changed_page_is_matched_and_kept() -> None:
     assert [(f.record, f.cached) for f in result.findings] == [(2, None)]
     assert result.counts.cached == 0
     ((key, fetched, quotes, verdicts),) = cache.kept
-    assert (key, quotes, verdicts) == ("a", ["fresh text", "gone"], [True, False])
+    assert (key, quotes, [v is True for v in verdicts]) == ("a", ["fresh text", "gone"],
+                                                            [True, False])
     assert fetched == Fetched(200, None, '"v2"', "yesterday", digest("a fresh text"))
 
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from tracecite.checks.kinds import MatchKind
-from tracecite.checks.parse_pool import ParsePool, match_quotes
+from tracecite.checks.parse_pool import ParsePool, Verdict, match_quotes
+from tracecite.findings import Diagnosis
 from tracecite.visible import ParseLimitError
 
 HTML, JSON, TEXT = MatchKind.HTML, MatchKind.JSON, MatchKind.TEXT
@@ -20,16 +21,20 @@ HTML, JSON, TEXT = MatchKind.HTML, MatchKind.JSON, MatchKind.TEXT
 
 # ---- match_quotes ---------------------------------------------------------------------------
 
+def found(verdicts: list[Verdict]) -> list[bool]:
+    """Which quotes were found (a quote not found has its diagnosis instead)."""
+    return [v is True for v in verdicts]
+
+
 def test_text_is_matched_as_is_after_normalising() -> None:
     text = "line one\n\n  <b>Quick</b>\tbrown\u00a0fox"
-    assert match_quotes(TEXT, text, ["<b>Quick</b> brown fox", "Quick brown", "quick"]) == [
-        True, False, False,
-    ]
+    assert found(match_quotes(TEXT, text, ["<b>Quick</b> brown fox", "Quick brown", "quick"])
+                 ) == [True, False, False]
 
 
 def test_html_is_matched_on_visible_text() -> None:
     page = "<title>head only</title><p>quick <b>brown</b> fox</p><script>in script</script>"
-    assert match_quotes(HTML, page, ["quick brown fox", "head only", "in script"]) == [
+    assert found(match_quotes(HTML, page, ["quick brown fox", "head only", "in script"])) == [
         True, False, False,
     ]
 
@@ -38,12 +43,32 @@ def test_json_raw_text_and_each_decoded_string() -> None:
     body = ('{"a": "caf\\u00e9 \\"x\\"", "b": ["quick brown", "fox jumps"],'
             ' "c": {"d": "lazy\\ndog"}}')
     quotes = ['café "x"', '"b": [', "quick brown", "lazy dog", "brown fox", "jumps lazy"]
-    assert match_quotes(JSON, body, quotes) == [True, True, True, True, False, False]
+    assert found(match_quotes(JSON, body, quotes)) == [True, True, True, True, False, False]
 
 
 def test_json_type_with_a_body_that_is_not_json_matches_raw_text_only() -> None:
     assert match_quotes(JSON, "not {json", ["not {json", "json"]) == [True, True]
-    assert match_quotes(JSON, '["caf\\u00e9"', ["café"]) == [False]
+    assert found(match_quotes(JSON, '["caf\\u00e9"', ["café"])) == [False]
+
+
+def test_a_quote_not_found_comes_back_with_its_diagnosis_by_kind_of_source() -> None:
+    page = "<head><title>Head Only</title></head><p>Quick brown fox</p><script>in script</script>"
+    assert match_quotes(HTML, page, ["quick brown fox", "in script", "Quick brown fox"]) == [
+        Diagnosis(("case",), quote_chars=15), Diagnosis(("hidden",), quote_chars=9,
+                                                        where="script"), True]
+    # Text and JSON sources get the text kinds; markup in them is text, never "hidden".
+    assert match_quotes(TEXT, "<script>in script</script>", ["In script"]) == [
+        Diagnosis(("case",), quote_chars=9)]
+    assert match_quotes(JSON, '{"a": ["don\u2019t stop"]}', ["don't stop"]) == [
+        Diagnosis(("typography",), quote_chars=10,
+                  characters=("U+2019 RIGHT SINGLE QUOTATION MARK",))]
+
+
+def test_json_string_values_are_diagnosed_apart() -> None:
+    # Joined, "quick brown" would run on into "fox"; each string on its own, it is partial.
+    verdicts = match_quotes(JSON, '["quick brown", "fox jumps"]', ["quick brown fox"])
+    assert verdicts == [Diagnosis(("partial",), quote_chars=15, matched_chars=11,
+                                  first_difference=11)]
 
 
 def test_html_past_its_parse_budget_raises_a_parse_limit_error() -> None:
@@ -78,7 +103,8 @@ def test_parse_pool_parses_in_the_thread_without_several_cores(
 def test_parse_pool_uses_worker_processes_for_html() -> None:
     with ParsePool(workers=2) as pool:
         assert pool.submit(HTML, "<p>quick <b>brown</b></p><style>x</style>",
-                           ["quick brown", "x"]).result() == [True, False]
+                           ["quick brown", "x"]).result() == [
+            True, Diagnosis(("hidden",), quote_chars=1, where="style")]
 
 
 def test_a_parse_limit_in_a_worker_comes_back_as_its_error() -> None:

@@ -118,7 +118,7 @@ def test_cli_stdout_is_one_document(cli: Cli, tmp_path: Path) -> None:
             assert list(finding)[:7] == FIXED
             assert list(finding)[-1] == "message"
             assert set(finding) <= {*FIXED, "record", "claim", "citation", "source_id", "uri",
-                                    "status", "message"}
+                                    "status", "diagnosis", "message"}
             assert None not in [v for k, v in finding.items() if k not in FIXED]
 
 
@@ -133,5 +133,8 @@ def test_evidence_finding_fields(cli: Cli, tmp_path: Path) -> None:
         "code": "TC202", "name": "quote-not-in-capture", "severity": "error", "exit": 2,
         "file": str(trace), "line": 3, "column": column, "claim": 2, "citation": 1,
         "source_id": "s1", "uri": "https://example.com/a",
-        "message": "quote is not in the captured content",
+        "diagnosis": {"kinds": ["none"], "quote_chars": 4, "matched_chars": None,
+                      "first_difference": None, "characters": None, "where": None},
+        "message": "quote is not in the captured content; nothing close is in the captured "
+                   "content (no run of half the quote's 4 characters)",
     }

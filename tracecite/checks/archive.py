@@ -195,7 +195,8 @@ def _look_up(fetcher: Fetcher, lookup: _Lookup, quotes: Sequence[str], budget: f
         redirected = _SNAPSHOT.match(page.final_url or "")
         if redirected is not None:  # the archive's nearest capture
             url, timestamp = page.url, redirected.group(1)
-        verdicts = match_quotes(kind_of(page.media_type), page.text, quotes, budget=budget)
+        verdicts = [verdict is True for verdict in
+                    match_quotes(kind_of(page.media_type), page.text, quotes, budget=budget)]
     except (FetchError, ParseLimitError):
         return None
     return _Snapshot(url, timestamp, dict(zip(quotes, verdicts, strict=True)))

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tracecite.codes import Code
-from tracecite.findings import Counts, Finding
+from tracecite.findings import Counts, Diagnosis, Finding
 from tracecite.inputs.trace import TraceScan, read_trace
-from tracecite.matching import MatchText
+from tracecite.matching import MatchText, normalise
 from tracecite.model import Citation
 
 
@@ -40,18 +40,27 @@ def _verdicts(scan: TraceScan, tester: _QuoteTester) -> tuple[list[Finding], Cou
     else:  # the usual case, without making a Citation of each one to find out
         missed = []
     findings.extend(not_found(c, Code.QUOTE_NOT_IN_CAPTURE, "quote is not in the captured content",
-                              tester.uris[c.source_id]) for c in scan.located(missed))
+                              tester.uris[c.source_id],
+                              tester.missed[(c.source_id, c.quote)])
+                    for c in scan.located(missed))
     checked = len(scan.citations)
     return findings, Counts(checked=checked, matched=checked - len(missed),
                             not_found=len(missed))
 
 
-def not_found(citation: Citation, code: Code, message: str, uri: str | None) -> Finding:
-    """A quote-not-found finding located at its citation."""
+def not_found(citation: Citation, code: Code, message: str, uri: str | None,
+              diagnosis: Diagnosis | None = None) -> Finding:
+    """A quote-not-found finding located at its citation; ``diagnosis`` (SPEC §8.1) goes on it
+    and its phrase at the end of the message."""
+    if diagnosis is not None:
+        from tracecite.checks.diagnosis import phrase
+
+        message += f"; {phrase(diagnosis, 'in the captured content')}"
     return Finding(
         code, message,
         file=citation.file, line=citation.line, column=citation.column, claim=citation.claim,
         citation=citation.citation, source_id=citation.source_id, uri=uri,
+        diagnosis=diagnosis,
     )
 
 
@@ -59,7 +68,8 @@ class _QuoteTester:
     """Tests the cited quotes of each source as the trace reader hands it over (a
     :class:`~tracecite.inputs.trace.QuoteTester`).
 
-    It keeps what is needed afterwards and little else: the quotes not found, and URIs — of
+    It keeps what is needed afterwards and little else: the quotes not found with their
+    diagnoses (SPEC §8.1, worked out only for them, once per source), and URIs — of
     every tested source only when ``keep_uris`` (the live checks need them), else of the
     sources with a quote missing (for the findings). A source's quotes are dropped once tested.
     """
@@ -67,13 +77,13 @@ class _QuoteTester:
     def __init__(self, *, keep_uris: bool) -> None:
         self.keep_uris = keep_uris
         self.wanted: dict[str, tuple[str, ...]] = {}
-        self.missed: set[tuple[str, str]] = set()
+        self.missed: dict[tuple[str, str], Diagnosis] = {}
         self.uris: dict[str, str] = {}
 
     def wait_for(self, quotes: dict[str, tuple[str, ...]]) -> None:
         """Start over, expecting these normalised quotes per source id."""
         self.wanted = quotes
-        self.missed = set()
+        self.missed = {}
         self.uris = {}
 
     def test(self, source_id: str, uri: str, content: str) -> None:
@@ -82,10 +92,14 @@ class _QuoteTester:
         if not quotes:
             return
         text = MatchText(content)
-        missed = [(source_id, q) for q in quotes if not text.contains(q)]
+        missed = [q for q in quotes if not text.contains(q)]
         if missed or self.keep_uris:
             self.uris[source_id] = uri
-        self.missed.update(missed)
+        if missed:
+            from tracecite.checks.diagnosis import Diagnoser
+
+            diagnoser = Diagnoser([normalise(content)])  # its folds shared by these quotes
+            self.missed.update(((source_id, q), diagnoser.diagnose(q)) for q in missed)
 
     @property
     def waiting(self) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from tracecite.checks.kinds import MatchKind, SourceKind
-from tracecite.checks.parse_pool import ParsePool
+from tracecite.checks.parse_pool import ParsePool, Verdict
 from tracecite.checks.quotes import LoadInfo, QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
@@ -95,7 +95,7 @@ class Remembered:
     the source was loaded, and the request headers to revalidate it with (None: still fresh,
     used without a request)."""
 
-    verdicts: tuple[bool, ...]
+    verdicts: tuple[Verdict, ...]
     info: LoadInfo
     validators: Mapping[str, str] | None
 
@@ -108,8 +108,8 @@ class VerdictCache(Protocol):
         """The stored verdicts of all ``quotes`` on source ``key`` (None: some has none)."""
 
     def remember(self, key: str, fetched: Fetched, quotes: Sequence[str],
-                 verdicts: Sequence[bool]) -> None:
-        """Keep the verdicts of a source loaded and matched now."""
+                 verdicts: Sequence[Verdict]) -> None:
+        """Keep the verdicts of a source loaded and matched now (a miss with its diagnosis)."""
 
     def revalidated(self, key: str, fetched: Fetched) -> None:
         """The source answered 304 to the validators: its stored verdicts stand."""
@@ -255,7 +255,7 @@ class _Tally:
         return remembered.validators if remembered is not None else None
 
     def settle(self, k: str, group: Sequence[QuoteCheck],
-               outcome: list[bool] | FetchError | Fetched, info: LoadInfo) -> None:
+               outcome: list[Verdict] | FetchError | Fetched, info: LoadInfo) -> None:
         """Record the outcome of source ``k``: each quote's match, or why it is unavailable;
         a :class:`Fetched` outcome alone is a 304 (the stored verdicts stand)."""
         if isinstance(outcome, FetchError):
@@ -276,7 +276,7 @@ class _Tally:
         self._matches(group, outcome, info)
 
     def remember(self, k: str, group: Sequence[QuoteCheck], fetched: Fetched,
-                 verdicts: list[bool]) -> None:
+                 verdicts: list[Verdict]) -> None:
         """Keep a source's verdicts in the cache (if there is one)."""
         if self._cache is not None:
             self._cache.remember(k, fetched, [c.quote for c in group], verdicts)
@@ -286,14 +286,14 @@ class _Tally:
         self._cached += len(group)
         self._matches(group, list(remembered.verdicts), info or remembered.info, cached=True)
 
-    def _matches(self, group: Sequence[QuoteCheck], verdicts: list[bool], info: LoadInfo, *,
-                 cached: bool = False) -> None:
-        for check, found in zip(group, verdicts, strict=True):
-            if found:
+    def _matches(self, group: Sequence[QuoteCheck], verdicts: list[Verdict], info: LoadInfo,
+                 *, cached: bool = False) -> None:
+        for check, verdict in zip(group, verdicts, strict=True):
+            if verdict is True:
                 self._matched += 1
             else:
                 self._not_found += 1
-                finding = check.not_found(self._kind, info)
+                finding = check.not_found(self._kind, info, diagnosis=verdict or None)
                 self._findings.append(replace(finding, cached=True) if cached else finding)
 
     def result(self, *, stopped_by: int | None = None) -> LiveResult:
@@ -341,7 +341,7 @@ def _return_freed_buffers() -> None:
     mallopt(m_mmap_threshold, 128 * 1024)
 
 
-def _matched(parsed: Future[list[bool]], info: LoadInfo) -> list[bool] | FetchError:
+def _matched(parsed: Future[list[Verdict]], info: LoadInfo) -> list[Verdict] | FetchError:
     """What a parsed source settles with: its matches, or a TC318 error when its page went past
     a parse limit (the error's message is the parser's own, never page text)."""
     try:
@@ -378,7 +378,7 @@ class _Loading:
         # What the loader threads hand back for a source: its parse (with how it was loaded),
         # why it failed, or (a 304) what the cache keeps; and what the cache keeps of it.
         self._done: queue.SimpleQueue[
-            tuple[str, Future[list[bool]] | BaseException | None, LoadInfo, Fetched | None]
+            tuple[str, Future[list[Verdict]] | BaseException | None, LoadInfo, Fetched | None]
         ] = queue.SimpleQueue()
         self._tally: _Tally | None = None
         self._threads = min(max(1, concurrency), self._sources.useful_threads())
@@ -459,7 +459,7 @@ class _Loading:
             self._done.put((k, error, LoadInfo(), None))
             return
 
-        def parse_done(future: Future[list[bool]]) -> None:
+        def parse_done(future: Future[list[Verdict]]) -> None:
             self._parse_slots.release()
             self._done.put((k, future, loaded.info, fetched))
 

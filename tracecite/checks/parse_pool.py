@@ -17,33 +17,60 @@ from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import MatchKind
 from tracecite.fetch.limits import MAX_TIMEOUT
-from tracecite.matching import MatchText
+from tracecite.findings import Diagnosis
+from tracecite.matching import MatchText, normalise
 
 if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `check` needs none
     from concurrent.futures import Executor, Future
     from multiprocessing.context import BaseContext
 
+    from tracecite.checks.diagnosis import HtmlPage
+
+
+Verdict = bool | Diagnosis
+"""What matching says of one quote: True when it is found; for a quote that is not, its
+:class:`~tracecite.findings.Diagnosis` (False: not found, and not diagnosed)."""
+
 
 def match_quotes(kind: MatchKind, text: str, quotes: Sequence[str], *,
-                 budget: float = MAX_TIMEOUT) -> list[bool]:
-    """For each normalised quote, whether it is in the source: HTML on its visible text, JSON
-    in its raw text or in one of its decoded string values, anything else as it is.
+                 budget: float = MAX_TIMEOUT) -> list[Verdict]:
+    """For each normalised quote, True when it is in the source (HTML on its visible text,
+    JSON in its raw text or in one of its decoded string values, anything else as it is),
+    else why not (SPEC §8.1): the diagnosis runs only for the quotes that miss, on the page
+    tree already parsed, and it never turns a miss into a match.
 
     HTML gets ``budget`` seconds to parse; past it, or past the parser's other limits, this
     raises :class:`~tracecite.visible.ParseLimitError`. A plain function of plain
     values, so a worker process can run it.
     """
+    page: HtmlPage | None = None  # the parsed page, kept for the diagnosis of a miss
     if kind is MatchKind.HTML:
-        from tracecite.visible import visible_text
+        from tracecite.checks.diagnosis import HtmlPage
+        from tracecite.visible import parse_visible
 
-        texts = [MatchText(visible_text(text, budget=budget))]
+        root, visible = parse_visible(text, budget=budget)
+        texts = [MatchText(visible)]
+        page = HtmlPage(root, text)
     elif kind is MatchKind.JSON:
         # Each string value on its own: joined, normalisation would turn the line breaks
         # between values into spaces and let a quote match across two of them.
-        texts = [MatchText(text), *(MatchText(value) for value in _json_strings(text))]
+        values = _json_strings(text)
+        texts = [MatchText(text), *(MatchText(value) for value in values)]
     else:
         texts = [MatchText(text)]
-    return [any(t.contains(q) for t in texts) for q in quotes]
+    found = [any(t.contains(q) for t in texts) for q in quotes]
+    if all(found):
+        return list(found)
+    from tracecite.checks.diagnosis import Diagnoser
+
+    if kind is MatchKind.HTML:
+        diagnoser = Diagnoser([normalise(visible)], page)
+    elif kind is MatchKind.JSON:
+        # The string values apart (a NUL, which normalising keeps, between each two).
+        diagnoser = Diagnoser([normalise(text), "\x00".join(normalise(v) for v in values)])
+    else:
+        diagnoser = Diagnoser([normalise(text)])
+    return [True if hit else diagnoser.diagnose(q) for q, hit in zip(quotes, found, strict=True)]
 
 
 def _json_strings(text: str) -> list[str]:
@@ -67,7 +94,7 @@ def _json_strings(text: str) -> list[str]:
 
 
 def _match_in_worker(kind: MatchKind, text: str, quotes: Sequence[str],
-                     budget: float) -> list[bool]:
+                     budget: float) -> list[Verdict]:
     """``match_quotes`` in a parse worker, with the cyclic garbage collector paused.
 
     html5lib's tree is full of reference cycles, and collections during a parse keep scanning
@@ -160,7 +187,7 @@ class ParsePool:
             return self._executor
 
     def submit(self, kind: MatchKind, text: str, quotes: Sequence[str], *,
-               budget: float = MAX_TIMEOUT) -> Future[list[bool]]:
+               budget: float = MAX_TIMEOUT) -> Future[list[Verdict]]:
         """``match_quotes`` in a worker process when it pays (HTML with 2+ cores); otherwise
         it runs here and the future is already done."""
         from concurrent.futures import Future
@@ -168,7 +195,7 @@ class ParsePool:
         if kind is MatchKind.HTML and self._workers >= 2:
             return self._get_executor().submit(_match_in_worker, kind, text, list(quotes),
                                                budget)
-        future: Future[list[bool]] = Future()
+        future: Future[list[Verdict]] = Future()
         try:
             future.set_result(match_quotes(kind, text, quotes, budget=budget))
         except Exception as error:  # handed to whoever reads the future

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tracecite.checks.kinds import SourceKind
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
-from tracecite.findings import Finding
+from tracecite.findings import Diagnosis, Finding
 from tracecite.matching import normalise
 from tracecite.model import Citation, NoteRecord
+
+_THERE = {SourceKind.WEB: "on the page", SourceKind.FILE: "in the file"}
+"""Where a diagnosis phrase says a quote was looked for, by kind of source."""
 
 
 @dataclass(frozen=True)
@@ -57,16 +60,23 @@ class QuoteCheck:
                    citation=citation.citation, source_id=citation.source_id,
                    captured_at=captured_at, column=citation.column)
 
-    def not_found(self, kind: SourceKind, info: LoadInfo | None = None) -> Finding:
+    def not_found(self, kind: SourceKind, info: LoadInfo | None = None, *,
+                  diagnosis: Diagnosis | None = None) -> Finding:
         """The finding for a quote that is not in its source, of that kind (TC210, TC211);
-        ``info`` says how the source was loaded (where its redirects ended, the attempts)."""
+        ``info`` says how the source was loaded (where its redirects ended, the attempts);
+        ``diagnosis``, why the quote is not there (SPEC §8.1), also said in the message."""
         info = info or LoadInfo()
         message = f"quote is not in {kind.source_name}"
         if info.final_url is not None:
             message += f" (the URL redirected to {info.final_url})"
-        return self._finding(kind.not_found, message, final_url=info.final_url,
-                             attempts=info.attempts if info.attempts > 1 else None,
-                             line=self.quote_line)
+        if diagnosis is not None:
+            from tracecite.checks.diagnosis import phrase
+
+            message += f"; {phrase(diagnosis, _THERE[kind])}"
+        finding = self._finding(kind.not_found, message, final_url=info.final_url,
+                                attempts=info.attempts if info.attempts > 1 else None,
+                                line=self.quote_line)
+        return replace(finding, diagnosis=diagnosis) if diagnosis is not None else finding
 
     def unavailable(self, error: FetchError) -> Finding:
         """The finding for a source that could not be fetched or read."""

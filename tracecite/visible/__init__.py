@@ -69,6 +69,7 @@ __all__ = [
     "MAX_FORMATTING",
     "MAX_NODES",
     "ParseLimitError",
+    "parse_visible",
     "visible_text",
 ]
 
@@ -89,3 +90,12 @@ def visible_text(html: str, *, budget: float = DEFAULT_BUDGET) -> str:
         html = html[1:]  # a byte order mark that the caller's decoding kept; browsers drop it
     root: ET.Element = BoundedParser(budget).parse(html)
     return render(root)
+
+
+def parse_visible(html: str, *, budget: float = DEFAULT_BUDGET) -> tuple[ET.Element, str]:
+    """The parsed tree of ``html`` and its visible text (:func:`visible_text`), for a caller
+    that reads the tree further (the near-miss diagnosis) without parsing the page again."""
+    if html.startswith("\ufeff"):
+        html = html[1:]  # as in visible_text
+    root: ET.Element = BoundedParser(budget).parse(html)
+    return root, render(root)

@@ -1,0 +1,558 @@
+"""Why a quote was not found: the near-miss diagnosis of SPEC §8.1.
+
+A :class:`Diagnoser` is made for one source whose quote missed, from the normalised text (or
+texts) the quote was matched against (:func:`tracecite.matching.normalise`) and, for an HTML
+page, the parsed tree (:class:`HtmlPage`). It folds the text lazily, each fold once, and shares
+the folds among every missed quote of the source. Pure functions of strings: no I/O.
+
+The kinds, in the order of preference of SPEC §8.1:
+
+- the *text folds* ``case``, ``typography`` (:data:`TYPOGRAPHY`) and ``invisible`` (Unicode
+  category Cf removed), each applied to both sides, and the *quote transforms* ``wrapped`` (the
+  quotation marks around the quote dropped) and ``ellipsis`` (the parts around each ``...``,
+  ``…``, ``[...]`` or ``[…]`` found in order), and ``boundary`` (spaces ignored on both sides,
+  which finds words that a block, cell or ``<br>`` separates on the page, or that an inline
+  join runs together). The smallest combination of these that finds the quote is the diagnosis
+  (fewest kinds first, then the earliest kinds), looked for first without ``boundary`` (whose
+  fold of the page, without spaces, costs the most) and then with it. Every step only ever
+  finds more, so when the combination of all that apply misses, no smaller one is tried;
+- ``hidden`` (HTML): found, spaces ignored, in the text of the page's ``script``, ``style`` or
+  ``template`` elements, its comments, its attribute values, its ``head``, or, for
+  ``hidden-element``, of an element that hides its content (a ``hidden`` attribute, an inline
+  style with ``display: none`` or ``visibility: hidden``, a closed ``<dialog>`` or
+  ``<details>``, or an element whose content a browser never shows, such as ``<noembed>``,
+  ``<iframe>`` or ``<textarea>``), in that order of preference. The tree the visible-text pass
+  built is walked once per page, and only for a quote whose longest plain word (ASCII letters
+  and digits, which markup writes as they are) is somewhere in the markup;
+- ``script-rendered`` (HTML): the visible text is under 1,000 characters while the text of the
+  page's script elements is at least half of its markup;
+- ``partial`` and ``none``: the longest run (below) is at least half of the quote, or not.
+
+The longest run (``partial``): the quote is cut from its start into greedy runs. A run starts
+at an offset and takes the longest stretch of the quote from there that occurs in the text as
+one piece (found by extending it one character at a time from its leftmost occurrence
+onwards, so each run costs at most one scan of the text); the next run starts at the character
+where the run stopped (one further on after a character found nowhere). The longest of these
+runs (the first of equal ones) is reported: ``matched_chars`` is its length and
+``first_difference`` the 0-based offset in the normalised quote of the first character after
+it (``quote_chars`` when it reaches the quote's end), so ``first_difference - matched_chars``
+is where it starts. Only a run of at least half the quote counts (``none`` has no run, only
+``quote_chars``): runs that start too late to be that long are not looked for, and a run that
+long holds one of the quote's aligned blocks of a quarter of its length, so when no block is
+in the text (the usual ``none``) a few scans tell, whatever the quote's length.
+
+For ``typography`` and ``invisible``, ``characters`` names the code points involved: those of
+the fold in the quote, and those in the stretch of the page where the folded quote was found.
+A diagnosis holds kinds, counts, offsets and code point names only: never a substring of the
+quote or of the source (SPEC §5).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tracecite.findings import Diagnosis
+
+if TYPE_CHECKING:  # the tree is html5lib's, built before a diagnosis is asked for
+    import xml.etree.ElementTree as ET
+
+__all__ = [
+    "SCRIPT_RENDERED_TEXT",
+    "TYPOGRAPHY",
+    "Diagnoser",
+    "HtmlPage",
+    "phrase",
+]
+
+TYPOGRAPHY: dict[str, str] = {
+    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
+    **dict.fromkeys("\u201c\u201d\u201e\u2033", '"'),
+    **dict.fromkeys("\u2013\u2014\u2012\u2212\u2011", "-"),
+    "\u2026": "...",
+    "\ufb00": "ff",
+    "\ufb01": "fi",
+    "\ufb02": "fl",
+    "\ufb03": "ffi",
+    "\ufb04": "ffl",
+}
+"""The typographic variants folded on both sides (SPEC §8.1), each to its plain form."""
+
+SCRIPT_RENDERED_TEXT = 1000
+"""A page whose visible text is shorter than this, and mostly scripts, is script-rendered."""
+
+_TEXT_FOLDS = ("case", "typography", "invisible")
+_STEPS = ("case", "typography", "invisible", "wrapped", "ellipsis", "boundary")
+_WHERE = ("script", "style", "template", "comment", "attribute", "head", "hidden-element")
+"""Where a hidden quote may be, the most specific first (a script in the head is a script)."""
+
+_MARKS = frozenset("'\"\u2018\u2019\u201a\u201b\u2032\u201c\u201d\u201e\u2033\u00ab\u00bb"
+                   "\u2039\u203a")
+"""Quotation marks a quote may be wrapped in: those folded by ``typography``, and guillemets."""
+_PLACES = {"script": "script", "style": "style", "template": "template", "head": "head",
+           **dict.fromkeys(("noembed", "noframes", "iframe", "textarea", "datalist", "video",
+                            "audio", "canvas", "object", "embed", "meter", "progress", "rp"),
+                           "hidden-element")}
+"""Elements whose text a browser never shows, by the place a diagnosis names."""
+_HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)", re.I)
+_WORD = re.compile("[A-Za-z0-9]{3,}")
+_ELLIPSIS_RE = re.compile(r"\[ ?(?:\.\.\.|\u2026) ?\]|\.\.\.|\u2026")
+_CHUNK = 1024
+"""Texts are folded in chunks of this many characters, so an offset in a fold can be traced
+back to the text (every fold maps each character on its own)."""
+
+
+@dataclass(frozen=True)
+class _Changes:
+    """The non-ASCII characters of a text that the folds change: those ``case`` lowers (with
+    their lower case), the typographic variants, and the format characters."""
+
+    cased: tuple[tuple[str, str], ...]
+    typography: tuple[str, ...]
+    invisible: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str) -> _Changes:
+        """Those of ``text``, from the set of its distinct non-ASCII characters (taken through
+        UTF-8, where every byte of a non-ASCII character is non-ASCII: one fast pass)."""
+        if text.isascii():  # an O(1) question
+            return _NO_CHANGES
+        distinct = set(text.encode("utf-8").translate(None, _ASCII_BYTES).decode("utf-8"))
+        cased = ((c, c.lower().replace("\u03c2", "\u03c3")) for c in sorted(distinct))
+        return cls(tuple((c, lower) for c, lower in cased if lower != c),
+                   tuple(sorted(distinct.intersection(TYPOGRAPHY))),
+                   tuple(sorted(c for c in distinct if unicodedata.category(c) == "Cf")))
+
+
+_NO_CHANGES = _Changes((), (), ())
+_ASCII_BYTES = bytes(range(128))
+
+
+def _fold(text: str, folds: frozenset[str], joined: bool, changes: _Changes) -> str:
+    """``text`` with the text folds applied (``changes``: the characters of the text they
+    change, or more), and without spaces when ``joined``. Every step maps each character on
+    its own, whatever is around it, so a text folded in pieces is the fold of the whole."""
+    ascii_only = text.isascii()
+    if "case" in folds:
+        if ascii_only:
+            text = text.lower()
+        else:
+            # bytes.lower() changes only A-Z, which in UTF-8 are never part of another
+            # character; str.lower() is many times slower on a text that is not all ASCII.
+            text = text.encode("utf-8").lower().decode("utf-8")
+            for char, lower in changes.cased:  # one sigma for all: lower() has two, by context
+                text = text.replace(char, lower)
+    if not ascii_only:
+        if "typography" in folds:
+            for char in changes.typography:
+                text = text.replace(char, TYPOGRAPHY[char])
+        if "invisible" in folds:
+            for char in changes.invisible:
+                text = text.replace(char, "")
+    if joined:
+        text = text.replace(" ", "")
+    return text
+
+
+@dataclass(frozen=True)
+class _Folded:
+    """A text folded in chunks of :data:`_CHUNK` characters: where each chunk starts in the
+    fold (to trace an offset in the fold back to the text)."""
+
+    starts: list[int]
+
+
+@dataclass(frozen=True)
+class HtmlPage:
+    """What the diagnosis reads of an HTML page besides its visible text: the tree the
+    visible-text pass built (never parsed again) and the markup."""
+
+    root: ET.Element
+    markup: str
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A combination that finds the quote: its kinds, and the stretches of the fold it took."""
+
+    steps: tuple[str, ...]
+    text_index: int
+    spans: list[tuple[int, int]]
+
+
+class Diagnoser:
+    """Diagnoses the quotes that missed one source, sharing its folds among them.
+
+    ``texts``: the normalised texts the quotes were matched against (one, or a JSON body's raw
+    text and its string values joined); ``page``: the parsed page, for HTML.
+    """
+
+    def __init__(self, texts: Sequence[str], page: HtmlPage | None = None) -> None:
+        self._texts = list(texts)
+        self._page = page
+        self._folded: dict[tuple[int, frozenset[str], bool], str] = {}
+        self._chunked: dict[tuple[int, frozenset[str], bool], _Folded] = {}
+        self._changes: dict[int, _Changes] = {}
+        self._hidden: dict[str, str] | None = None
+        self._rendered: bool | None = None
+
+    # -- the whole diagnosis ------------------------------------------------------------------
+
+    def diagnose(self, quote: str) -> Diagnosis:
+        """The diagnosis of one normalised quote that is not in the texts."""
+        chars = len(quote)
+        found = self._smallest_fold(quote)
+        if found is not None:
+            return Diagnosis(found.steps, quote_chars=chars,
+                             characters=self._characters(quote, found))
+        if self._page is not None:
+            where = self._where_hidden(quote)
+            rendered = self._script_rendered()
+            kinds = (("hidden",) if where else ()) + (("script-rendered",) if rendered else ())
+            if kinds:
+                return Diagnosis(kinds, quote_chars=chars, where=where)
+        matched, end = self.longest_run(quote)
+        if matched and 2 * matched >= chars:
+            return Diagnosis(("partial",), quote_chars=chars, matched_chars=matched,
+                             first_difference=end)
+        return Diagnosis(("none",), quote_chars=chars)
+
+    # -- folds and quote transforms -----------------------------------------------------------
+
+    def _applies(self, step: str, quote: str, changes: _Changes) -> bool:
+        """Whether ``step`` can change anything for ``quote`` (which has ``changes``) on these
+        texts."""
+        indexes = range(len(self._texts))
+        if step == "case":
+            return quote.lower() != quote.upper()  # the quote has a cased letter
+        if step == "typography":
+            return bool(changes.typography) or any(self._changes_of(i).typography
+                                                   for i in indexes)
+        if step == "invisible":
+            return bool(changes.invisible) or any(self._changes_of(i).invisible for i in indexes)
+        if step == "wrapped":
+            return _unwrapped(quote) is not None
+        if step == "ellipsis":
+            return bool(_ELLIPSIS_RE.search(quote))
+        return " " in quote or any(" " in t for t in self._texts)
+
+    def _changes_of(self, index: int) -> _Changes:
+        changes = self._changes.get(index)
+        if changes is None:
+            changes = self._changes[index] = _Changes.of(self._texts[index])
+        return changes
+
+    def _smallest_fold(self, quote: str) -> _Found | None:
+        """The smallest combination of folds and transforms that finds the quote, or None.
+
+        Each step only ever finds more, so the combination of every step that applies is tried
+        first: when it misses, no smaller one is tried. Without boundary, then with it; at
+        most 2^6 combinations in all, each a search of a fold made once per source."""
+        changes = _Changes.of(quote)
+        steps = [s for s in _STEPS if self._applies(s, quote, changes)]
+        # Without boundary first: its fold of the text (without spaces) is needed less often.
+        # The second pass tries only what the first could not: combinations with boundary.
+        passes = [[s for s in steps if s != "boundary"]] + ([steps] if "boundary" in steps else [])
+        for part in passes:
+            if not part or self._find(quote, changes, tuple(part)) is None:
+                continue
+            second = part is steps
+            for size in range(1, len(part) + 1):
+                for combination in itertools.combinations(part, size):
+                    if second and "boundary" not in combination:
+                        continue
+                    found = self._find(quote, changes, combination)
+                    if found is not None:
+                        return found
+        return None
+
+    def _find(self, quote: str, changes: _Changes, steps: tuple[str, ...]) -> _Found | None:
+        folds = frozenset(s for s in steps if s in _TEXT_FOLDS)
+        joined = "boundary" in steps
+        q = _fold(quote, folds, False, changes).strip()
+        if "wrapped" in steps:
+            unwrapped = _unwrapped(q)
+            if unwrapped is None:
+                return None
+            q = unwrapped
+        parts = ([p.strip() for p in _ELLIPSIS_RE.split(q)] if "ellipsis" in steps else [q])
+        if joined:
+            parts = [p.replace(" ", "") for p in parts]
+        parts = [p for p in parts if p]
+        if not parts:
+            return None
+        for index in range(len(self._texts)):
+            spans = _in_order(self._fold_text(index, folds, joined), parts)
+            if spans is not None:
+                return _Found(steps, index, spans)
+        return None
+
+    def _key(self, index: int, folds: frozenset[str], joined: bool
+             ) -> tuple[int, frozenset[str], bool]:
+        """Folds that change nothing in text ``index`` left out, so that the combinations that
+        differ only by them share one fold."""
+        changes = self._changes_of(index)
+        if not changes.typography:
+            folds -= {"typography"}
+        if not changes.invisible:
+            folds -= {"invisible"}
+        return index, folds, joined
+
+    def _fold_text(self, index: int, folds: frozenset[str], joined: bool) -> str:
+        """Text ``index`` folded, once per source: each fold is one step from a smaller one
+        (the spaces go last, the folds in their order), and every fold is kept."""
+        key = self._key(index, folds, joined)
+        folds = key[1]
+        folded = self._folded.get(key)
+        if folded is None:
+            last: frozenset[str] = frozenset()
+            if joined:
+                base, step_joined = self._fold_text(index, folds, False), True
+            elif folds:
+                step = [f for f in _TEXT_FOLDS if f in folds][-1]
+                base = self._fold_text(index, folds - {step}, False)
+                last, step_joined = frozenset((step,)), False
+            else:
+                return self._texts[index]
+            folded = self._folded[key] = _fold(base, last, step_joined, self._changes_of(index))
+        return folded
+
+    def _fold_chunks(self, index: int, folds: frozenset[str], joined: bool) -> _Folded:
+        """Where each chunk of text ``index`` starts in its fold (only for ``characters``)."""
+        key = self._key(index, folds, joined)
+        chunked = self._chunked.get(key)
+        if chunked is None:
+            text, changes = self._texts[index], self._changes_of(index)
+            lengths = (len(_fold(text[i:i + _CHUNK], key[1], joined, changes))
+                       for i in range(0, len(text), _CHUNK))
+            chunked = self._chunked[key] = _Folded([0, *itertools.accumulate(lengths)])
+        return chunked
+
+    def _characters(self, quote: str, found: _Found) -> tuple[str, ...] | None:
+        """The code points of the fold in the quote and in the stretch of the page found."""
+        wanted: list[Callable[[str], bool]] = []
+        if "typography" in found.steps:
+            wanted.append(TYPOGRAPHY.__contains__)
+        if "invisible" in found.steps:
+            wanted.append(lambda c: unicodedata.category(c) == "Cf")
+        if not wanted:
+            return None
+        seen = set(quote)
+        folds = frozenset(s for s in found.steps if s in _TEXT_FOLDS)
+        joined = "boundary" in found.steps
+        text = self._texts[found.text_index]
+        chunks = self._fold_chunks(found.text_index, folds, joined)
+        changes = self._changes_of(found.text_index)
+        for start, end in found.spans:
+            seen.update(_original(text, chunks, start, end, folds, joined, changes))
+        return tuple(f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip()
+                     for c in sorted(seen) if any(w(c) for w in wanted))
+
+    # -- the markup of an HTML page -----------------------------------------------------------
+
+    def _where_hidden(self, quote: str) -> str | None:
+        """Where in the markup the quote is (spaces ignored), if it is there."""
+        assert self._page is not None
+        words = _WORD.findall(quote)
+        if words and max(words, key=len) not in self._page.markup:
+            # Its longest plain word is nowhere in the markup (a word of ASCII letters and
+            # digits is written as it is): no need to walk the tree for it.
+            return None
+        if self._hidden is None:
+            self._hidden = self._hidden_texts()
+        q = quote.replace(" ", "")
+        for where in _WHERE:
+            if q in self._hidden[where]:
+                return where
+        return None
+
+    def _hidden_texts(self) -> dict[str, str]:
+        """The text of each place in the markup, NFC, without whitespace; separate pieces are
+        kept apart by a NUL (which no normalised quote of a page contains). One walk of the
+        tree, once per page."""
+        import xml.etree.ElementTree as ET
+
+        assert self._page is not None
+        pieces: dict[str, list[str]] = {where: [] for where in _WHERE}
+        attributes = pieces["attribute"]
+        places = _PLACES
+        comment: object = ET.Comment
+        for element in self._page.root.iter():  # a tight loop: a page has 100,000s of them
+            tag: object = element.tag
+            where = places.get(tag) if isinstance(tag, str) else None
+            items = element.items()
+            if items:
+                attrib = dict(items)
+                attributes.extend(attrib.values())
+                if where is None and isinstance(tag, str) and _hides(tag, attrib):
+                    where = "hidden-element"
+            if where is not None:
+                pieces[where].append("".join(element.itertext()))
+            elif tag is comment:
+                pieces["comment"].append(element.text or "")
+        return {where: "".join(unicodedata.normalize("NFC", "\x00".join(texts)).split())
+                for where, texts in pieces.items()}
+
+    def _script_rendered(self) -> bool:
+        """Whether the page is probably rendered by scripts (see the module docstring)."""
+        assert self._page is not None
+        if self._texts and len(self._texts[0]) >= SCRIPT_RENDERED_TEXT:
+            return False
+        if self._rendered is None:
+            scripts = sum(len("".join(s.itertext())) for s in self._page.root.iter("script"))
+            self._rendered = 2 * scripts >= max(1, len(self._page.markup))
+        return self._rendered
+
+    # -- the longest run ----------------------------------------------------------------------
+
+    def longest_run(self, quote: str) -> tuple[int, int]:
+        """``(matched_chars, first_difference)`` of the longest greedy run of the quote in one
+        of the texts as it is (module docstring), when it is at least half of the quote;
+        ``(0, 0)`` when there is none that long (runs that could not be are not looked for)."""
+        best = (0, 0)
+        at_least = (len(quote) + 1) // 2
+        for text in self._texts:
+            run = _longest_run(quote, text, max(at_least, best[0] + 1))
+            if run[0] > best[0]:
+                best = run
+        return best
+
+
+def _hides(tag: str, attrib: dict[str, str]) -> bool:
+    """Whether an element's attributes hide it (``hidden``, an inline style that hides it, a
+    closed ``<dialog>`` or ``<details>``): roughly, since only the rendered text decides."""
+    if "hidden" in attrib or ("style" in attrib and _HIDING_STYLE.search(attrib["style"])):
+        return True
+    return (tag == "dialog" or tag == "details") and "open" not in attrib
+
+
+def _unwrapped(quote: str) -> str | None:
+    """The quote without the quotation marks around it, or None when it has none."""
+    if len(quote) > 2 and quote[0] in _MARKS and quote[-1] in _MARKS:
+        inner = quote[1:-1].strip()
+        return inner or None
+    return None
+
+
+def _in_order(text: str, parts: Sequence[str]) -> list[tuple[int, int]] | None:
+    """Where each part is in ``text``, each after the one before, or None."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for part in parts:
+        start = text.find(part, position)
+        if start < 0:
+            return None
+        position = start + len(part)
+        spans.append((start, position))
+    return spans
+
+
+def _original(text: str, folded: _Folded, start: int, end: int, folds: frozenset[str],
+              joined: bool, changes: _Changes) -> set[str]:
+    """The characters of ``text`` that the stretch ``start:end`` of its fold comes from."""
+    first = max(0, bisect.bisect_right(folded.starts, start) - 1)
+    last = max(0, bisect.bisect_right(folded.starts, max(start, end - 1)) - 1)
+    offset = folded.starts[first]
+    out: set[str] = set()
+    for char in text[first * _CHUNK:(last + 1) * _CHUNK]:
+        width = len(_fold(char, folds, joined, changes))
+        if (offset + width > start and offset < end) or (width == 0 and start < offset < end):
+            out.add(char)
+        offset += width
+        if offset >= end and width:
+            break
+    return out
+
+
+def _longest_run(quote: str, text: str, at_least: int) -> tuple[int, int]:
+    """The longest greedy run of ``quote`` in ``text`` that is ``at_least`` long: (its length,
+    the offset after it), or (0, 0). Runs that start too late to be that long are not looked
+    for; each run looked for costs at most one scan of the text."""
+    n = len(quote)
+    if at_least > n:
+        return 0, 0
+    # A run of at least 2k - 1 characters holds a whole block quote[j*k:(j+1)*k]: when no
+    # block is in the text, no run is that long, and a few scans tell (the usual "none").
+    k = max(1, (at_least + 1) // 2)
+    if not any(quote[j:j + k] in text for j in range(0, n - k + 1, k)):
+        return 0, 0
+    best_length, best_end = 0, 0
+    i = 0
+    while n - i >= max(at_least, best_length + 1):
+        position = text.find(quote[i])
+        if position < 0:
+            i += 1
+            continue
+        length = 1
+        # Extend the run; its leftmost occurrence only moves right, so the run scans the text
+        # at most once.
+        while i + length < n:
+            if text.startswith(quote[i + length], position + length):
+                length += 1
+                continue
+            position = text.find(quote[i:i + length + 1], position + 1)
+            if position < 0:
+                break
+            length += 1
+        if length >= at_least and length > best_length:
+            best_length, best_end = length, i + length
+        i += length
+    return best_length, best_end
+
+
+# -- the phrase in a finding's message --------------------------------------------------------
+
+_FOLD_WORDS = {
+    "case": "when case is ignored",
+    "typography": "after folding typographic quotes, dashes, ellipses and ligatures",
+    "invisible": "after removing invisible format characters",
+    "wrapped": "without the quotation marks around the quote",
+    "ellipsis": "when the parts around its ellipsis are looked for in order",
+    "boundary": "when spaces between blocks, cells and lines are ignored (words the page "
+                "separates or joins differently)",
+}
+_WHERE_WORDS = {
+    "script": "inside a script element",
+    "style": "inside a style element",
+    "template": "inside a template element",
+    "comment": "inside a comment",
+    "attribute": "in an attribute value",
+    "head": "in the document head",
+    "hidden-element": "inside an element that is hidden",
+}
+
+
+def phrase(diagnosis: Diagnosis, there: str = "in the source") -> str:
+    """The diagnosis in TraceCite's own words, for a finding's message: kinds, counts, offsets
+    and code point names only. ``there`` says where it was looked for ("on the page")."""
+    kinds = diagnosis.kinds
+    total = diagnosis.quote_chars or 0
+    if "partial" in kinds or "none" in kinds:
+        matched = diagnosis.matched_chars or 0
+        end = diagnosis.first_difference or 0
+        if "none" in kinds:
+            return f"nothing close is {there} (no run of half the quote's {total} characters)"
+        if end == matched:
+            return f"the first {matched} of {total} characters are {there}; " \
+                   f"it differs from offset {end}"
+        return f"{matched} of {total} characters are {there} as one run, from offset " \
+               f"{end - matched} to {end}"
+    said: list[str] = []
+    if "hidden" in kinds:
+        said.append(f"it is in the markup {_WHERE_WORDS.get(diagnosis.where or '', '')}, "
+                    f"which a browser does not show")
+    if "script-rendered" in kinds:
+        said.append("the page is probably rendered by JavaScript, which TraceCite does not run")
+    folds = [_FOLD_WORDS[k] for k in kinds if k in _FOLD_WORDS]
+    if folds:
+        words = folds[0] if len(folds) == 1 else ", ".join(folds[:-1]) + " and " + folds[-1]
+        text = f"it is there {words}"
+        if diagnosis.characters:
+            text += f" ({', '.join(diagnosis.characters)})"
+        said.append(text)
+    return "; ".join(said)
