@@ -25,7 +25,7 @@ from tracecite.codes import Code
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
-from tracecite.reporters.escape import printable
+from tracecite.reporters.escape import location, printable
 from tracecite.settings import action_values, add_flags, flag_values, resolve
 from tracecite.stops import StopSignals, signal_name, signal_of
 from tracecite.streams import is_terminal, write_stderr
@@ -233,9 +233,7 @@ def _fail(report: Report, fmt: str, *, stdout: TextIO | None = None) -> None:
     if fmt == "console":
         # argparse's messages quote the command line, which may hold hostile file names.
         (finding,) = report.findings
-        where = ""
-        if finding.file is not None:
-            where = printable(finding.file) + (f":{finding.line}" if finding.line else "") + ": "
+        where = location(finding) + ": " if finding.file is not None else ""
         write_stderr(f"tracecite: {where}{finding.code.code} {finding.code.label}: "
                      f"{printable(finding.message)}\n")
     else:
