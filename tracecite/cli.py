@@ -196,7 +196,7 @@ def _is_color(stream: TextIO | None) -> bool:
 
 
 def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequence[str] = (),
-         stdout: TextIO | None = None) -> None:
+         stdout: TextIO | None = None, sarif_category: str | None = None) -> None:
     """Write the report to each ``FORMAT:PATH`` report file, then to stdout in ``fmt``, and with
     ``github`` also the Markdown step summary to ``$GITHUB_STEP_SUMMARY`` when it is set.
 
@@ -208,13 +208,15 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
         file_format, _, path = spec.partition(":")
         try:
             with open(path, "w", encoding="utf-8") as handle:
-                handle.write(REPORTERS[file_format](report, OutputStyle()))
+                handle.write(REPORTERS[file_format](
+                    report, OutputStyle(sarif_category=sarif_category)))
         except OSError as exc:
             reason = exc.strerror or 'error'
             raise UsageError(f"--report-file cannot be written ({reason})") from None
     out = stdout if stdout is not None else sys.stdout
     if out is not None:  # None: Python started with stdout closed (``>&-``)
-        out.write(REPORTERS[fmt](report, OutputStyle(color=_is_color(out), quiet=quiet)))
+        out.write(REPORTERS[fmt](report, OutputStyle(color=_is_color(out), quiet=quiet,
+                                                     sarif_category=sarif_category)))
         out.flush()
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if fmt == "github" and summary_path:
@@ -317,7 +319,8 @@ def _write(report: Report, settings: Settings, stdout: TextIO | None) -> Report:
     be written turns it into that usage error)."""
     try:
         emit(report, settings.format or _default_format(), quiet=settings.quiet,
-             report_files=settings.report_files, stdout=stdout)
+             report_files=settings.report_files, stdout=stdout,
+             sarif_category=settings.sarif_category)
     except BrokenPipeError:
         _reader_gone(stdout)
         with contextlib.suppress(OSError, ValueError):

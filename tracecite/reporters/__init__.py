@@ -13,10 +13,12 @@ from tracecite.findings import Report
 
 @dataclass(frozen=True)
 class OutputStyle:
-    """How the console reporter may draw: colour (only on a terminal) and quiet."""
+    """How a reporter may draw: colour (only on a terminal) and quiet for the console; the
+    SARIF run's category (``--sarif-category``; None: ``tracecite/COMMAND``)."""
 
     color: bool = False
     quiet: bool = False
+    sarif_category: str | None = None
 
 
 Reporter = Callable[[Report, OutputStyle], str]
@@ -51,7 +53,7 @@ def _github(report: Report, style: OutputStyle) -> str:
 def _sarif(report: Report, style: OutputStyle) -> str:
     from tracecite.reporters.sarif import format_sarif
 
-    return format_sarif(report)
+    return format_sarif(report, category=style.sarif_category)
 
 
 # Imports are deferred so a run pays only for the reporter it uses (rich is slow to import).
