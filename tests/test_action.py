@@ -434,6 +434,20 @@ def test_example_workflows_do_what_the_readme_says() -> None:
     assert "quote" not in script.lower().replace("quotes checked", "")
 
 
+def test_the_pull_request_example_names_its_sarif_category() -> None:
+    """upload-sarif's ``category`` is used only for SARIF without ``automationDetails``, and
+    TraceCite always writes one: the category must come from the ``sarif-category`` input."""
+    steps = _workflow(ROOT / "examples" / "workflows" / "pull-request.yml")["jobs"][
+        "tracecite"]["steps"]
+    check = next(s for s in steps if s.get("id") == "tracecite")
+    assert check["with"]["sarif-category"] == "tracecite-pull-request"
+    upload = next(s for s in steps if s.get("uses", "").startswith(
+        "github/codeql-action/upload-sarif@"))
+    assert "category" not in upload["with"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "sarif-category: tracecite-pull-request" in readme
+
+
 def test_self_test_uses_this_checkout() -> None:
     data = _workflow(ROOT / ".github" / "workflows" / "self-test.yml")
     uses = [s.get("uses") for job in data["jobs"].values() for s in job["steps"]]
