@@ -187,3 +187,24 @@ def test_warnings_are_marked_and_do_not_fail() -> None:
     assert "TC313 timeout (warning)" in text
     assert text.splitlines()[-1] == ("tracecite verify-notes: nothing verified: 1 warning: "
                                      "1 source unavailable; exit 0: nothing failed")
+
+
+def test_location() -> None:
+    from tracecite.reporters.escape import location
+
+    assert location(Finding(Code.NOTES_BAD_LINE, "m", file="n.md", line=12, column=7)) == (
+        "n.md:12:7")
+    assert location(Finding(Code.NOTES_BAD_LINE, "m", file="n.md", line=12)) == "n.md:12"
+    assert location(Finding(Code.INPUT_UNREADABLE, "m", file="n.md")) == "n.md"
+    assert location(Finding(Code.USAGE, "m")) == ""
+    assert location(Finding(Code.NOTES_BAD_LINE, "m", file="::a\n", line=1)) == "\\x3a:a\\n:1"
+
+
+def test_a_stopping_error_on_the_console_reads_path_line_col(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tracecite.cli import _fail
+
+    finding = Finding(Code.CONFIG_INVALID, "bad value", file="a b.toml", line=3, column=9)
+    _fail(Report("hook", (finding,)), "console")
+    assert capsys.readouterr().err == (
+        "tracecite: a b.toml:3:9: TC104 config-invalid: bad value\n")
