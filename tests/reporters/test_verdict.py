@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -107,8 +108,14 @@ def test_compare() -> None:
     found = (Finding(Code.SOURCE_ADDED, "m", file="n.jsonl", uri="https://a/"),
              Finding(Code.SOURCE_CHANGED, "m", file="n.jsonl", uri="https://b/"),
              Finding(Code.SOURCE_CHANGED, "m", file="n.jsonl", uri="https://c/"))
-    assert _says(Report("compare", found, Summary(inputs=2), Changes(("https://a/",)))) == (
-        "failed: 1 source added, 2 sources changed")
+    changes = Changes(("https://a/",), (), ("https://b/", "https://c/"))
+    assert _says(Report("compare", found, Summary(inputs=2), changes)) == (
+        "failed: sources compared by stable URI: 1 added, 0 removed, 2 changed")
+    # Changes made warnings (--warn TC402) still show: the run passes, saying what changed.
+    warned = tuple(replace(f, warned=True) for f in found)
+    assert _says(Report("compare", warned, Summary(inputs=2), changes)) == (
+        "passed: sources compared by stable URI: 1 added, 0 removed, 2 changed; 3 warnings: "
+        "1 source added, 2 sources changed")
 
 
 def test_stopped_runs_say_what_finished() -> None:

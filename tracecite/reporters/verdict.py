@@ -92,6 +92,9 @@ _KINDS: tuple[tuple[tuple[str, str], frozenset[Code]], ...] = tuple(
     ))
 
 
+_COMPARE = frozenset({Code.SOURCE_ADDED, Code.SOURCE_REMOVED, Code.SOURCE_CHANGED})
+
+
 def _count(n: int, words: tuple[str, str]) -> str:
     return f"{n} {words[0] if n == 1 else words[1]}"
 
@@ -161,10 +164,16 @@ def verdict(report: Report) -> Verdict:
     errors = [f for f in report.findings if f.severity == "error"]
     warnings = [f for f in report.findings if f.severity == "warning"]
     parts: list[str] = []
-    if errors:
-        parts.append(what_was_found(errors))
-    if report.changes is not None and not errors:
-        parts.append("no captured source was added, removed or changed")
+    changes = report.changes
+    # compare: what changed comes from the changes themselves, warned or not.
+    found = [f for f in errors if changes is None or f.code not in _COMPARE]
+    if found:
+        parts.append(what_was_found(found))
+    if changes is not None:
+        parts.append(f"sources compared by stable URI: {len(changes.added)} added, "
+                     f"{len(changes.removed)} removed, {len(changes.changed)} changed"
+                     if changes.added or changes.removed or changes.changed
+                     else "no captured source was added, removed or changed")
     verified = what_was_verified(report)
     if verified:
         parts.append(verified)
