@@ -91,8 +91,8 @@ def format_github(report: Report) -> str:
 
 def step_summary(report: Report, environ: Mapping[str, str] | None = None) -> str:
     """The Markdown step summary (``$GITHUB_STEP_SUMMARY``) of a run; see
-    :mod:`tracecite.reporters.summary`. ``environ``: the Actions variables that make links to
+    :mod:`tracecite.reporters.step_summary`. ``environ``: the Actions variables that make links to
     the lines at the commit (default: this process's environment)."""
-    from tracecite.reporters.summary import format_step_summary
+    from tracecite.reporters.step_summary import format_step_summary
 
     return format_step_summary(report, os.environ if environ is None else environ)

@@ -12,7 +12,7 @@ import pytest
 from tracecite.codes import Code
 from tracecite.findings import ArchiveCopy, Counts, Diagnosis, Finding, Report, Summary
 from tracecite.reporters.sarif import help_uri
-from tracecite.reporters.summary import format_step_summary, markdown_text
+from tracecite.reporters.step_summary import format_step_summary, markdown_text
 
 WORKSPACE = os.getcwd()  # findings name files relative to where the run started
 ENV = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "octo/docs",
