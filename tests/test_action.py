@@ -176,8 +176,11 @@ def test_pull_request_with_a_mismatch(actions: ActionsRun, capsys: pytest.Captur
     assert re.search(r"^::error file=traces/bad\.jsonl,line=3,col=\d+,"
                      r"title=TC202 quote-not-in-capture::", out, re.MULTILINE)
     summary = actions.summary.read_text(encoding="utf-8")
-    assert summary.count("### TraceCite `hook`") == 1
-    assert "| TC202 quote-not-in-capture | traces/bad.jsonl | 3 |" in summary
+    assert summary.count("### TraceCite: `tracecite hook --stage offline`") == 1
+    assert "#### traces/bad&#46;jsonl (2 findings)" in summary
+    assert re.search(r"\| 3:\d+ \| TC202 quote-not-in-capture \|", summary)  # no link here
+    assert outputs["verdict"].startswith("failed: 1 claim without citations, 1 quote not found")
+    assert outputs["verdict"].endswith("; exit 2: findings")
     assert "documentation purposes" not in out + summary  # never a quote
 
 
@@ -208,13 +211,40 @@ def test_the_archive_input_looks_up_the_pages_of_a_pull_request(
     assert f"snapshot {snapshot} has the quote" in out
 
 
+def test_sarif_category_input_sets_the_automation_id(
+        actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    _, _, outputs = actions.run(capsys, sarif_file="t.sarif", sarif_category="citations-pr")
+    sarif = json.loads(Path(outputs["sarif-file"]).read_text(encoding="utf-8"))
+    assert sarif["runs"][0]["automationDetails"]["id"] == "citations-pr/"
+    code, out, _ = actions.run(capsys, sarif_category="two words")
+    assert code == 1
+    assert "input sarif-category must be" in out
+
+
+def test_step_summary_links_each_finding_to_its_line_at_the_commit(
+        actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    for name, value in {"GITHUB_SERVER_URL": "https://github.com",
+                        "GITHUB_REPOSITORY": "octo/docs", "GITHUB_SHA": "f00d",
+                        "GITHUB_WORKSPACE": str(actions.repo)}.items():
+        actions.monkeypatch.setenv(name, value)
+    actions.run(capsys)
+    summary = actions.summary.read_text(encoding="utf-8")
+    assert re.search(r"\| \[3:\d+\]\(https://github\.com/octo/docs/blob/f00d/traces/bad\.jsonl#L3\)"
+                     r" \| TC202 quote-not-in-capture \|", summary)
+    assert "#### How to fix" in summary
+
+
 def test_fail_on_findings_false_passes_the_step_on_findings_only(
         actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
     actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
     code, out, outputs = actions.run(capsys, fail_on_findings="false")
     assert code == 0
     assert outputs["exit-code"] == "2"
-    assert "::warning title=TraceCite::" in out
+    assert ("::warning title=TraceCite::failed: 1 claim without citations, 1 quote not found; "
+            "1 quote verified against captured content; fail-on-findings is false, so this "
+            "step passes") in out
     actions.change("docs/broken.notes", BROKEN_NOTES)
     code, out, outputs = actions.run(capsys, fail_on_findings="false")
     assert code == 1  # input errors always fail
@@ -231,7 +261,10 @@ def test_passing_pull_request_and_console_format(actions: ActionsRun,
     assert (outputs["exit-code"], outputs["findings"], outputs["sarif-file"]) == ("0", "0", "")
     assert "::error" not in out
     summary = actions.summary.read_text(encoding="utf-8")
-    assert "Every check passed." in summary  # written by the script for non-github formats
+    # Written by the script for non-github formats.
+    assert "**passed**: 4 quotes verified against captured content" in summary
+    assert outputs["verdict"] == ("passed: 4 quotes verified against captured content; "
+                                  "exit 0: nothing failed")
     report = json.loads(Path(outputs["report"]).read_text(encoding="utf-8"))
     assert report["summary"]["inputs"] == 1
 
@@ -254,7 +287,8 @@ def test_a_bad_input_or_usage_error_sets_exit_code_only(
     code, out, outputs = actions.run(capsys, fail_on_findings="maybe")
     assert code == 1
     assert outputs == {"exit-code": "1", "findings": "", "errors": "", "mismatches": "",
-                       "report": "", "sarif-file": ""}
+                       "report": "", "sarif-file": "",
+                       "verdict": "failed: 1 usage error; exit 1: input or usage error"}
     assert "::error title=TC100 usage::input fail-on-findings must be true or false" in out
     actions.monkeypatch.delenv(action.INPUT_ENV["fail-on-findings"])
     code, out, outputs = actions.run(capsys, stage="sometimes")
@@ -321,10 +355,10 @@ def test_at_most_ten_annotations_and_every_finding_in_the_summary(
     assert annotations[-1] == ("::error title=TraceCite::3 more findings are not annotated "
                                "here: see the step summary or the log below")
     assert [line for line in out if line.startswith(" ")] == [
-        f" {n}:1: TC113 notes-missing-field: record has no url field; record 1"
+        f" {n}:1:1: TC113 notes-missing-field: record has no url field; record 1"
         for n in names[9:]]
     table = summary.read_text(encoding="utf-8")
-    assert all(f"| {n} |" in table for n in names)
+    assert all(f"#### {n.replace('.', '&#46;')} (1 finding)" in table for n in names)
 
 
 # ---- action.yml -----------------------------------------------------------------------------
@@ -455,6 +489,20 @@ def test_example_workflows_do_what_the_readme_says() -> None:
     assert script.index('if [ -n "$number" ]; then\n  gh issue edit') < script.index(
         "gh issue create")
     assert "quote" not in script.lower().replace("quotes checked", "")
+
+
+def test_the_pull_request_example_names_its_sarif_category() -> None:
+    """upload-sarif's ``category`` is used only for SARIF without ``automationDetails``, and
+    TraceCite always writes one: the category must come from the ``sarif-category`` input."""
+    steps = _workflow(ROOT / "examples" / "workflows" / "pull-request.yml")["jobs"][
+        "tracecite"]["steps"]
+    check = next(s for s in steps if s.get("id") == "tracecite")
+    assert check["with"]["sarif-category"] == "tracecite-pull-request"
+    upload = next(s for s in steps if s.get("uses", "").startswith(
+        "github/codeql-action/upload-sarif@"))
+    assert "category" not in upload["with"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "sarif-category: tracecite-pull-request" in readme
 
 
 def test_self_test_uses_this_checkout() -> None:

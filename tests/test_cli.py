@@ -367,7 +367,7 @@ def test_quiet_prints_nothing_when_passing(cli: Cli, tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
     trace.write_bytes(TRACE_OK)
     assert cli("check", trace, "--quiet").out == ""
-    assert cli("check", trace).out.startswith("passed")
+    assert cli("check", trace).out.startswith("tracecite check: nothing verified")
     bad = tmp_path / "n.md"
     bad.write_text("claim: a\n")
     assert "TC113" in cli("check", bad, "-q").out
@@ -570,15 +570,15 @@ def test_summary_line_counts() -> None:
     summary = Summary(captured=Counts(checked=5, matched=5),
                       live=Counts(checked=5, matched=2, not_found=2, unavailable=1, skipped=3))
     line = summary_line(Report("verify-urls", (), summary))
-    assert line == ("tracecite verify-urls: 0 findings; 5 quotes checked against captured "
-                    "content, 5 matched; 5 quotes checked on live pages, 2 matched, 2 not "
-                    "found, 1 with the source unavailable, 3 skipped; exit 0")
+    assert line == ("tracecite verify-urls: passed: 5 quotes verified against captured "
+                    "content, 2 on live pages; not checked: 3 skipped; exit 0: nothing failed")
     one = Summary(captured=Counts(checked=1, matched=1))
     assert summary_line(Report("check", (), one)) == (
-        "tracecite check: 0 findings; 1 quote checked against captured content, 1 matched; "
-        "exit 0")
+        "tracecite check: passed: 1 quote verified against captured content; "
+        "exit 0: nothing failed")
     assert summary_line(Report("check", (), Summary(records=3))) == (
-        "tracecite check: 0 findings; no quote checked; exit 0")
+        "tracecite check: nothing verified: 3 notes records format-checked; their quotes are "
+        "verified online: tracecite verify-notes; exit 0: nothing failed")
 
 
 def test_a_report_file_that_cannot_be_written_is_tc100_and_one_document(

@@ -37,13 +37,39 @@ def test_entry(code: Code) -> None:
     assert str(code) == f"{code.code} {code.label}"
 
 
+@pytest.mark.parametrize("code", list(Code), ids=[c.code for c in Code])
+def test_every_code_says_how_to_fix_it(code: Code) -> None:
+    # One sentence in TraceCite's words: it starts with a capital and ends with a full stop,
+    # and it fits a Markdown table cell (the README) and a SARIF rule's help.
+    assert code.fix, f"{code.code} has no fix text"
+    assert code.fix[0].isupper() and code.fix.endswith("."), code.fix
+    assert "|" not in code.fix and "\n" not in code.fix
+    assert code.fix != code.when
+    assert code.anchor == code.code.lower()
+
+
+README_ROW = re.compile(
+    r'^\| <a id="(tc\d{3})"></a>(TC\d{3}) \| ([a-z0-9-]+) \| (\d) \| (.*) \| (.*) \|$')
+
+
 def test_registry_markdown() -> None:
     lines = registry_markdown().splitlines()
-    assert lines[:2] == ["| code | name | exit | when |", "|---|---|---|---|"]
-    rows = [ROW.match(line) for line in lines[2:]]
+    assert lines[:2] == ["| code | name | exit | when | how to fix |", "|---|---|---|---|---|"]
+    rows = [README_ROW.match(line) for line in lines[2:]]
     assert all(rows)
-    assert [(m[1], m[2], int(m[3]), m[4]) for m in rows if m] == [
-        (c.code, c.label, c.exit, c.when) for c in Code]
+    assert [(m[1], m[2], m[3], int(m[4]), m[5], m[6]) for m in rows if m] == [
+        (c.anchor, c.code, c.label, c.exit, c.when, c.fix) for c in Code]
+
+
+def test_every_code_has_its_own_anchor_in_the_readme() -> None:
+    """The SARIF rules' helpUri points at ``#tc210``: the README must have that anchor, once
+    (a heading of that name would give GitHub's automatic anchor the same name)."""
+    text = README.read_text(encoding="utf-8")
+    anchors = re.findall(r'<a id="([^"]+)"></a>', text)
+    for code in Code:
+        assert anchors.count(code.anchor) == 1, code.code
+    headings = [line for line in text.splitlines() if line.startswith("#")]
+    assert not any(re.search(r"\btc\d{3}\b", h, flags=re.IGNORECASE) for h in headings)
 
 
 def test_readme_table_is_the_registry() -> None:

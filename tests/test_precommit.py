@@ -197,7 +197,7 @@ def test_try_repo_offline_hook_fails_on_bad_files(try_repo: dict[str, TryRepo]) 
     assert "- hook id: tracecite" in offline
     assert "- exit code: 1" in offline
     for expected in ("docs/bad.notes", "TC113 notes-missing-field", "traces/bad.jsonl",
-                     "TC202 quote-not-in-capture", "tracecite hook: 3 findings"):
+                     "TC202 quote-not-in-capture", "tracecite hook --stage offline: failed: "):
         assert expected in offline, expected
     assert "documentation purposes" not in run.output  # never a quote
 

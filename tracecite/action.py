@@ -6,6 +6,8 @@
 the input), and the returned report gives the step's outputs in ``$GITHUB_OUTPUT``:
 
 - ``exit-code``: the hook's exit code (0 passed, 1 input or usage error, 2 findings, 3 bug);
+- ``verdict``: the run's verdict in plain words (``failed: 2 quotes not found``, ``nothing
+  verified: no file selected``, …) and the exit code in words;
 - ``findings``, ``errors`` (exit-1 findings), ``mismatches`` (exit-2 findings): counts;
 - ``report``: the JSON report's path; ``sarif-file``: the SARIF file's path when one was asked
   for (each empty when the run stopped before writing it).
@@ -22,18 +24,21 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from tracecite.findings import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, Report
+from tracecite.reporters.github import escape_data, step_summary
+from tracecite.reporters.verdict import exit_words, verdict
 from tracecite.values import FALSE_WORDS
 
 INPUT_ENV: dict[str, str] = {
     name: "TRACECITE_" + name.upper().replace("-", "_")
-    for name in ("stage", "paths", "since", "all", "format", "sarif-file", "json-file", "config",
+    for name in ("stage", "paths", "since", "all", "format", "sarif-file", "sarif-category",
+                 "json-file", "config",
                  "fail-on-findings", "warn", "timeout", "concurrency", "per-host", "retries",
                  "skip-urls", "cache", "fail-after", "archive", "allow-net", "connect-to",
                  "ca-cert", "all-records")
 }
 """Each Action input (``python-version`` aside) and the variable ``action.yml`` passes it in."""
 
-OUTPUTS = ("exit-code", "findings", "errors", "mismatches", "report", "sarif-file")
+OUTPUTS = ("exit-code", "verdict", "findings", "errors", "mismatches", "report", "sarif-file")
 """Every output this script sets; ``action.yml`` declares the same."""
 
 
@@ -112,15 +117,14 @@ def run(environ: Mapping[str, str]) -> int:
     sys.stdout.flush()
     summary_path = environ.get("GITHUB_STEP_SUMMARY", "")
     if summary_path and inputs["format"] != "github":
-        from tracecite.reporters.github import step_summary
-
         with open(summary_path, "a", encoding="utf-8") as handle:
-            handle.write(step_summary(report))
+            handle.write(step_summary(report, environ))
     output_path = environ.get("GITHUB_OUTPUT", "")
     if output_path:
         written = _written(report_path)  # not when the run stopped at a usage or internal error
         write_outputs(output_path, {
             "exit-code": str(report.exit_code),
+            "verdict": f"{verdict(report)}; {exit_words(report.exit_code)}",
             **(counts(report) if written else dict.fromkeys(("findings", "errors",
                                                              "mismatches"), "")),
             "report": report_path if written else "",
@@ -128,8 +132,8 @@ def run(environ: Mapping[str, str]) -> int:
         })
     code = report.exit_code
     if code == EXIT_FINDINGS and inputs["fail-on-findings"].strip() in FALSE_WORDS:
-        print("::warning title=TraceCite::findings reported, but fail-on-findings is false, "
-              "so this step passes", flush=True)
+        print(f"::warning title=TraceCite::{escape_data(str(verdict(report)))}; "
+              "fail-on-findings is false, so this step passes", flush=True)
         return EXIT_OK
     return code
 

@@ -26,7 +26,7 @@ from tracecite.codes import Code
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
-from tracecite.reporters.escape import printable
+from tracecite.reporters.escape import location, printable
 from tracecite.settings import Origins, action_values, add_flags, flag_values, resolve
 from tracecite.stops import StopSignals, signal_name, signal_of
 from tracecite.streams import is_terminal, write_stderr
@@ -221,7 +221,8 @@ def _is_color(stream: TextIO | None) -> bool:
 
 
 def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequence[str] = (),
-         stdout: TextIO | None = None, origins: Origins | None = None) -> None:
+         stdout: TextIO | None = None, origins: Origins | None = None,
+         sarif_category: str | None = None) -> None:
     """Write the report to each ``FORMAT:PATH`` report file, then to stdout in ``fmt``, and with
     ``github`` also the Markdown step summary to ``$GITHUB_STEP_SUMMARY`` when it is set.
 
@@ -234,14 +235,16 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
         file_format, _, path = spec.partition(":")
         try:
             with open(path, "w", encoding="utf-8") as handle:
-                handle.write(REPORTERS[file_format](report, OutputStyle()))
+                handle.write(REPORTERS[file_format](
+                    report, OutputStyle(sarif_category=sarif_category)))
         except OSError as exc:
             reason = exc.strerror or 'error'
             named = (origins or Origins()).report_file(file_format)
             raise UsageError(f"{named} cannot be written ({reason})") from None
     out = stdout if stdout is not None else sys.stdout
     if out is not None:  # None: Python started with stdout closed (``>&-``)
-        out.write(REPORTERS[fmt](report, OutputStyle(color=_is_color(out), quiet=quiet)))
+        out.write(REPORTERS[fmt](report, OutputStyle(color=_is_color(out), quiet=quiet,
+                                                     sarif_category=sarif_category)))
         out.flush()
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if fmt == "github" and summary_path:
@@ -260,9 +263,7 @@ def _fail(report: Report, fmt: str, *, stdout: TextIO | None = None) -> None:
     if fmt == "console":
         # argparse's messages quote the command line, which may hold hostile file names.
         (finding,) = report.findings
-        where = ""
-        if finding.file is not None:
-            where = printable(finding.file) + (f":{finding.line}" if finding.line else "") + ": "
+        where = location(finding) + ": " if finding.file is not None else ""
         write_stderr(f"tracecite: {where}{finding.code.code} {finding.code.label}: "
                      f"{printable(finding.message)}\n")
     else:
@@ -347,7 +348,8 @@ def _write(report: Report, settings: Settings, stdout: TextIO | None) -> Report:
     be written turns it into that usage error)."""
     try:
         emit(report, settings.format or _default_format(), quiet=settings.quiet,
-             report_files=settings.report_files, stdout=stdout, origins=settings.origins)
+             report_files=settings.report_files, stdout=stdout, origins=settings.origins,
+             sarif_category=settings.sarif_category)
     except BrokenPipeError:
         _reader_gone(stdout)
         with contextlib.suppress(OSError, ValueError):

@@ -106,6 +106,10 @@ OPTIONS: tuple[Option, ...] = (
            help="console: print nothing when every check passes; no progress bar"),
     Option("debug", False, values.boolean, "output", flag="--debug", switch=True,
            help="show a traceback for internal errors"),
+    Option("sarif_category", None, values.sarif_category, "output", flag="--sarif-category",
+           action="sarif-category", metavar="NAME",
+           help="SARIF: the run's category (automationDetails.id), so two workflows keep their "
+                "code scanning alerts apart (default: tracecite/COMMAND)"),
     Option("warn", (), values.warnable, "output", flag="--warn", config=True, action="warn",
            many=True, metavar="CODE",
            help="report findings with this code as warnings, which never fail a run "
@@ -280,6 +284,7 @@ class Settings:
     report_files: tuple[str, ...] = ()
     quiet: bool = False
     debug: bool = False
+    sarif_category: str | None = None
     warn: tuple[str, ...] = ()
     no_progress: bool = False
     timeout: float = MAX_TIMEOUT

@@ -187,6 +187,17 @@ def warnable(value: object) -> str:
     return code.code
 
 
+
+_SARIF_CATEGORY = re.compile(r"[\x21-\x7e]{1,200}")
+
+
+def sarif_category(value: object) -> str:
+    """A SARIF run's category (``automationDetails.id``): printable ASCII without blanks."""
+    if not isinstance(value, str) or not _SARIF_CATEGORY.fullmatch(value):
+        raise ValueError("must be 1 to 200 printable ASCII characters without blanks, such "
+                         "as citations-pr")
+    return value
+
 # ---- parsers: text (a flag or an Action input) to the value a check takes --------------------
 
 def number(text: str) -> object:

@@ -65,7 +65,8 @@ def _readme_paths() -> list[str]:
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     names = re.findall(r"[\w./-]+\.(?:jsonl|notes(?:\.md|\.txt)?)\b", text)
     return sorted({n for n in names
-                   if "*" not in n and not n.startswith("examples/") and not n.isupper()
+                   if "*" not in n and "//" not in n and not n.startswith("examples/")
+                   and not n.isupper()
                    and not n.split(".")[0].isupper()})
 
 

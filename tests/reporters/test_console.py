@@ -12,7 +12,7 @@ from tests.conftest import Cli
 from tracecite.cli import _is_color
 from tracecite.codes import Code
 from tracecite.findings import Counts, Finding, Report, Summary
-from tracecite.reporters import OutputStyle
+from tracecite.reporters import OutputStyle, summary_line
 from tracecite.reporters.console import format_console
 from tracecite.reporters.escape import printable
 
@@ -22,9 +22,51 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def test_passing_report() -> None:
     report = Report("check", (), Summary(captured=Counts(checked=2, matched=2)))
     assert format_console(report, OutputStyle()) == (
-        "passed tracecite check: 0 findings; 2 quotes checked against captured content, "
-        "2 matched; exit 0\n")
+        "tracecite check: passed: 2 quotes verified against captured content; "
+        "exit 0: nothing failed\n")
     assert format_console(report, OutputStyle(quiet=True)) == ""
+
+
+def test_the_last_line_is_the_summary_line_with_the_verdict_coloured() -> None:
+    report = Report("hook", (), Summary(inputs=1, records=3), stage="offline")
+    plain = format_console(report, OutputStyle())
+    assert plain == summary_line(report) + "\n"
+    assert "nothing verified" in plain and "passed" not in plain
+    coloured = format_console(report, OutputStyle(color=True))
+    assert "\x1b[1;33mnothing verified\x1b[0m" in coloured  # yellow: neither passed nor failed
+    failed = Report("check", (Finding(Code.NOTES_BAD_LINE, "m", file="a.md", line=1),))
+    assert "\x1b[1;31mfailed\x1b[0m" in format_console(failed, OutputStyle(color=True))
+
+
+def test_each_line_starts_with_path_line_col() -> None:
+    report = Report("verify-notes", (
+        Finding(Code.QUOTE_NOT_ON_PAGE, "quote not on page", file="docs/a.notes", line=12,
+                column=7, record=3),
+        Finding(Code.CONNECT_FAILED, "refused", file="docs/a.notes", line=14, record=3,
+                uri="https://x/"),
+        Finding(Code.INPUT_UNREADABLE, "missing", file="gone.notes"),
+        Finding(Code.USAGE, "bad"),
+    ))
+    lines = format_console(report, OutputStyle()).splitlines()
+    assert "  docs/a.notes:12:7  TC210 quote-not-on-page  record 3: quote not on page" in lines
+    assert ("  docs/a.notes:14  TC311 connect-failed  record 3: refused [uri https://x/]"
+            in lines)
+    assert "  gone.notes  TC101 input-unreadable  missing" in lines
+    assert "  TC100 usage  bad" in lines
+    assert lines[lines.index("docs/a.notes") + 1].startswith("  docs/a.notes:12:7  ")
+
+
+def test_notices_follow_the_findings() -> None:
+    report = Report("hook", (Finding(Code.DNS_FAILURE, "m", file="a.notes", line=3),),
+                    notices=("no source host resolved: offline?", "\x1b[2Jhostile\nline"),
+                    stage="online")
+    lines = format_console(report, OutputStyle()).splitlines()
+    assert lines[-3:-1] == ["note: no source host resolved: offline?",
+                            "note: \\x1b[2Jhostile\\nline"]
+    assert lines[-1] == summary_line(report)
+    # A notice is worth showing even when quiet and nothing was found.
+    quiet = Report("hook", notices=("no source host resolved: offline?",), stage="online")
+    assert "note: no source host resolved" in format_console(quiet, OutputStyle(quiet=True))
 
 
 def test_findings_grouped_by_file() -> None:
@@ -42,15 +84,17 @@ def test_findings_grouped_by_file() -> None:
     headers = [line for line in lines if not line.startswith("  ")]
     # Input errors first (so their files first), then by file; each file once.
     assert headers[:-1] == ["(no file)", "a.md", "b.jsonl", "c.md"]
-    assert lines[-1].startswith("failed tracecite check: 6 findings;")
+    assert lines[-1].startswith("tracecite check: failed: 1 usage error, 2 notes format "
+                                "errors, 1 trace structure error, 1 quote not found, "
+                                "1 source unavailable;")
     body = lines[lines.index("b.jsonl") + 1:lines.index("c.md")]
     assert body == [
-        "  TC124 trace-run-id-mismatch  line 1: run_id differs",
-        "  TC315 http-status  line 3: HTTP status 404",
-        "  TC202 quote-not-in-capture  line 3, claim 1, citation 2: quote is not in the captured "
-        "content [source s1; uri https://x/]",
+        "  b.jsonl:1  TC124 trace-run-id-mismatch  run_id differs",
+        "  b.jsonl:3  TC315 http-status  HTTP status 404",
+        "  b.jsonl:3  TC202 quote-not-in-capture  claim 1, citation 2: quote is not in the "
+        "captured content [source s1; uri https://x/]",
     ]
-    assert "  TC110 notes-bad-line  line 4:2, record 1: bad line" in lines
+    assert "  a.md:4:2  TC110 notes-bad-line  record 1: bad line" in lines
 
 
 def test_no_colour_unless_asked() -> None:
@@ -141,4 +185,26 @@ def test_warnings_are_marked_and_do_not_fail() -> None:
     warned = Finding(Code.TIMEOUT, "slow", file="a.notes", line=1, warned=True)
     text = format_console(Report("verify-notes", (warned,)), OutputStyle())
     assert "TC313 timeout (warning)" in text
-    assert text.splitlines()[-1].startswith("passed tracecite verify-notes: 1 finding (1 warning)")
+    assert text.splitlines()[-1] == ("tracecite verify-notes: nothing verified: 1 warning: "
+                                     "1 source unavailable; exit 0: nothing failed")
+
+
+def test_location() -> None:
+    from tracecite.reporters.escape import location
+
+    assert location(Finding(Code.NOTES_BAD_LINE, "m", file="n.md", line=12, column=7)) == (
+        "n.md:12:7")
+    assert location(Finding(Code.NOTES_BAD_LINE, "m", file="n.md", line=12)) == "n.md:12"
+    assert location(Finding(Code.INPUT_UNREADABLE, "m", file="n.md")) == "n.md"
+    assert location(Finding(Code.USAGE, "m")) == ""
+    assert location(Finding(Code.NOTES_BAD_LINE, "m", file="::a\n", line=1)) == "\\x3a:a\\n:1"
+
+
+def test_a_stopping_error_on_the_console_reads_path_line_col(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tracecite.cli import _fail
+
+    finding = Finding(Code.CONFIG_INVALID, "bad value", file="a b.toml", line=3, column=9)
+    _fail(Report("hook", (finding,)), "console")
+    assert capsys.readouterr().err == (
+        "tracecite: a b.toml:3:9: TC104 config-invalid: bad value\n")

@@ -121,7 +121,7 @@ def test_ten_annotations_at_most() -> None:
     assert len(plain) == 16
     assert all("TC110" in line and "f" in line for line in plain)
     assert [f"f{i:02d}.md" in " ".join(plain) for i in range(9, 25)] == [True] * 16
-    assert lines[-1].startswith("tracecite check: 25 findings;")
+    assert lines[-1].startswith("tracecite check: failed: 25 notes format errors;")
 
 
 def test_plain_lines_never_start_a_command() -> None:
@@ -143,35 +143,47 @@ def test_legacy_commands_are_escaped() -> None:
                       source_id="##[add-mask]s", uri="https://x/##[stop-commands]t")
     report = Report("check", (finding,) * 12)
     assert "##[" not in format_github(report)
-    assert "##[" not in step_summary(report)
+    assert "##[" not in step_summary(report, {})
 
 
 def test_summary_line_last() -> None:
     text = format_github(Report("check", (), Summary(captured=Counts(checked=3, matched=3))))
-    assert text == ("tracecite check: 0 findings; 3 quotes checked against captured content, "
-                    "3 matched; exit 0\n")
+    assert text == ("tracecite check: passed: 3 quotes verified against captured content; "
+                    "exit 0: nothing failed\n")
 
 
-def test_step_summary_table() -> None:
+def test_notices_are_notice_commands() -> None:
+    report = Report("hook", (Finding(Code.DNS_FAILURE, "m", file="a.notes", line=1),),
+                    notices=("no source host resolved: offline? SKIP=tracecite-online",
+                             "100% down\n::error::x"), stage="online")
+    lines = format_github(report).splitlines()
+    assert lines[1] == ("::notice title=TraceCite::no source host resolved: offline? "
+                        "SKIP=tracecite-online")
+    name, props, data = parse_command(lines[2])
+    assert (name, props) == ("notice", {"title": "TraceCite"})
+    assert data == printable("100% down\n::error::x")  # one line, one command
+    assert len(lines) == 4 and lines[-1].startswith("tracecite hook --stage online: failed")
+
+
+def test_step_summary_escapes_what_inputs_give() -> None:
     report = Report("check", (
         Finding(Code.NOTES_BAD_LINE, "line | not <b>ok</b>", file="a|b.md", line=2, record=1),
         Finding(Code.QUOTE_NOT_IN_CAPTURE, "m", file="t.jsonl", line=3, claim=1, citation=2,
                 source_id="s*1", uri="https://x/[y](z)"),
         Finding(Code.USAGE, "u"),
     ))
-    text = step_summary(report)
-    lines = text.splitlines()
-    assert lines[0] == "### TraceCite `check`"
-    assert "| code | file | line | where | message |" in lines
-    rows = [line for line in lines if line.startswith("| TC")]
+    text = step_summary(report, {})
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "TC" in line]
     assert len(rows) == 3
-    assert all(row.count("|") == 6 for row in rows)  # no cell adds a column
-    assert "<b>" not in text and "[y](z)" not in text
-    assert rows[0].startswith("| TC100 usage |")
+    assert all(row.count("|") == 5 for row in rows)  # no cell adds a column
+    assert "<b>" not in text and "[y](z)" not in text and "a|b" not in text
+    assert "#### a&#124;b&#46;md (1 finding)" in text
 
 
-def test_step_summary_when_all_passed() -> None:
-    assert "Every check passed." in step_summary(Report("check"))
+def test_step_summary_when_nothing_was_verified() -> None:
+    text = step_summary(Report("check"), {})
+    assert "passed" not in text.lower()
+    assert "**nothing verified**" in text
 
 
 def test_cli_writes_step_summary(cli: Cli, tmp_path: Path,
@@ -186,9 +198,9 @@ def test_cli_writes_step_summary(cli: Cli, tmp_path: Path,
     assert run.exit == 1
     assert sum(line.startswith("::error") for line in run.out.splitlines()) == 10
     text = summary.read_text()
-    assert text.startswith("earlier step\n### TraceCite `check`")  # appended
-    assert sum(line.startswith("| TC110") for line in text.splitlines()) == 12
-    assert sum(line.startswith("| TC113") for line in text.splitlines()) == 1
+    assert text.startswith("earlier step\n### TraceCite: `tracecite check`")  # appended
+    assert sum("| TC110 notes-bad-line |" in line for line in text.splitlines()) == 12
+    assert sum("| TC113 notes-missing-field |" in line for line in text.splitlines()) == 1
 
 
 def test_step_summary_only_for_github_format(cli: Cli, tmp_path: Path,
@@ -223,5 +235,6 @@ def test_warnings_are_warning_annotations_and_marked_in_the_step_summary() -> No
     assert report.exit_code == 0
     text = format_github(report)
     assert text.startswith("::warning file=a.notes,line=3,title=TC319 source-blocked::")
-    assert "1 finding (1 warning); " in text
-    assert "| TC319 source-blocked (warning) |" in step_summary(report)
+    assert text.splitlines()[-1] == ("tracecite verify-notes: nothing verified: 1 warning: "
+                                     "1 source unavailable; exit 0: nothing failed")
+    assert "| TC319 source-blocked (warning) |" in step_summary(report, {})

@@ -13,9 +13,9 @@ import pytest
 from tests.conftest import Cli, answer, call, cite, claim, result, write_trace
 from tracecite import __version__
 from tracecite.codes import Code
-from tracecite.findings import Changes, Finding, Report
+from tracecite.findings import ArchiveCopy, Changes, Diagnosis, Finding, Report
 from tracecite.reporters.escape import printable
-from tracecite.reporters.sarif import format_sarif
+from tracecite.reporters.sarif import format_sarif, help_uri
 
 SCHEMA = (Path(__file__).resolve().parents[2].parent / "shared" / "schemas"
           / "sarif-schema-2.1.0.json")
@@ -53,6 +53,24 @@ REPORTS = {
         Finding(Code.SOURCE_ADDED, "m", file="new.jsonl", line=2, uri="https://x/"),
     ), changes=Changes(("https://x/",))),
     "internal": Report("check", (Finding(Code.INTERNAL_ERROR, "m"),)),
+    "git": Report("hook", (Finding(Code.GIT_FAILED, "m"),), stage="online"),
+    "config": Report("hook", (Finding(Code.CONFIG_INVALID, "m"),), stage="offline"),
+    "every-kind": Report("hook", (
+        Finding(Code.NOTES_BAD_LINE, "m", file="docs/a.notes", line=2, column=1, record=1),
+        Finding(Code.QUOTE_NOT_IN_CAPTURE, "m", file="t.jsonl", line=3, column=40, claim=1,
+                citation=1, source_id="s1", uri="https://a/",
+                diagnosis=Diagnosis(("case",), quote_chars=10, matched_chars=10)),
+        Finding(Code.QUOTE_NOT_ON_PAGE, "m", file="docs/b.notes", line=5, record=2,
+                uri="https://b/", archive=ArchiveCopy("https://web.archive.org/web/2024id_/"
+                                                      "https://b/", "20240101000000", True)),
+        Finding(Code.HTTP_STATUS, "m", file="docs/b.notes", line=9, record=3, status=404,
+                uri="https://c/", cached=True),
+        Finding(Code.SOURCE_BLOCKED, "m", file="docs/b.notes", line=12, record=4,
+                uri="https://d/", warned=True),
+        Finding(Code.CACHE_UNUSABLE, "m", warned=True),
+        Finding(Code.USAGE, "m"),
+    ), notices=("no source host resolved: offline?",), stage="online"),
+    "stopped": Report("verify-notes", (), stopped_by=2),
     "odd-names": Report("check", (
         Finding(Code.NOTES_BAD_LINE, "m", file="a b%c#d?e:f,\u00e9\n.md", line=1, column=1),
         Finding(Code.NOTES_BAD_LINE, "m", file="##[error]x.md", line=1, column=1),
@@ -89,6 +107,9 @@ def test_results() -> None:
         "region": {"startLine": 3}}}]
     assert first["properties"] == {"claim": 1, "citation": 2}
     assert "\x1b" not in first["message"]["text"]
+    # The message names the claim and citation (and the source), not only the properties.
+    assert first["message"]["text"] == printable("m; claim 1; citation 2; source s\x1b1; "
+                                                 "uri https://a/b")
     assert second["properties"]["status"] == 500
     assert run["invocations"] == [{"executionSuccessful": True, "exitCode": 2}]
 
@@ -100,8 +121,100 @@ def test_locations() -> None:
         "startLine": 2, "startColumn": 3}
     unreadable = by_rule["TC101"]["locations"][0]["physicalLocation"]
     assert unreadable == {"artifactLocation": {"uri": "file:///abs/path%20with%20space/n.md"}}
-    usage = json.loads(format_sarif(REPORTS["usage"]))["runs"][0]["results"][0]
-    assert "locations" not in usage
+
+
+@pytest.mark.parametrize("name", sorted(REPORTS))
+def test_every_result_has_a_location(name: str) -> None:
+    run = json.loads(format_sarif(REPORTS[name]))["runs"][0]
+    for located in run["results"]:
+        assert located["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    unlocated = sum(1 for f in REPORTS[name].findings if f.file is None)
+    notifications = run["invocations"][0].get("toolExecutionNotifications", [])
+    assert len(run["results"]) + unlocated == len(REPORTS[name].findings)
+    assert len(notifications) == unlocated + len(REPORTS[name].notices)
+
+
+def test_findings_without_a_file_are_notifications() -> None:
+    (invocation,) = json.loads(format_sarif(REPORTS["usage"]))["runs"][0]["invocations"]
+    assert json.loads(format_sarif(REPORTS["usage"]))["runs"][0]["results"] == []
+    assert invocation == {
+        "executionSuccessful": False, "exitCode": 1,
+        "toolExecutionNotifications": [{
+            "level": "error", "message": {"text": "bad option"},
+            "associatedRule": {"id": "TC100", "index": 0}}]}
+    for name in ("git", "config"):
+        (invocation,) = json.loads(format_sarif(REPORTS[name]))["runs"][0]["invocations"]
+        assert invocation["executionSuccessful"] is False
+        assert invocation["toolExecutionNotifications"][0]["associatedRule"]["id"] in (
+            "TC103", "TC104")
+
+
+def test_every_kind_of_finding() -> None:
+    run = json.loads(format_sarif(REPORTS["every-kind"]))["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert {r["ruleId"] for r in run["results"]} == {"TC110", "TC202", "TC210", "TC315",
+                                                     "TC319"}
+    levels = {r["ruleId"]: r["level"] for r in run["results"]}
+    assert levels["TC319"] == "warning" and levels["TC210"] == "error"
+    (invocation,) = run["invocations"]
+    # A usage error without a file: the run did not do its work.
+    assert invocation["executionSuccessful"] is False
+    notes = [(n["level"], n.get("associatedRule", {}).get("id"), n["message"]["text"])
+             for n in invocation["toolExecutionNotifications"]]
+    assert notes == [("error", "TC100", "m"), ("warning", "TC105", "m"),
+                     ("note", None, "no source host resolved: offline?")]
+    for n in invocation["toolExecutionNotifications"]:
+        if "associatedRule" in n:
+            assert rules[n["associatedRule"]["index"]]["id"] == n["associatedRule"]["id"]
+    messages = {r["ruleId"]: r["message"]["text"] for r in run["results"]}
+    assert messages["TC210"] == "m; record 2; uri https://b/"
+    assert messages["TC110"] == "m; record 1"
+
+
+def test_a_warning_without_a_file_keeps_the_run_successful() -> None:
+    report = Report("verify-notes", (Finding(Code.CACHE_UNUSABLE, "m", warned=True),))
+    (invocation,) = json.loads(format_sarif(report))["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is True
+    assert invocation["toolExecutionNotifications"][0]["level"] == "warning"
+
+
+def test_a_stopped_run_names_its_signal() -> None:
+    (invocation,) = json.loads(format_sarif(REPORTS["stopped"]))["runs"][0]["invocations"]
+    assert invocation == {"executionSuccessful": False, "exitCode": 130,
+                          "exitSignalName": "SIGINT", "exitSignalNumber": 2}
+
+
+@pytest.mark.parametrize("code", list(Code), ids=[c.code for c in Code])
+def test_every_rule_has_help_and_its_own_help_uri(code: Code) -> None:
+    rules = json.loads(format_sarif(Report("check")))["runs"][0]["tool"]["driver"]["rules"]
+    rule = rules[list(Code).index(code)]
+    assert rule["helpUri"] == help_uri(code)
+    assert help_uri(code) == f"https://github.com/tracecite/tracecite#{code.anchor}"
+    assert code.when in rule["help"]["text"] and code.fix in rule["help"]["text"]
+    markdown = rule["help"]["markdown"]
+    assert code.when in markdown and code.fix in markdown and f"]({rule['helpUri']})" in markdown
+
+
+def test_sarif_category_sets_the_automation_id() -> None:
+    def automation(category: str | None) -> str:
+        text = format_sarif(Report("hook", stage="online"), category=category)
+        return str(json.loads(text)["runs"][0]["automationDetails"]["id"])
+
+    assert automation(None) == "tracecite/hook/"  # the default stays what it was
+    assert automation("citations-pr") == "citations-pr/"
+    assert automation("citations/nightly/") == "citations/nightly/"
+
+
+def test_cli_sarif_category(cli: Cli, tmp_path: Path) -> None:
+    notes = tmp_path / "n.md"
+    notes.write_text("claim: a\n")
+    sarif = tmp_path / "out.sarif"
+    run = cli("check", notes, "--format", "sarif", "--sarif-category", "docs-check",
+              "--report-file", f"sarif:{sarif}")
+    assert json.loads(run.out)["runs"][0]["automationDetails"]["id"] == "docs-check/"
+    assert json.loads(sarif.read_text())["runs"][0]["automationDetails"]["id"] == "docs-check/"
+    bad = cli("check", notes, "--format", "sarif", "--sarif-category", "two words")
+    assert bad.exit == 1 and "--sarif-category" in bad.out + bad.err
 
 
 def test_odd_file_names_are_uri_encoded() -> None:
@@ -126,12 +239,14 @@ def test_source_ids_and_uris_are_escaped_once() -> None:
     finding = Finding(Code.QUOTE_NOT_IN_CAPTURE, "m", file="t.jsonl", source_id="a\nb\\c",
                       uri="https://x/\x1b")
     message = json.loads(format_sarif(Report("check", (finding,))))["runs"][0]["results"][0]
-    assert message["message"]["text"] == printable("m (source a\nb\\c) (uri https://x/\x1b)")
+    assert message["message"]["text"] == printable("m; source a\nb\\c; uri https://x/\x1b")
 
 
 def test_internal_error_marks_run_unsuccessful() -> None:
     run = json.loads(format_sarif(REPORTS["internal"]))["runs"][0]
-    assert run["invocations"] == [{"executionSuccessful": False, "exitCode": 3}]
+    (invocation,) = run["invocations"]
+    assert (invocation["executionSuccessful"], invocation["exitCode"]) == (False, 3)
+    assert invocation["toolExecutionNotifications"][0]["associatedRule"]["id"] == "TC900"
 
 
 def test_cli_sarif(cli: Cli, tmp_path: Path) -> None:

@@ -395,6 +395,7 @@ class Diagnoser:
                 pieces[where].append("".join(element.itertext()))
             elif tag is comment:
                 pieces["comment"].append(element.text or "")
+        pieces["template"].extend(_template_texts(self._page.markup))
         return {where: "".join(unicodedata.normalize("NFC", "\x00".join(texts)).split())
                 for where, texts in pieces.items()}
 
@@ -421,6 +422,19 @@ class Diagnoser:
             if run[0] > best[0]:
                 best = run
         return best
+
+
+_TEMPLATE = re.compile(r"<template\b[^>]*>(.*?)(?:</template\s*>|\Z)", re.I | re.S)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _template_texts(markup: str) -> list[str]:
+    """The text of each ``<template>``'s content, read from the markup: the parser drops
+    template content before the tree is built (as the standard keeps it out of the page), so
+    the tree has none. Roughly, as the tree walk is: tags removed, references decoded."""
+    import html
+
+    return [html.unescape(_TAG.sub("", m.group(1))) for m in _TEMPLATE.finditer(markup)]
 
 
 def _hides(tag: str, attrib: dict[str, str]) -> bool:

@@ -8,51 +8,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tracecite.findings import Counts, Report
+from tracecite.findings import Report
 
 
 @dataclass(frozen=True)
 class OutputStyle:
-    """How the console reporter may draw: colour (only on a terminal) and quiet."""
+    """How a reporter may draw: colour (only on a terminal) and quiet for the console; the
+    SARIF run's category (``--sarif-category``; None: ``tracecite/COMMAND``)."""
 
     color: bool = False
     quiet: bool = False
+    sarif_category: str | None = None
 
 
 Reporter = Callable[[Report, OutputStyle], str]
 
 
-_WHERE = {"captured": "against captured content", "live": "on live pages",
-          "files": "in local files"}
-
-
 def summary_line(report: Report) -> str:
-    """One line of counts for the end of a run: each kind of check that ran, apart."""
-    head = f"tracecite {report.command}: {_count(len(report.findings), 'finding')}"
-    if report.warnings:
-        head += f" ({_count(report.warnings, 'warning')})"
-    if report.changes is not None:
-        c = report.changes
-        body = f"{len(c.added)} added, {len(c.removed)} removed, {len(c.changed)} changed"
-    else:
-        parts = [_kind_phrase(kind, counts)
-                 for kind, counts in report.summary.kinds().items() if counts]
-        body = "; ".join(parts) or "no quote checked"
-    return f"{head}; {body}; exit {report.exit_code}"
+    """The end of a run in one line: the command, its verdict in plain words (see
+    :mod:`tracecite.reporters.verdict`) and the exit code with what it means."""
+    from tracecite.reporters.verdict import command_line, exit_words, verdict
 
-
-def _kind_phrase(kind: str, counts: Counts) -> str:
-    phrase = f"{_count(counts.checked, 'quote')} checked {_WHERE[kind]}, {counts.matched} matched"
-    for name, words in (("not_found", "not found"), ("unavailable", "with the source unavailable"),
-                        ("skipped", "skipped"), ("cached", "cached"),
-                        ("unchanged", "unchanged"), ("interrupted", "interrupted")):
-        if getattr(counts, name):
-            phrase += f", {getattr(counts, name)} {words}"
-    return phrase
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    return f"{command_line(report)}: {verdict(report)}; {exit_words(report.exit_code)}"
 
 
 def _console(report: Report, style: OutputStyle) -> str:
@@ -76,7 +53,7 @@ def _github(report: Report, style: OutputStyle) -> str:
 def _sarif(report: Report, style: OutputStyle) -> str:
     from tracecite.reporters.sarif import format_sarif
 
-    return format_sarif(report)
+    return format_sarif(report, category=style.sarif_category)
 
 
 # Imports are deferred so a run pays only for the reporter it uses (rich is slow to import).

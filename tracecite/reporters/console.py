@@ -1,20 +1,18 @@
-"""``--format console``: findings grouped by file, for people; colour only on a terminal."""
+"""``--format console``: findings grouped by file, for people; colour only on a terminal.
+
+Each finding's line starts with ``path:line:col`` (``notes.md:12:7``, ``notes.md:12`` without
+a column), the form terminals and editors turn into a link to the line. The run's notices
+follow the findings, and the verdict in plain words ends the output.
+"""
 
 from __future__ import annotations
 
 import io
 
 from tracecite.findings import Finding, Report
-from tracecite.reporters import OutputStyle, summary_line
-from tracecite.reporters.escape import position, printable, subject
-
-
-def _where(finding: Finding) -> str:
-    parts = []
-    if finding.line is not None:
-        parts.append(f"line {finding.line}:{finding.column}" if finding.column
-                     else f"line {finding.line}")
-    return ", ".join([*parts, *position(finding)]) or "-"
+from tracecite.reporters import OutputStyle
+from tracecite.reporters.escape import location, position, printable, subject
+from tracecite.reporters.verdict import FAILED, PASSED, command_line, exit_words, verdict
 
 
 def _details(finding: Finding) -> str:
@@ -22,30 +20,46 @@ def _details(finding: Finding) -> str:
     return f" [{printable('; '.join(parts))}]" if parts else ""
 
 
+def _message(finding: Finding) -> str:
+    where = ", ".join(position(finding))
+    return f"{where}: {printable(finding.message)}" if where else printable(finding.message)
+
+
 Line = list[tuple[str, str]]
 """One line of output: its pieces, each with a rich style ("" for none)."""
 
+_HEAD_COLOUR = {PASSED: "bold green", FAILED: "bold red"}
+
 
 def format_console(report: Report, style: OutputStyle) -> str:
-    """Findings by file, then one summary line (left out with ``quiet`` when all passed)."""
+    """Findings by file, the run's notices, then the verdict line (all left out with ``quiet``
+    when there is neither a finding nor a notice)."""
     lines: list[Line] = []
     findings = report.sorted_findings()
     # One group per file, in the order the files first appear (input errors come first).
-    groups: dict[str, list[Finding]] = {}
+    groups: dict[str | None, list[Finding]] = {}
     for finding in findings:
-        groups.setdefault(finding.file or "(no file)", []).append(finding)
+        groups.setdefault(finding.file, []).append(finding)
     for file, group in groups.items():
-        lines.append([(printable(file), "bold")])
+        lines.append([(printable(file) if file is not None else "(no file)", "bold")])
         for finding in group:
             colour = {0: "cyan", 2: "yellow"}.get(finding.exit, "red")
             tag = " (warning)" if finding.severity == "warning" else ""
+            where = location(finding)
             lines.append([
-                ("  ", ""), (f"{finding.code.code} {finding.code.label}{tag}", colour),
-                (f"  {_where(finding)}: {printable(finding.message)}{_details(finding)}", ""),
+                ("  ", ""), (f"{where}  " if where else "", ""),
+                (f"{finding.code.code} {finding.code.label}{tag}", colour),
+                (f"  {_message(finding)}{_details(finding)}", ""),
             ])
-    if not (style.quiet and not findings):
-        verdict = ("passed", "green") if report.exit_code == 0 else ("failed", "red")
-        lines.append([(verdict[0], f"bold {verdict[1]}"), (f" {summary_line(report)}", "")])
+    lines.extend([("note: ", "bold"), (printable(notice), "")] for notice in report.notices)
+    if not (style.quiet and not findings and not report.notices):
+        said = verdict(report)
+        lines.append([
+            (f"{command_line(report)}: ", ""),
+            (said.head, _HEAD_COLOUR.get(said.head, "bold yellow")),
+            (f": {said.detail}" if said.detail else "", ""),
+            (f"; {exit_words(report.exit_code)}", ""),
+        ])
     if not style.color:  # plain text needs no rich, which is slow to import
         return "".join("".join(text for text, _ in line) + "\n" for line in lines)
     return _in_colour(lines)

@@ -43,6 +43,20 @@ def printable(text: str) -> str:
     return shown
 
 
+def location(finding: Finding) -> str:
+    """``path:line:col`` (``notes.md:12:7``; ``notes.md:12`` without a column; the path alone
+    without a line; empty without a file), the path escaped: the form terminals and editors
+    link to the line."""
+    if finding.file is None:
+        return ""
+    where = printable(finding.file)
+    if finding.line is not None:
+        where += f":{finding.line}"
+        if finding.column is not None:
+            where += f":{finding.column}"
+    return where
+
+
 def position(finding: Finding) -> list[str]:
     """Where in its file a finding is beyond the line: record, claim and citation indexes."""
     return [f"{label} {value}" for label, value in (

@@ -1,15 +1,18 @@
-"""``--format github``: workflow commands for annotations, and a Markdown step summary.
+"""``--format github``: workflow commands for annotations and notices, and the step summary.
 
 GitHub shows at most 10 error annotations per step, so the most useful findings come first
 (input errors, then by file and line) and the tenth annotation says how many more there are;
-every finding is in the step summary table and in the log.
+every finding is in the step summary and in the log.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
 from tracecite.findings import Finding, Report
 from tracecite.reporters import summary_line
-from tracecite.reporters.escape import position, printable, subject
+from tracecite.reporters.escape import location, position, printable, subject
 
 ANNOTATION_LIMIT = 10
 
@@ -47,9 +50,7 @@ def annotation(finding: Finding) -> str:
 
 
 def _plain(finding: Finding) -> str:
-    where = printable(finding.file or "-")
-    if finding.line is not None:
-        where += f":{finding.line}"
+    where = location(finding) or "-"
     # The runner trims leading whitespace before it looks for "::", so the leading space alone
     # does not keep a name from starting a workflow command; an escaped first colon does.
     if where.startswith(":"):
@@ -62,8 +63,14 @@ def _tag(finding: Finding) -> str:
     return " (warning)" if finding.severity == "warning" else ""
 
 
+def notice(text: str) -> str:
+    """A ``::notice::`` workflow command for a line about the whole run."""
+    return f"::notice title=TraceCite::{escape_data(printable(text))}"
+
+
 def format_github(report: Report) -> str:
-    """Annotations (at most ten), the rest as plain log lines, and a closing summary line."""
+    """Annotations (at most ten), the rest as plain log lines, the run's notices, and the
+    verdict line."""
     findings = report.sorted_findings()
     lines: list[str] = []
     if len(findings) <= ANNOTATION_LIMIT:
@@ -77,34 +84,15 @@ def format_github(report: Report) -> str:
             "see the step summary or the log below"
         )
         lines.extend(_plain(f) for f in findings[shown:])
+    lines.extend(notice(text) for text in report.notices)
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 
 
-def _cell(text: str) -> str:
-    """Text safe in a Markdown table cell: no markup, no pipes, no line breaks."""
-    text = printable(text)
-    for char, entity in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "&#124;"),
-                         ("`", "&#96;"), ("[", "&#91;"), ("]", "&#93;"), ("*", "&#42;"),
-                         ("_", "&#95;"), ("\\", "&#92;")):
-        text = text.replace(char, entity)
-    return text
+def step_summary(report: Report, environ: Mapping[str, str] | None = None) -> str:
+    """The Markdown step summary (``$GITHUB_STEP_SUMMARY``) of a run; see
+    :mod:`tracecite.reporters.step_summary`. ``environ``: the Actions variables that make links to
+    the lines at the commit (default: this process's environment)."""
+    from tracecite.reporters.step_summary import format_step_summary
 
-
-def step_summary(report: Report) -> str:
-    """A Markdown section with every finding, for ``$GITHUB_STEP_SUMMARY``."""
-    findings = report.sorted_findings()
-    out = [f"### TraceCite `{report.command}`", "", summary_line(report), ""]
-    if not findings:
-        out.append("Every check passed.")
-        return "\n".join(out) + "\n"
-    out.append("| code | file | line | where | message |")
-    out.append("|---|---|---|---|---|")
-    for f in findings:
-        where = [*position(f), *subject(f)]
-        out.append(
-            f"| {f.code.code} {f.code.label}{_tag(f)} | {_cell(f.file or '')} | "
-            f"{'' if f.line is None else f.line} | {_cell(', '.join(where))} | "
-            f"{_cell(f.message)} |"
-        )
-    return "\n".join(out) + "\n"
+    return format_step_summary(report, os.environ if environ is None else environ)

@@ -1,4 +1,13 @@
-"""``--format sarif``: SARIF 2.1.0 for GitHub code scanning, one rule per registry code."""
+"""``--format sarif``: SARIF 2.1.0 for GitHub code scanning, one rule per registry code.
+
+Every rule carries the registry's help (what the code means and how to fix it) and a
+``helpUri`` to the code's own row in the README's registry. Every result has a location:
+findings without a file (a bad command line, git, the configuration) go to the invocation's
+``toolExecutionNotifications`` with the run's notices, because GitHub rejects a result without
+a location. ``--sarif-category`` sets ``automationDetails.id``, so two workflows of one
+repository keep their alerts apart (github/codeql-action/upload-sarif's own ``category`` is
+used only for a run that has no ``automationDetails``).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +18,7 @@ from urllib.parse import quote
 from tracecite import __version__
 from tracecite.codes import Code
 from tracecite.findings import Finding, Report
-from tracecite.reporters.escape import printable
+from tracecite.reporters.escape import position, printable, subject
 from tracecite.reporters.json import safe_json
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -18,16 +27,35 @@ _RULES = list(Code)
 _RULE_INDEX = {code: i for i, code in enumerate(_RULES)}
 
 
+def help_uri(code: Code) -> str:
+    """Where a code is explained: its row in the README's code registry."""
+    return f"{INFORMATION_URI}#{code.anchor}"
+
+
 def _rule(code: Code) -> dict[str, Any]:
     return {
         "id": code.code,
         "name": code.label,
         "shortDescription": {"text": f"{code.code} {code.label}"},
         "fullDescription": {"text": code.when},
-        "helpUri": f"{INFORMATION_URI}#code-registry",
+        "help": {
+            "text": f"{code.code} {code.label}: {code.when}. How to fix: {code.fix}",
+            "markdown": f"**{code.code} {code.label}**: {code.when}.\n\n"
+                        f"**How to fix:** {code.fix}\n\n"
+                        f"[{code.code} in the code registry]({help_uri(code)})",
+        },
+        "helpUri": help_uri(code),
         "defaultConfiguration": {"level": "warning" if code.exit == 0 else "error"},
         "properties": {"exitCode": code.exit},
     }
+
+
+def category_id(category: str | None, command: str) -> str:
+    """``automationDetails.id``: the category followed by ``/`` (the form GitHub reads as a
+    category with no run id); without one, ``tracecite/COMMAND/``."""
+    if category is None:
+        return f"tracecite/{command}/"
+    return category if category.endswith("/") else category + "/"
 
 
 def _artifact_uri(path: str) -> dict[str, str]:
@@ -39,26 +67,25 @@ def _artifact_uri(path: str) -> dict[str, str]:
     return {"uri": escaped, "uriBaseId": "%SRCROOT%"}
 
 
-def _result(finding: Finding) -> dict[str, Any]:
-    text = finding.message  # escaped once, below, with what is added to it
-    if finding.source_id is not None:
-        text += f" (source {finding.source_id})"
-    if finding.uri is not None:
-        text += f" (uri {finding.uri})"
+def _text(finding: Finding) -> str:
+    """The message, then what it is about: record / claim / citation, source, URI, status."""
+    return printable("; ".join([finding.message, *position(finding), *subject(finding)]))
+
+
+def _result(finding: Finding, file: str) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": finding.code.code,
         "ruleIndex": _RULE_INDEX[finding.code],
         "level": finding.severity,
-        "message": {"text": printable(text)},
+        "message": {"text": _text(finding)},
     }
-    if finding.file is not None:
-        location: dict[str, Any] = {"artifactLocation": _artifact_uri(finding.file)}
-        if finding.line is not None:
-            region: dict[str, int] = {"startLine": finding.line}
-            if finding.column is not None:
-                region["startColumn"] = finding.column
-            location["region"] = region
-        result["locations"] = [{"physicalLocation": location}]
+    location: dict[str, Any] = {"artifactLocation": _artifact_uri(file)}
+    if finding.line is not None:
+        region: dict[str, int] = {"startLine": finding.line}
+        if finding.column is not None:
+            region["startColumn"] = finding.column
+        location["region"] = region
+    result["locations"] = [{"physicalLocation": location}]
     properties = {k: getattr(finding, k) for k in ("record", "claim", "citation", "status")
                   if getattr(finding, k) is not None}
     if properties:
@@ -66,8 +93,40 @@ def _result(finding: Finding) -> dict[str, Any]:
     return result
 
 
-def format_sarif(report: Report) -> str:
-    """The report as a SARIF 2.1.0 log with one run."""
+def _notification(finding: Finding) -> dict[str, Any]:
+    """A finding without a file, as a tool execution notification about its rule."""
+    return {
+        "level": finding.severity,
+        "message": {"text": _text(finding)},
+        "associatedRule": {"id": finding.code.code, "index": _RULE_INDEX[finding.code]},
+    }
+
+
+def _invocation(report: Report, unlocated: list[Finding]) -> dict[str, Any]:
+    # The run did its work unless it was stopped, hit a bug, or could not start (a command
+    # line, git or configuration error: the findings without a file).
+    failed = (report.stopped_by is not None
+              or any(f.code.exit == 3 for f in report.findings)
+              or any(f.severity == "error" for f in unlocated))
+    invocation: dict[str, Any] = {"executionSuccessful": not failed,
+                                  "exitCode": report.exit_code}
+    if report.stopped_by is not None:
+        from tracecite.stops import signal_name
+
+        invocation["exitSignalName"] = signal_name(report.stopped_by)
+        invocation["exitSignalNumber"] = report.stopped_by
+    notifications = [_notification(f) for f in unlocated]
+    notifications += [{"level": "note", "message": {"text": printable(notice)}}
+                      for notice in report.notices]
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    return invocation
+
+
+def format_sarif(report: Report, *, category: str | None = None) -> str:
+    """The report as a SARIF 2.1.0 log with one run; ``category``: ``--sarif-category``."""
+    findings = report.sorted_findings()
+    unlocated = [f for f in findings if f.file is None]
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -79,11 +138,10 @@ def format_sarif(report: Report) -> str:
                 "informationUri": INFORMATION_URI,
                 "rules": [_rule(code) for code in _RULES],
             }},
-            "automationDetails": {"id": f"tracecite/{report.command}/"},
+            "automationDetails": {"id": category_id(category, report.command)},
             "columnKind": "unicodeCodePoints",
-            "results": [_result(f) for f in report.sorted_findings()],
-            "invocations": [{"executionSuccessful": report.exit_code in (0, 2),
-                             "exitCode": report.exit_code}],
+            "results": [_result(f, f.file) for f in findings if f.file is not None],
+            "invocations": [_invocation(report, unlocated)],
         }],
     }
     return safe_json(log)

@@ -1,0 +1,205 @@
+"""The verdict of a run in plain words (SPEC §8.2): what failed, what was verified, and, when no
+quote was verified, why not and how to verify them. Every format shows this one sentence, so no
+report says "passed" when nothing was verified.
+
+For example::
+
+    failed: 3 quotes not found, 1 source unavailable; 10 quotes verified on live pages
+    passed: 8 quotes verified against captured content, 4 on live pages
+    nothing verified: 11 notes records format-checked; their quotes are verified online: …
+    nothing verified: no file selected
+
+A quote checked against its capture and again live is verified once in each kind of check, so
+the kinds are counted apart, never added up into one number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tracecite.codes import Code
+from tracecite.findings import EXIT_INPUT, Finding, Report
+
+PASSED, FAILED, NOTHING, STOPPED = "passed", "failed", "nothing verified", "stopped"
+"""The verdict's first words: every check passed, something failed, no quote was verified, or
+a signal stopped the run."""
+
+EXIT_WORDS = {0: "nothing failed", 1: "input or usage error", 2: "findings",
+              3: "internal error"}
+"""What each exit code means (SPEC §3), for ``exit 2: findings``."""
+
+_WHERE = {"captured": "against captured content", "live": "on live pages",
+          "files": "in local files"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A run's verdict: ``head`` (one of passed, failed, nothing verified, stopped by SIG…) and
+    ``detail``, what that rests on; ``str()`` joins them with a colon."""
+
+    head: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.head}: {self.detail}" if self.detail else self.head
+
+
+def exit_words(code: int) -> str:
+    """An exit code with what it means: ``exit 2: findings``, ``exit 130: stopped by SIGINT``."""
+    if code in EXIT_WORDS:
+        return f"exit {code}: {EXIT_WORDS[code]}"
+    if code > 128:
+        from tracecite.stops import signal_name
+
+        return f"exit {code}: stopped by {signal_name(code - 128)}"
+    return f"exit {code}"
+
+
+def command_line(report: Report) -> str:
+    """The command and, for the hook, its stage: ``tracecite hook --stage online``."""
+    stage = f" --stage {report.stage}" if report.stage else ""
+    return f"tracecite {report.command}{stage}"
+
+
+# What a finding of each code is, in the verdict: (one, many), in the order they are named.
+_KINDS: tuple[tuple[tuple[str, str], frozenset[Code]], ...] = tuple(
+    (words, frozenset(codes)) for words, codes in (
+        (("internal error", "internal errors"), [Code.INTERNAL_ERROR]),
+        (("usage error", "usage errors"), [Code.USAGE]),
+        (("git error", "git errors"), [Code.GIT_FAILED]),
+        (("configuration error", "configuration errors"), [Code.CONFIG_INVALID]),
+        (("unusable cache", "unusable caches"), [Code.CACHE_UNUSABLE]),
+        (("file not selected", "files not selected"), [Code.NOT_SELECTED]),
+        (("unreadable input", "unreadable inputs"), [Code.INPUT_UNREADABLE, Code.INPUT_NOT_UTF8]),
+        (("element that cannot be imported", "elements that cannot be imported"),
+         [Code.IMPORT_UNSUPPORTED]),
+        (("notes format error", "notes format errors"),
+         [c for c in Code if c.code.startswith("TC11")]),
+        (("trace structure error", "trace structure errors"),
+         [c for c in Code if c.code[:4] in ("TC12", "TC13")]),
+        (("answer without claims", "answers without claims"), [Code.EVIDENCE_NO_CLAIMS]),
+        (("claim without citations", "claims without citations"), [Code.EVIDENCE_UNCITED_CLAIM]),
+        (("quote not found", "quotes not found"),
+         [Code.QUOTE_NOT_IN_CAPTURE, Code.QUOTE_NOT_ON_PAGE, Code.QUOTE_NOT_IN_FILE]),
+        (("citation of a source not captured", "citations of sources not captured"),
+         [Code.SOURCE_NOT_CAPTURED]),
+        (("source unavailable", "sources unavailable"),
+         [c for c in Code if c.code.startswith("TC3")]),
+        (("source added", "sources added"), [Code.SOURCE_ADDED]),
+        (("source removed", "sources removed"), [Code.SOURCE_REMOVED]),
+        (("source changed", "sources changed"), [Code.SOURCE_CHANGED]),
+    ))
+
+
+_COMPARE = frozenset({Code.SOURCE_ADDED, Code.SOURCE_REMOVED, Code.SOURCE_CHANGED})
+
+
+def _count(n: int, words: tuple[str, str]) -> str:
+    return f"{n} {words[0] if n == 1 else words[1]}"
+
+
+def what_was_found(findings: Iterable[Finding]) -> str:
+    """Findings counted by what they are: ``3 quotes not found, 1 source unavailable``.
+
+    An unavailable source counts once however many records or citations it fails (by its URI).
+    """
+    findings = list(findings)
+    parts = []
+    for words, codes in _KINDS:
+        these = [f for f in findings if f.code in codes]
+        if not these:
+            continue
+        if words[0] == "source unavailable":
+            n = len({f.uri if f.uri is not None else id(f) for f in these})
+        else:
+            n = len(these)
+        parts.append(_count(n, words))
+    known = frozenset().union(*(codes for _, codes in _KINDS))
+    other = sum(1 for f in findings if f.code not in known)
+    if other:
+        parts.append(_count(other, ("other finding", "other findings")))
+    return ", ".join(parts)
+
+
+def what_was_verified(report: Report) -> str:
+    """Quotes found in their sources, per kind of check: ``8 quotes verified against captured
+    content, 4 on live pages`` (empty when none was)."""
+    parts: list[str] = []
+    for kind, counts in report.summary.kinds().items():
+        if counts.matched:
+            noun = "" if parts else (" quote" if counts.matched == 1 else " quotes") + " verified"
+            parts.append(f"{counts.matched}{noun} {_WHERE[kind]}")
+    return ", ".join(parts)
+
+
+def what_was_not_checked(report: Report) -> str:
+    """Quotes that no check looked at, and why: ``3 skipped, 11 unchanged`` (empty: none)."""
+    total = {name: 0 for name in ("skipped", "unchanged", "interrupted")}
+    for counts in report.summary.kinds().values():
+        for name in total:
+            total[name] += getattr(counts, name)
+    parts = [f"{n} {name}" for name, n in total.items() if n]
+    return ", ".join(parts)
+
+
+def _unverified_inputs(report: Report) -> list[str]:
+    """What was only read, never verified: notes records no live check looked at, and trace
+    citations ``check`` did not match without ``--evidence``."""
+    s = report.summary
+    out = []
+    if s.records and not s.live:
+        how = "--stage online" if report.command == "hook" else "tracecite verify-notes"
+        records = "1 notes record" if s.records == 1 else f"{s.records} notes records"
+        out.append(f"{records} format-checked; their quotes are verified online: {how}")
+    if s.citations and not s.captured and report.command == "check":
+        citations = "1 citation" if s.citations == 1 else f"{s.citations} citations"
+        out.append(f"trace structure checked ({citations}); quotes are checked with --evidence")
+    return out
+
+
+def verdict(report: Report) -> Verdict:
+    """The run's verdict in plain words, from its command, stage, summary, findings and exit
+    code (see the module's docstring for examples)."""
+    errors = [f for f in report.findings if f.severity == "error"]
+    warnings = [f for f in report.findings if f.severity == "warning"]
+    parts: list[str] = []
+    changes = report.changes
+    # compare: what changed comes from the changes themselves, warned or not.
+    found = [f for f in errors if changes is None or f.code not in _COMPARE]
+    if found:
+        parts.append(what_was_found(found))
+    if changes is not None:
+        parts.append(f"sources compared by stable URI: {len(changes.added)} added, "
+                     f"{len(changes.removed)} removed, {len(changes.changed)} changed"
+                     if changes.added or changes.removed or changes.changed
+                     else "no captured source was added, removed or changed")
+    verified = what_was_verified(report)
+    if verified:
+        parts.append(verified)
+    not_checked = what_was_not_checked(report)
+    # After an input error nothing else ran (SPEC §3): no advice on how to verify the rest.
+    read_only = ([] if report.changes is not None or report.stopped_by is not None
+                 or any(f.exit == EXIT_INPUT for f in errors) else _unverified_inputs(report))
+    parts.extend(read_only)
+    if not (errors or verified or read_only or report.changes is not None):
+        if report.command == "hook" and report.summary.inputs == 0:
+            parts.append("no file selected")
+        elif not (not_checked or warnings):
+            parts.append("no quote was checked")
+    if not_checked:
+        parts.append(f"not checked: {not_checked}")
+    if warnings:
+        parts.append(f"{_count(len(warnings), ('warning', 'warnings'))}: "
+                     f"{what_was_found(warnings)}")
+    if report.stopped_by is not None:
+        from tracecite.stops import signal_name
+
+        head = f"{STOPPED} by {signal_name(report.stopped_by)}"
+    elif errors:
+        head = FAILED
+    elif verified or report.changes is not None:
+        head = PASSED
+    else:
+        head = NOTHING
+    return Verdict(head, "; ".join(parts))
