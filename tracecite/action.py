@@ -34,7 +34,7 @@ INPUT_ENV: dict[str, str] = {
                  "json-file", "config",
                  "fail-on-findings", "warn", "timeout", "concurrency", "per-host", "retries",
                  "skip-urls", "cache", "fail-after", "archive", "allow-net", "connect-to",
-                 "ca-cert", "all-records")
+                 "ca-cert", "all-records", "shard")
 }
 """Each Action input (``python-version`` aside) and the variable ``action.yml`` passes it in."""
 
