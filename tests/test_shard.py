@@ -151,8 +151,8 @@ def test_merged_shards_are_the_unsharded_run(cli: Cli, site: Site, tmp_path: Pat
     assert console.exit == 2 and "TC210" in console.out
 
 
-def test_merged_shards_of_verify_urls_with_changed_records(cli: Cli, site: Site,
-                                                           tmp_path: Path) -> None:
+def test_merged_shards_of_verify_urls_and_verify_notes(cli: Cli, site: Site,
+                                                       tmp_path: Path) -> None:
     """verify-urls and verify-notes too; skipped sources are counted in their own shard."""
     files, _ = _inputs(tmp_path, site)
     for command, path in (("verify-urls", files[1]), ("verify-notes", files[0])):
