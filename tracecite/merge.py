@@ -10,6 +10,7 @@ stopped by a signal, the merged report is stopped too (128 + its signal): it is 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -116,21 +117,38 @@ def read_report_file(path: str) -> Report | Finding:
 
 
 def merge_items(items: Sequence[Report | str], *, warn: Sequence[str] = ()) -> Report:
-    """Merge reports, each given as a :class:`Report` or the path of a JSON report. A file
-    that cannot be read as one is an input error of the merge with its file (exit 1, nothing
-    merged); reports that do not fit together raise TC100 (:func:`merge_reports`). Findings
-    with a code in ``warn`` are made warnings (SPEC §7.4), as a run's are."""
+    """Merge reports, each given as a :class:`Report` or the path of a JSON report (a
+    directory stands for the ``*.json`` files in it, in sorted order). A file that cannot be
+    read as one is an input error of the merge with its file (exit 1, nothing merged);
+    reports that do not fit together raise TC100 (:func:`merge_reports`). Findings with a code
+    in ``warn`` are made warnings (SPEC §7.4), as a run's are."""
     from dataclasses import replace
 
-    read = [item if isinstance(item, Report) else read_report_file(item) for item in items]
+    given = [found for item in items for found in _expanded(item)]
+    read = [item if not isinstance(item, str) else read_report_file(item) for item in given]
     errors = tuple(r for r in read if isinstance(r, Finding))
     if errors:
         return Report(COMMAND, errors)
     names = [item if isinstance(item, str) else f"report {i}"
-             for i, item in enumerate(items, start=1)]
+             for i, item in enumerate(given, start=1)]
     merged = merge_reports([r for r in read if isinstance(r, Report)], names)
     return replace(merged, findings=tuple(
         replace(f, warned=True) if f.code.code in warn else f for f in merged.findings))
+
+
+def _expanded(item: Report | str) -> list[Report | str | Finding]:
+    """A directory's ``*.json`` files, sorted (TC101 when it has none); anything else as it
+    is."""
+    if isinstance(item, Report) or not os.path.isdir(item):
+        return [item]
+    try:
+        names = sorted(n for n in os.listdir(item) if n.endswith(".json"))
+    except OSError:
+        names = []
+    if not names:
+        return [Finding(Code.INPUT_UNREADABLE, "directory holds no JSON report (*.json)",
+                        file=item)]
+    return [os.path.join(item, n) for n in names]
 
 
 def run_merge(paths: Sequence[str], settings: Settings) -> Report:
