@@ -184,6 +184,31 @@ def test_pull_request_with_a_mismatch(actions: ActionsRun, capsys: pytest.Captur
     assert "documentation purposes" not in out + summary  # never a quote
 
 
+def test_the_shard_and_merge_inputs(actions: ActionsRun,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Shards of a pull-request check, then a step that merges their reports: the merged
+    step's outputs, annotations and summary are the unsharded run's."""
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    shards = actions.runner / "shards"
+    shards.mkdir()
+    for k in (1, 2):
+        code, _, outputs = actions.run(capsys, stage="offline", shard=f"{k}/2",
+                                       json_file=str(shards / f"shard-{k}.json"))
+        assert json.loads(Path(outputs["report"]).read_text(encoding="utf-8"))["shard"] == (
+            f"{k}/2")
+        assert outputs["findings"] == ("2" if k == 1 else "0")  # offline: shard 1's
+    whole_code, whole_out, whole = actions.run(capsys, shard="",
+                                               json_file=str(actions.runner / "whole.json"))
+    code, out, outputs = actions.run(capsys, merge=str(shards),
+                                     json_file=str(actions.runner / "merged.json"))
+    assert code == whole_code == 2
+    merged = json.loads(Path(outputs["report"]).read_text(encoding="utf-8"))
+    assert merged == json.loads(Path(whole["report"]).read_text(encoding="utf-8"))
+    assert {k: v for k, v in outputs.items() if k != "report"} == {
+        k: v for k, v in whole.items() if k != "report"}
+    assert out == whole_out  # the same annotations and verdict
+
+
 @pytest.mark.parametrize(("value", "given"), [("true", True), ("False", False), ("", None)])
 def test_the_archive_input(value: str, given: bool | None) -> None:
     inputs = action.read_inputs({"TRACECITE_ARCHIVE": value})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from tests.conftest import (
     write_notes,
     write_trace,
 )
+from tests.git_repo import commit_all, git, make_repo, write
 from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtures
     Site,
     no_dns_fixture,
@@ -175,4 +177,32 @@ def test_an_input_error_stops_every_shard_and_is_reported_once(cli: Cli, site: S
                    report)
         assert doc["exit_code"] == 1 and [f["code"] for f in doc["findings"]] == ["TC113"]
     assert site.paths == []  # nothing fetched, in any shard
+    assert _without_shard(cli("merge", *reports, "--json").json()) == _without_shard(whole)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_unchanged_records_are_counted_by_their_own_shard(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_site: int) -> None:
+    """On a pull request, the records the diff leaves alone are ``unchanged`` in the shard
+    of their source only, so the merged summary is the unsharded run's (SPEC §8.6, §9)."""
+    repo = make_repo(tmp_path / "repo")
+    records = [note(quote="word for word", url=f"http://pages.test/old/{n}") for n in range(9)]
+    write(repo, "docs/site.notes", "\n".join(records))
+    commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "topic")
+    records[4] = note(quote="not on the page", url="http://pages.test/changed")
+    records.append(note(quote="word for word", url="http://pages.test/new"))
+    write(repo, "docs/site.notes", "\n".join(records))
+    commit_all(repo, "topic")
+    monkeypatch.chdir(repo)
+    argv = ["hook", "--stage", "online", "--since", "main", "--connect-to",
+            f"pages.test:80:127.0.0.1:{local_site}", "--allow-net", "127.0.0.0/8"]
+    whole = _run(cli, argv, tmp_path / "whole.json")
+    assert whole["summary"]["live"]["unchanged"] == 8
+    reports = [tmp_path / f"s{k}.json" for k in range(1, SHARDS + 1)]
+    for k, report in enumerate(reports, start=1):
+        _run(cli, [*argv, "--shard", f"{k}/{SHARDS}"], report)
+    counts = [json.loads(r.read_text(encoding="utf-8"))["summary"]["live"]["unchanged"]
+              for r in reports]
+    assert sum(counts) == 8 and max(counts) < 8
     assert _without_shard(cli("merge", *reports, "--json").json()) == _without_shard(whole)
