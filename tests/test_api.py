@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
+import os
 import pickle
 import signal
 import threading
@@ -250,3 +251,24 @@ def test_the_command_line_passes_its_resolved_settings(cli: Cli,
     assert cli("verify-notes", "x.notes", "--timeout", "3", "--shard", "2/5").exit == 0
     (paths, settings), = seen
     assert paths == ["x.notes"] and settings.timeout == 3.0 and settings.shard == (2, 5)
+
+
+def test_ctrl_c_while_sources_are_checked_returns_what_finished(site: Site,
+                                                                tmp_path: Path) -> None:
+    """No handler of the api's: Python's own KeyboardInterrupt stops the checks, and the
+    call still returns the report, the unfinished sources counted ``interrupted``."""
+    release = threading.Event()
+
+    def interrupt(request: Request) -> Reply:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, handled by Python's default handler
+        release.wait(10)  # answered after the stop: the check does not wait for it
+        return text(PAGE)
+
+    url = site.route("/slow", interrupt)
+    notes = write_notes(tmp_path / "a.notes", note(url=url))
+    try:
+        report = api.verify_notes([notes], **_site_options(site))
+    finally:
+        release.set()
+    assert report.stopped_by == signal.SIGINT and report.exit_code == 130
+    assert report.summary.live.interrupted == 1

@@ -35,9 +35,10 @@ without files, which finds a pull request's base from the Actions environment
 (``GITHUB_ACTIONS``, ``GITHUB_BASE_REF``, … as :func:`tracecite.hook.git.pull_request_base`
 reads them), as the command line does. Relative paths are relative to the current directory.
 Calls may run at once in threads and in processes; a :class:`Report` is frozen and
-picklable, so it can be sent back from a worker process. A call stopped by Ctrl-C in the main
-thread returns the report of what finished (``report.stopped_by``), as the live checks do on
-the command line.
+picklable, so it can be sent back from a worker process (so are the errors). Signals are the
+caller's: a ``KeyboardInterrupt`` while sources are being checked ends the checks in flight
+and the call returns the report of what finished (``report.stopped_by`` is SIGINT, the exit
+code 130), as on the command line; one at any other moment propagates as usual.
 """
 
 from __future__ import annotations
