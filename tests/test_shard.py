@@ -40,6 +40,7 @@ pytestmark = pytest.mark.network
 
 PAGE = "The quick brown fox jumps over the lazy dog."
 SHARDS = 3
+SITE_TEXT = "Quotes must appear word for word in the source."  # conftest's SITE_PAGE
 
 
 # ---- the value and the hash -----------------------------------------------------------------
@@ -193,12 +194,17 @@ def test_unchanged_records_are_counted_by_their_own_shard(
     records[4] = note(quote="not on the page", url="http://pages.test/changed")
     records.append(note(quote="word for word", url="http://pages.test/new"))
     write(repo, "docs/site.notes", "\n".join(records))
+    sources = [source(f"s{i}", f"http://pages.test/t/{i}", SITE_TEXT) for i in range(6)]
+    (repo / "traces").mkdir()
+    write_trace(repo / "traces" / "run.jsonl", [call(), result(sources=sources), answer(
+        claims=[claim(citations=[cite(s["id"], quote="word for word") for s in sources])])])
     commit_all(repo, "topic")
     monkeypatch.chdir(repo)
     argv = ["hook", "--stage", "online", "--since", "main", "--connect-to",
             f"pages.test:80:127.0.0.1:{local_site}", "--allow-net", "127.0.0.0/8"]
     whole = _run(cli, argv, tmp_path / "whole.json")
     assert whole["summary"]["live"]["unchanged"] == 8
+    assert whole["summary"]["live"]["checked"] == 2 + 6  # the changed records, the trace
     reports = [tmp_path / f"s{k}.json" for k in range(1, SHARDS + 1)]
     for k, report in enumerate(reports, start=1):
         _run(cli, [*argv, "--shard", f"{k}/{SHARDS}"], report)

@@ -110,7 +110,7 @@ class Inputs:
             kept_notes.append(notes)
         left_out = sum(len(n.records) for n in self.notes) - sum(len(n.records)
                                                                  for n in kept_notes)
-        return Inputs(tuple(kept_notes), self.traces), left_out
+        return replace(self, notes=tuple(kept_notes)), left_out
 
     def in_shard(self, shard: tuple[int, int] | None) -> Inputs:
         """These inputs as shard ``(K, N)`` of the live checks sees them (SPEC §9): only the
