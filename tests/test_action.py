@@ -17,7 +17,7 @@ from tests.archive_server import (  # noqa: F401 - archive_fixture is a fixture
     StandInArchive,
     archive_fixture,
 )
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, answer, call, cite, claim, jsonl, result, source
 from tests.conftest import REPO_ROOT as ROOT
 from tests.git_repo import (
     ACTIONS_VARIABLES,
@@ -182,6 +182,31 @@ def test_pull_request_with_a_mismatch(actions: ActionsRun, capsys: pytest.Captur
     assert outputs["verdict"].startswith("failed: 1 claim without citations, 1 quote not found")
     assert outputs["verdict"].endswith("; exit 2: findings")
     assert "documentation purposes" not in out + summary  # never a quote
+
+
+def test_the_shard_and_merge_inputs(actions: ActionsRun,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Shards of a pull-request check, then a step that merges their reports: the merged
+    step's outputs, annotations and summary are the unsharded run's."""
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    shards = actions.runner / "shards"
+    shards.mkdir()
+    for k in (1, 2):
+        code, _, outputs = actions.run(capsys, stage="offline", shard=f"{k}/2",
+                                       json_file=str(shards / f"shard-{k}.json"))
+        assert json.loads(Path(outputs["report"]).read_text(encoding="utf-8"))["shard"] == (
+            f"{k}/2")
+        assert outputs["findings"] == ("2" if k == 1 else "0")  # offline: shard 1's
+    whole_code, whole_out, whole = actions.run(capsys, shard="",
+                                               json_file=str(actions.runner / "whole.json"))
+    code, out, outputs = actions.run(capsys, merge=str(shards),
+                                     json_file=str(actions.runner / "merged.json"))
+    assert code == whole_code == 2
+    merged = json.loads(Path(outputs["report"]).read_text(encoding="utf-8"))
+    assert merged == json.loads(Path(whole["report"]).read_text(encoding="utf-8"))
+    assert {k: v for k, v in outputs.items() if k != "report"} == {
+        k: v for k, v in whole.items() if k != "report"}
+    assert out == whole_out  # the same annotations and verdict
 
 
 @pytest.mark.parametrize(("value", "given"), [("true", True), ("False", False), ("", None)])
@@ -474,10 +499,30 @@ def test_example_workflows_do_what_the_readme_says() -> None:
 
     rot = _workflow(ROOT / "examples" / "workflows" / "link-rot.yml")
     assert {"schedule", "workflow_dispatch"} <= set(_triggers(rot))
-    steps = rot["jobs"]["link-rot"]["steps"]
-    check = next(s for s in steps if s.get("id") == "tracecite")
+    # A matrix of shards, each checking its own sources and uploading its report…
+    shard = rot["jobs"]["shard"]
+    shards = shard["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, len(shards) + 1)) and len(shards) > 1
+    check = next(s for s in shard["steps"] if s.get("id") == "tracecite")
     assert (check["with"]["stage"], check["with"]["all"]) == ("online", True)
     assert check["with"]["archive"] is True
+    assert check["with"]["shard"] == f"${{{{ matrix.shard }}}}/{len(shards)}"
+    assert check["with"]["cache"] and check["with"]["fail-after"] == 3
+    upload = next(s for s in shard["steps"] if s.get("uses", "").startswith(
+        "actions/upload-artifact@"))
+    assert upload["with"]["path"] == "${{ steps.tracecite.outputs.report }}"
+    assert "${{ matrix.shard }}" in upload["with"]["name"]  # one artifact per shard
+    # …and one job that merges them all and keeps the one issue.
+    job = rot["jobs"]["link-rot"]
+    assert job["needs"] == "shard" and "!cancelled()" in job["if"]
+    steps = job["steps"]
+    download = steps[0]
+    assert download["uses"].startswith("actions/download-artifact@")
+    assert download["with"]["merge-multiple"] is True
+    assert download["with"]["pattern"] == upload["with"]["name"].replace(
+        "${{ matrix.shard }}", "*")
+    merge = next(s for s in steps if s.get("id") == "tracecite")
+    assert merge["with"]["merge"] == download["with"]["path"]
     issue = steps[-1]
     script = issue["run"]
     assert issue["env"]["GH_TOKEN"] == "${{ github.token }}"
@@ -544,17 +589,35 @@ NEEDS_JQ = pytest.mark.skipif(
 
 
 @NEEDS_JQ
-def test_link_rot_issue_body_is_built_from_a_real_report(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The issue step's jq program reads the JSON report of this version (schema 2)."""
-    report = tmp_path / "report.json"
-    assert main(["check", "--evidence", "--report-file", f"json:{report}", "--json",
-                 str(EXAMPLES / "failing-evidence.jsonl")]) == 2
+def test_link_rot_issue_body_is_built_from_a_merged_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], site: Site,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue step's jq program reads the JSON report of this version (schema 2) as the
+    merge job writes it from the shards' reports: the issue is the unsharded run's."""
+    monkeypatch.chdir(tmp_path)
+    urls = [site.route(f"/page-{i}", text("The quick brown fox." if i % 2 else "Gone."))
+            for i in range(6)]
+    Path("refs.notes").write_text("\n".join(f"claim: c\nquote: quick brown fox\nurl: {u}\n"
+                                            for u in urls), encoding="utf-8")
+    Path("run.trace.jsonl").write_bytes(jsonl([call(), result(sources=[
+        source("s1", urls[1], "The quick brown fox.")]), answer(claims=[claim(citations=[
+            cite("s1"), cite("s1", quote="lazy dog")])])]))
+    run = ["hook", "--stage", "all", *site.flags, "--json", "refs.notes", "run.trace.jsonl"]
+    Path("shards").mkdir()
+    for k in (1, 2, 3):
+        main([*run, "--shard", f"{k}/3", "--report-file", f"json:shards/tracecite-shard-{k}.json"])
+    # The merge job: the action's merge input names the folder the artifacts were put in.
+    assert action.build_argv({"merge": "shards\n"}, "merged.json") == [
+        "merge", "--report-file", "json:merged.json", "--", "shards"]
+    assert main(["merge", "--report-file", "json:merged.json", "--json", "--", "shards"]) == 2
+    assert main([*run, "--report-file", "json:whole.json"]) == 2
     capsys.readouterr()
-    body, calls = _link_rot_issue(tmp_path, report)
+    body, calls = _link_rot_issue(tmp_path / "merged", Path("merged.json").resolve())
+    assert body == _link_rot_issue(tmp_path / "whole", Path("whole.json").resolve())[0]
     assert "against captured content: 2 checked, 1 matched." in body
-    assert "Live pages: 0 quotes checked" in body
+    assert "Live pages: 8 quotes checked, 4 matched, 4 not found" in body
     assert "| TC202 quote-not-in-capture |" in body
+    assert body.count("| TC210 quote-not-on-page |") == 4
     assert "Internet Archive" not in body
     assert "issue create" in calls
 
@@ -589,7 +652,7 @@ def _link_rot_issue(tmp_path: Path, report: Path) -> tuple[str, str]:
     """Run the link-rot workflow's issue step on ``report`` with a stand-in ``gh``: the
     issue body it wrote, and the ``gh`` calls it made."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(parents=True)
     calls = tmp_path / "gh-calls"
     gh = bin_dir / "gh"
     gh.write_text(f'#!/bin/sh\necho "$*" >> {calls}\n', encoding="utf-8")

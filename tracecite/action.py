@@ -1,4 +1,5 @@
-"""The GitHub Action's script: its inputs (environment variables) → ``tracecite hook`` → outputs.
+"""The GitHub Action's script: its inputs (environment variables) → ``tracecite hook`` (or,
+with the ``merge`` input, ``tracecite merge`` of shards' reports) → outputs.
 
 ``action.yml`` only wires each input into a ``TRACECITE_*`` environment variable and runs
 ``python -m tracecite.action``; no input is ever pasted into a shell line. The inputs go to
@@ -34,7 +35,7 @@ INPUT_ENV: dict[str, str] = {
                  "json-file", "config",
                  "fail-on-findings", "warn", "timeout", "concurrency", "per-host", "retries",
                  "skip-urls", "cache", "fail-after", "archive", "allow-net", "connect-to",
-                 "ca-cert", "all-records")
+                 "ca-cert", "all-records", "shard", "merge")
 }
 """Each Action input (``python-version`` aside) and the variable ``action.yml`` passes it in."""
 
@@ -56,12 +57,15 @@ def _lines(value: str) -> list[str]:
 
 def build_argv(inputs: Mapping[str, str], report_path: str) -> list[str]:
     """The ``tracecite`` command line besides the inputs the settings read themselves: the
-    report files and the paths (never through a shell)."""
-    argv = ["hook", "--no-progress", "--report-file", f"json:{report_path}"]
+    report files and the paths (never through a shell). With ``merge`` (the JSON reports of
+    a run's shards), the command is ``tracecite merge`` of them instead of ``hook``."""
+    merging = _lines(inputs.get("merge", ""))
+    argv = ["merge"] if merging else ["hook", "--no-progress"]
+    argv += ["--report-file", f"json:{report_path}"]
     sarif = inputs.get("sarif-file", "").strip()
     if sarif:
         argv += ["--report-file", f"sarif:{os.path.abspath(sarif)}"]
-    paths = _lines(inputs.get("paths", ""))
+    paths = merging or _lines(inputs.get("paths", ""))
     if paths:
         # "--" keeps a path that starts with "-" from being read as an option.
         argv += ["--", *paths]

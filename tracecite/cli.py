@@ -1,5 +1,5 @@
-"""The ``tracecite`` command line: parse options, resolve the settings, run one command,
-report, exit.
+"""The ``tracecite`` command line: parse options, resolve the settings, run one command
+through :mod:`tracecite.api` (the same functions a library caller uses), report, exit.
 
 This module is the one error boundary: a user-caused problem (:class:`TraceCiteError`: a bad
 command line, configuration or git state) becomes the report's one finding, with exit 1;
@@ -74,9 +74,9 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_check(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite.commands import run_check
+    from tracecite import api
 
-    return run_check(args.files, settings)
+    return api.check(args.files, settings=settings)
 
 
 def _configure_notes(parser: argparse.ArgumentParser) -> None:
@@ -84,9 +84,9 @@ def _configure_notes(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_verify_notes(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite.commands import run_verify_notes
+    from tracecite import api
 
-    return run_verify_notes(args.files, settings)
+    return api.verify_notes(args.files, settings=settings)
 
 
 def _configure_traces(parser: argparse.ArgumentParser) -> None:
@@ -94,15 +94,15 @@ def _configure_traces(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_verify_urls(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite.commands import run_verify_urls
+    from tracecite import api
 
-    return run_verify_urls(args.files, settings)
+    return api.verify_urls(args.files, settings=settings)
 
 
 def _run_verify_files(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite.commands import run_verify_files
+    from tracecite import api
 
-    return run_verify_files(args.files, settings)
+    return api.verify_files(args.files, settings=settings)
 
 
 def _configure_compare(parser: argparse.ArgumentParser) -> None:
@@ -111,9 +111,9 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_compare(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite.commands import run_compare
+    from tracecite import api
 
-    return run_compare(args.old, args.new, settings)
+    return api.compare(args.old, args.new, settings=settings)
 
 
 def _configure_hook(parser: argparse.ArgumentParser) -> None:
@@ -123,9 +123,21 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_hook(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite.hook.stages import run_hook
+    from tracecite import api
 
-    return run_hook(args.files, settings)
+    return api.hook(args.files, settings=settings)
+
+
+def _configure_merge(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("reports", nargs="+", metavar="REPORT",
+                        help="JSON reports of one command: every shard of a --shard run, or "
+                             "runs on different inputs")
+
+
+def _run_merge(args: argparse.Namespace, settings: Settings) -> Report:
+    from tracecite import api
+
+    return api.merge(args.reports, settings=settings)
 
 
 COMMANDS: dict[str, Command] = {
@@ -141,6 +153,8 @@ COMMANDS: dict[str, Command] = {
                        _configure_compare, _run_compare),
     "hook": Command("pre-commit and the Action: the stage's checks on selected files",
                     _configure_hook, _run_hook),
+    "merge": Command("combine the JSON reports of a run's shards (--shard K/N) into one",
+                     _configure_merge, _run_merge),
 }
 """Every subcommand by name."""
 

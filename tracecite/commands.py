@@ -72,6 +72,8 @@ class Inputs:
 
     notes: tuple[NotesFile, ...] = ()
     traces: tuple[EvidenceScan, ...] = ()
+    shard: tuple[int, int] | None = None
+    """The live checks' shard K of N (see :meth:`in_shard`); None: every source."""
 
     def format_findings(self) -> list[Finding]:
         """Notes format and trace structure findings."""
@@ -108,7 +110,21 @@ class Inputs:
             kept_notes.append(notes)
         left_out = sum(len(n.records) for n in self.notes) - sum(len(n.records)
                                                                  for n in kept_notes)
-        return Inputs(tuple(kept_notes), self.traces), left_out
+        return replace(self, notes=tuple(kept_notes)), left_out
+
+    def in_shard(self, shard: tuple[int, int] | None) -> Inputs:
+        """These inputs as shard ``(K, N)`` of the live checks sees them (SPEC §9): only the
+        notes records and citations whose source is in the shard, by
+        :func:`tracecite.checks.shards.shard_of`. Records of other shards are not even counted
+        ``unchanged``: each shard counts its own sources, so the shards' summaries add up to
+        the unsharded run's."""
+        if shard is None:
+            return self
+        from tracecite.checks.shards import in_shard
+
+        notes = tuple(replace(n, records=tuple(r for r in n.records if in_shard(r.url, shard)))
+                      for n in self.notes)
+        return Inputs(notes, self.traces, shard)
 
     def cited(self) -> Iterator[tuple[Citation, str, str | None]]:
         """Each citation with its source's URI and when it was captured (if the trace says),
@@ -118,7 +134,13 @@ class Inputs:
             if has_input_errors(trace.findings):
                 continue  # the trace changed under us: its URIs cannot be trusted
             captured_at = trace.scan.captured_at
-            for citation in trace.scan.located(trace.scan.citations):
+            citations: Sequence[Citation] = trace.scan.citations
+            if self.shard is not None:
+                from tracecite.checks.shards import in_shard
+
+                citations = [c for c in citations
+                             if in_shard(trace.uris[c.source_id], self.shard)]
+            for citation in trace.scan.located(citations):
                 yield (citation, trace.uris[citation.source_id],
                        captured_at.get(citation.source_id))
 
@@ -155,11 +177,18 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=bool(plan.live))
     findings = [*unread, *inputs.format_findings(), *inputs.evidence_findings()]
     summary = inputs.summary()
+    if not offline_shard(settings):
+        # Offline findings and counts are shard 1's (SPEC §9), so merged shards count them
+        # once; the input errors that stop every shard are reported by each (merge drops
+        # the duplicates), so no shard passes having checked nothing.
+        findings = [f for f in findings if f.exit == EXIT_INPUT]
+        summary = Summary()
     if has_input_errors(findings):  # nothing is fetched or read (SPEC §3)
         return Report(plan.command, _warned(findings, settings.warn), summary,
                       stage=plan.stage)
     stopped_by: int | None = None  # the signal that stopped the run (SPEC §3)
-    inputs, unchanged = inputs.changed_only(plan.changed_lines)  # SPEC §8.6
+    # Only this shard's sources (SPEC §9), then only the records a diff touches (§8.6).
+    inputs, unchanged = inputs.in_shard(settings.shard).changed_only(plan.changed_lines)
     for kind in plan.live:
         if kind is SourceKind.FILE and not inputs.traces:
             continue  # only traces cite file: sources
@@ -177,6 +206,12 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
         summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
     return Report(plan.command, _warned(findings, settings.warn), summary,
                   stopped_by=stopped_by, stage=plan.stage)
+
+
+def offline_shard(settings: Settings) -> bool:
+    """Whether this run reports the offline findings: an unsharded run, or shard 1 (SPEC
+    §9)."""
+    return settings.shard is None or settings.shard[0] == 1
 
 
 def _warned(findings: Sequence[Finding], codes: Sequence[str]) -> tuple[Finding, ...]:

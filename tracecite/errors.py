@@ -18,6 +18,17 @@ class TraceCiteError(Exception):
         super().__init__(finding.message)
         self.finding = finding
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt from its finding, whatever the subclass's constructor takes: an error raised
+        # in a worker process reaches its caller whole.
+        return (_rebuilt, (type(self), self.finding))
+
+
+def _rebuilt(kind: type[TraceCiteError], finding: Finding) -> TraceCiteError:
+    error = Exception.__new__(kind)
+    TraceCiteError.__init__(error, finding)
+    return error
+
 
 class UsageError(TraceCiteError):
     """A bad command line, option value or Action input (TC100)."""

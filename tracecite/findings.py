@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tracecite.codes import Code
 
@@ -196,6 +197,9 @@ class Report:
     notices: tuple[str, ...] = ()
     """Lines about the run as a whole, in TraceCite's words (never input text), shown beside
     the findings: e.g. that no source host resolved (SPEC §8.6)."""
+    shard: tuple[int, int] | None = None
+    """Shard K of N of a sharded run, ``(K, N)`` (SPEC §9); None: unsharded, or every shard
+    merged."""
 
     @property
     def exit_code(self) -> int:
@@ -218,6 +222,14 @@ class Report:
     def sorted_findings(self) -> list[Finding]:
         """Findings in the order reporters show them."""
         return sorted(self.findings, key=Finding.sort_key)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as the JSON object of ``--json`` (SPEC §5), a dict of plain JSON values
+        (``json.dumps`` it for the text); :func:`tracecite.reporters.json.read_report` reads it
+        back."""
+        from tracecite.reporters.json import report_dict
+
+        return report_dict(self)
 
 
 def exit_code_of(findings: Iterable[Finding]) -> int:

@@ -138,6 +138,9 @@ OPTIONS: tuple[Option, ...] = (
            help="let addresses in CIDR pass the address policy (repeatable)"),
     Option("ca_cert", None, values.readable_file, "load", flag="--ca-cert", action="ca-cert",
            metavar="FILE", help="trust this PEM CA bundle in addition to the system store"),
+    Option("shard", None, values.shard, "load", flag="--shard", action="shard", metavar="K/N",
+           help="check only the sources in shard K of N (by a hash of each stable URI); offline "
+                "findings are shard 1's; 'tracecite merge' combines the shards' JSON reports"),
     # the web: commands that fetch pages
     Option("per_host", DEFAULT_PER_HOST, values.whole(1, MAX_CONCURRENCY), "web", flag="--per-host",
            config=True, action="per-host", parse=values.integer, metavar="N",
@@ -229,6 +232,7 @@ COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
     "verify-files": ("files", "load", "output"),
     "compare": ("output",),
     "hook": ("hook", "files", "load", "web", "output"),
+    "merge": ("output",),
 }
 """The option groups whose flags each command takes."""
 
@@ -245,10 +249,15 @@ class Origins:
     config: frozenset[str] = frozenset()
     action: bool = False
     """Whether the run is the GitHub Action's."""
+    library: bool = False
+    """Whether the run is a call of :mod:`tracecite.api`, whose options are keyword arguments
+    (``timeout=``)."""
 
     def name(self, option: str, *, like: str | None = None) -> str:
         """How to call ``option`` (an option's name, or ``files`` for the FILE arguments) in a
         message; ``like``: name it as that other option was set (an option it needs)."""
+        if self.library and option not in self.config:
+            return "the paths" if option == "files" else f"{option}="
         where = self._where(like if like is not None else option)
         if option == "files":
             return "input paths" if where == "input" else "FILE arguments"
@@ -294,6 +303,7 @@ class Settings:
     connect_to: tuple[ConnectTo, ...] = ()
     allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
     ca_cert: str | None = None
+    shard: tuple[int, int] | None = None
     per_host: int = DEFAULT_PER_HOST
     retries: int = DEFAULT_RETRIES
     max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
@@ -408,10 +418,12 @@ def action_values(inputs: Mapping[str, str]) -> dict[str, Any]:
 
 
 def resolve(command: str, flags: Mapping[str, Any], *, action: Mapping[str, Any] | None = None,
-            config: Mapping[str, Any] | None = None, config_path: str | None = None) -> Settings:
+            config: Mapping[str, Any] | None = None, config_path: str | None = None,
+            library: bool = False) -> Settings:
     """The settings of one run: ``flags`` over ``action`` (the Action's inputs; None: the run
     is not the Action's) over ``config`` (checked configuration values by option name) over
-    the defaults. A message names each option as it was set (:class:`Origins`).
+    the defaults. A message names each option as it was set (:class:`Origins`; ``library``:
+    ``flags`` are the keyword arguments of a :mod:`tracecite.api` call).
 
     Everything that can be known before an input is read is checked here (TC100): the CA
     bundle is loaded, and a ``root`` that must exist is looked at.
@@ -426,7 +438,8 @@ def resolve(command: str, flags: Mapping[str, Any], *, action: Mapping[str, Any]
             values[name] = os.path.relpath(
                 os.path.join(base, config[name]))  # type: ignore[index]
     origins = Origins(flags=frozenset(flags), inputs=frozenset(action or ()),
-                      config=frozenset(config or ()), action=action is not None)
+                      config=frozenset(config or ()), action=action is not None,
+                      library=library)
     settings = replace(Settings(config_path=config_path, origins=origins), **values)
     if "fail_after" in values and settings.cache is None:
         raise UsageError(f"{origins.name('fail_after')} needs "

@@ -188,6 +188,25 @@ def warnable(value: object) -> str:
 
 
 
+MAX_SHARDS = 256
+"""The most shards a run may be split into (a GitHub Actions matrix has at most 256 jobs)."""
+
+_SHARD = re.compile(r"([0-9]{1,4})/([0-9]{1,4})")
+
+
+def shard(value: object) -> tuple[int, int]:
+    """``K/N``: shard K of N (SPEC §9), 1 ≤ K ≤ N ≤ :data:`MAX_SHARDS`; also ``(K, N)``."""
+    if isinstance(value, str) and (match := _SHARD.fullmatch(value.strip())):
+        value = (int(match.group(1)), int(match.group(2)))
+    if (not isinstance(value, tuple) or len(value) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        raise ValueError("must be K/N, shard K of N, such as 2/4")
+    k, n = value
+    if not 1 <= k <= n <= MAX_SHARDS:
+        raise ValueError(f"must be K/N with 1 <= K <= N <= {MAX_SHARDS}")
+    return (k, n)
+
+
 _SARIF_CATEGORY = re.compile(r"[\x21-\x7e]{1,200}")
 
 

@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.conftest import Cli, answer, call, cite, claim, result, source, write_trace
 from tracecite import __version__
 from tracecite.codes import Code
-from tracecite.findings import Changes, Finding, Report, Summary
-from tracecite.reporters.json import finding_dict, format_json
+from tracecite.findings import ArchiveCopy, Changes, Counts, Diagnosis, Finding, Report, Summary
+from tracecite.reporters.json import (
+    ReportFormatError,
+    finding_dict,
+    format_json,
+    read_report,
+    report_dict,
+)
 
-TOP = ["tool", "version", "schema", "command", "exit_code", "summary", "findings"]
+TOP = ["tool", "version", "schema", "command", "exit_code", "summary", "findings", "shard"]
 FIXED = ["code", "name", "severity", "exit", "file", "line", "column"]
 SUMMARY = ["inputs", "records", "citations", "findings", "errors", "warnings", "captured",
            "live", "files"]
@@ -34,6 +43,12 @@ def test_top_level() -> None:
     for kind in ("captured", "live", "files"):
         assert doc["summary"][kind] == dict.fromkeys(COUNTS, 0)
     assert doc["findings"] == []
+    assert doc["shard"] is None  # unsharded (SPEC §9)
+
+
+def test_a_shard_says_which_it_is() -> None:
+    doc = json.loads(format_json(Report("verify-urls", shard=(2, 4))))
+    assert doc["shard"] == "2/4"
 
 
 def test_finding_with_nothing_optional() -> None:
@@ -138,3 +153,66 @@ def test_evidence_finding_fields(cli: Cli, tmp_path: Path) -> None:
         "message": "quote is not in the captured content; nothing close is in the captured "
                    "content (no run of half the quote's 4 characters)",
     }
+
+
+# ---- reading a report back ----------------------------------------------------------------
+
+EVERYTHING = Report(
+    "hook",
+    (Finding(Code.NOTES_BAD_LINE, "not a field", file="n.notes", line=3, column=1, record=1),
+     Finding(Code.QUOTE_NOT_ON_PAGE, "quote is not in the page's visible text", file="t.jsonl",
+             line=4, column=40, claim=1, citation=2, source_id="s1", uri="https://a/",
+             final_url="https://a/b", attempts=3, cached=True,
+             diagnosis=Diagnosis(("case", "typography"), 20, 18, 5,
+                                 ("U+2019 RIGHT SINGLE QUOTATION MARK",), None),
+             archive=ArchiveCopy("https://web.archive.org/web/2023id_/https://a/", "2023",
+                                 True)),
+     Finding(Code.TIMEOUT, "deadline passed", file="t.jsonl", line=2, uri="https://b/",
+             failures=1, fail_after=3, warned=True),
+     Finding(Code.HTTP_STATUS, "status 404", file="t.jsonl", line=2, status=404,
+             diagnosis=Diagnosis(("hidden",), where="script")),
+     Finding(Code.CACHE_UNUSABLE, "the cache is locked"),
+     Finding(Code.SOURCE_ADDED, "added", file="new.jsonl", line=1, uri="https://c/")),
+    Summary(3, 4, 5, Counts(5, 4, 1), Counts(5, 3, 1, 1, 2, 1, 1, 1, 0), Counts(skipped=5)),
+    Changes(("https://c/",), (), ()),
+    stopped_by=15, stage="online", notices=("no source host resolved",), shard=(3, 4))
+
+
+def test_read_report_round_trips_every_field() -> None:
+    """write → read → write is identical, every optional member and warning included."""
+    doc = report_dict(EVERYTHING)
+    again = read_report(json.loads(json.dumps(doc)))
+    assert report_dict(again) == doc
+    assert again.exit_code == 143 and again.shard == (3, 4)
+    assert sorted(again.findings, key=Finding.sort_key) == EVERYTHING.sorted_findings()
+    assert EVERYTHING.to_json() == doc
+
+
+def test_read_report_round_trips_a_real_run(cli: Cli, tmp_path: Path) -> None:
+    trace = write_trace(tmp_path / "t.jsonl", [call(), result(), answer(claims=[
+        claim(citations=[cite(quote="quick brown cat"), cite(quote="Quick brown fox")])])])
+    text = cli("check", "--evidence", trace, "--json").out
+    assert format_json(read_report(json.loads(text))) == text
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d.update(tool="other"), "is not a TraceCite report"),
+    (lambda d: d.update(schema=1), "is not a report of JSON schema 2"),
+    (lambda d: d.pop("command"), "command is missing"),
+    (lambda d: d["summary"]["live"].pop("checked"), "summary.live: checked is missing"),
+    (lambda d: d["findings"][0].update(code="TC999"), "finding 1: code and name"),
+    (lambda d: d["findings"][0].update(name="usage"), "finding 1: code and name"),
+    (lambda d: d["findings"][1].update(line="4"), "finding 2: line is missing or of the wrong"),
+    (lambda d: next(f for f in d["findings"] if "diagnosis" in f)["diagnosis"].update(
+        kinds="case"), r"finding \d: diagnosis: kinds"),
+    (lambda d: d["findings"][1].update(severity="fatal"), "finding 2: severity"),
+    (lambda d: d.update(shard="5/4"), "shard is not K/N"),
+    (lambda d: d.update(notices=[1]), "notices holds a value that is not a string"),
+])
+def test_read_report_refuses_what_is_not_a_report(change: Any, message: str) -> None:
+    doc = json.loads(json.dumps(report_dict(EVERYTHING)))
+    change(doc)
+    with pytest.raises(ReportFormatError, match=message):
+        read_report(doc)
+    with pytest.raises(ReportFormatError, match="the document is not a JSON object"):
+        read_report([doc])

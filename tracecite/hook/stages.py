@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import SourceKind
 from tracecite.codes import Code
-from tracecite.commands import Plan, run_checks, split_inputs
+from tracecite.commands import Plan, offline_shard, run_checks, split_inputs
 from tracecite.errors import UsageError
 from tracecite.findings import Report
 from tracecite.hook.git import (
@@ -76,8 +76,9 @@ def run_hook(files: Sequence[str], settings: Settings) -> Report:
     found = None if files else changes_to_check(settings)
     sorted_out = sort_out(files or candidates(settings, found), settings)
     # Only files someone named: files git found and no glob selects are simply not inputs.
+    # Like every offline finding, these are shard 1's (SPEC §9).
     warnings = tuple(not_selected(path, settings) for path in sorted_out.unselected
-                     if files)
+                     if files and offline_shard(settings))
     paths = sorted_out.selected
     if not paths:
         return Report(COMMAND, warnings, stage=plan.stage)

@@ -1,0 +1,199 @@
+"""TraceCite as a library (SPEC §9): the commands as functions from paths and keyword options
+to a :class:`~tracecite.findings.Report`.
+
+::
+
+    from tracecite import api
+
+    report = api.check(["runs/agent-run.jsonl"], evidence=True)
+    report.exit_code          # 0, 1 (an input is malformed), 2 (findings)
+    report.to_json()          # the --json object (SPEC §5), as a dict
+
+    report = api.verify_urls(["runs/"], timeout=10, concurrency=16, cache="rot.sqlite")
+
+Options are the command line's, by the names of the settings table
+(:data:`tracecite.settings.OPTIONS`): ``timeout=``, ``concurrency=``, ``evidence=``,
+``cache=``, ``warn=[...]``, ``shard="2/4"``, …, with the same checks and bounds as the flags.
+A function takes the options of its command only. The output options (``format``,
+``report_files``, ``quiet``, ``debug``, ``sarif_category``, ``no_progress``) are the command
+line's: a library call prints nothing and writes no report file; format a report with
+``report.to_json()`` or :data:`tracecite.reporters.REPORTERS`.
+
+Errors:
+
+- A problem of the inputs (a malformed notes file or trace, a missing file) is a finding in
+  the returned report, with exit code 1, as on the command line; so are quotes not found
+  (exit 2).
+- A bad option (an unknown name, an option of another command, a value out of bounds) raises
+  :class:`UsageError` (its ``finding`` is TC100); ``hook`` raises :class:`TraceCiteError` for a
+  configuration file it cannot use (TC104) or a git state it cannot read (TC103). Both carry
+  the finding the command line would report, in ``error.finding``.
+
+No global state: a call prints nothing, shows no progress bar, installs no signal handler,
+never changes the current directory and reads no environment variable, except ``hook``
+without files, which finds a pull request's base from the Actions environment
+(``GITHUB_ACTIONS``, ``GITHUB_BASE_REF``, … as :func:`tracecite.hook.git.pull_request_base`
+reads them), as the command line does. Relative paths are relative to the current directory.
+Calls may run at once in threads and in processes; a :class:`Report` is frozen and
+picklable, so it can be sent back from a worker process (so are the errors). Signals are the
+caller's: a ``KeyboardInterrupt`` while sources are being checked ends the checks in flight
+and the call returns the report of what finished (``report.stopped_by`` is SIGINT, the exit
+code 130), as on the command line; one at any other moment propagates as usual.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from tracecite.errors import TraceCiteError, UsageError
+from tracecite.findings import Report
+from tracecite.settings import BY_NAME, COMMAND_GROUPS, Settings, resolve
+
+__all__ = ["Report", "TraceCiteError", "UsageError", "check", "compare", "hook", "merge",
+           "read_report", "verify_files", "verify_notes", "verify_urls"]
+
+_OUTPUT_ONLY = frozenset({"format", "report_files", "quiet", "debug", "sarif_category",
+                          "no_progress"})
+"""Options of the command line's output, which a library call does not take."""
+
+
+def check(paths: Iterable[str | os.PathLike[str]], *, settings: Settings | None = None,
+          **options: Any) -> Report:
+    """``tracecite check``: offline, the notes format and trace structure, and with
+    ``evidence=True`` every quote in its source's captured content. A directory stands for the
+    files under it that the configured globs select. ``settings``: options already resolved
+    (the command line's), instead of keyword options."""
+    from tracecite.commands import run_check
+
+    chosen = _settings("check", options, settings)
+    return run_check(_paths(paths), chosen)
+
+
+def verify_notes(paths: Iterable[str | os.PathLike[str]], *, settings: Settings | None = None,
+                 **options: Any) -> Report:
+    """``tracecite verify-notes``: fetch each notes URL once; every quote must be in its
+    page's visible text. ``settings``: as for :func:`check`."""
+    from tracecite.commands import run_verify_notes
+
+    chosen = _settings("verify-notes", options, settings)
+    return _sharded(run_verify_notes(_paths(paths), chosen), chosen)
+
+
+def verify_urls(paths: Iterable[str | os.PathLike[str]], *, settings: Settings | None = None,
+                **options: Any) -> Report:
+    """``tracecite verify-urls``: the evidence check, then every cited http(s) source
+    re-fetched and matched. ``settings``: as for :func:`check`."""
+    from tracecite.commands import run_verify_urls
+
+    chosen = _settings("verify-urls", options, settings)
+    return _sharded(run_verify_urls(_paths(paths), chosen), chosen)
+
+
+def verify_files(paths: Iterable[str | os.PathLike[str]], *, settings: Settings | None = None,
+                 **options: Any) -> Report:
+    """``tracecite verify-files``: the evidence check, then every cited ``file:`` source
+    re-read under ``root=`` (default: the current directory). ``settings``: as for
+    :func:`check`."""
+    from tracecite.commands import run_verify_files
+
+    chosen = _settings("verify-files", options, settings)
+    return _sharded(run_verify_files(_paths(paths), chosen), chosen)
+
+
+def compare(old: str | os.PathLike[str], new: str | os.PathLike[str], *,
+            settings: Settings | None = None, **options: Any) -> Report:
+    """``tracecite compare``: the two traces' captured sources by stable URI (added, removed,
+    changed in ``report.changes``). ``settings``: as for :func:`check`."""
+    from tracecite.commands import run_compare
+
+    chosen = _settings("compare", options, settings)
+    return run_compare(os.fspath(old), os.fspath(new), chosen)
+
+
+def hook(files: Iterable[str | os.PathLike[str]] = (), *, settings: Settings | None = None,
+         **options: Any) -> Report:
+    """``tracecite hook``: the stage's checks (``stage="offline"``, ``"online"``, ``"all"``)
+    on the files the configured globs select, among ``files``, or those changed since
+    ``since=`` (or a pull request's base, on GitHub Actions), or with ``all_files=True``
+    every tracked file. The configuration file (``config=``, else ``.tracecite.toml`` or
+    ``pyproject.toml`` found as the command line finds it) gives the defaults; keyword
+    options win over it. ``settings``: as for :func:`check`."""
+    from tracecite.hook.stages import run_hook
+
+    chosen = _settings("hook", options, settings)
+    return _sharded(run_hook(_paths(files), chosen), chosen)
+
+
+def merge(reports: Iterable[Report | str | os.PathLike[str]], *,
+          settings: Settings | None = None, **options: Any) -> Report:
+    """``tracecite merge``: one report of several, findings in order without duplicates and
+    summaries added (SPEC §9): the reports of every shard of a run (each once), or unsharded
+    reports of one command (say, one per trace). Each item is a :class:`Report` or the path of
+    a JSON report; a file that cannot be read as one is an input error in the returned report
+    (exit 1). Reports that do not fit together raise :class:`TraceCiteError` (TC100).
+    ``warn=``: as for the other commands."""
+    from tracecite.merge import merge_items
+
+    chosen = _settings("merge", options, settings)
+    return merge_items([item if isinstance(item, Report) else os.fspath(item)
+                        for item in reports], warn=chosen.warn)
+
+
+def read_report(path: str | os.PathLike[str]) -> Report:
+    """The :class:`Report` in a JSON report file (``--json``, ``--report-file json:PATH``);
+    :class:`TraceCiteError` (TC101, TC102, with the file) when it cannot be read as one."""
+    from tracecite.findings import Finding
+    from tracecite.merge import read_report_file
+
+    read = read_report_file(os.fspath(path))
+    if isinstance(read, Finding):
+        raise TraceCiteError(read)
+    return read
+
+
+# ---- options --------------------------------------------------------------------------------
+
+def _paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
+        raise UsageError("the paths must be a list of paths, not one path")
+    return [os.fspath(p) for p in paths]
+
+
+def _settings(command: str, options: Mapping[str, Any], settings: Settings | None) -> Settings:
+    """The settings of a call: ``settings`` as they are (the command line resolved them), or
+    the keyword options, each checked by its row of the settings table, over the
+    configuration file (``hook``) over the defaults. No progress bar, ever."""
+    if settings is not None:
+        if options:
+            raise UsageError(f"{command}: give settings= or keyword options, not both")
+        return settings
+    groups = COMMAND_GROUPS[command]
+    given: dict[str, Any] = {}
+    for name, value in options.items():
+        row = BY_NAME.get(name)
+        if row is None or name in _OUTPUT_ONLY or row.group not in groups:
+            raise UsageError(f"{command} takes no option {name!r}")
+        if row.many and isinstance(value, (tuple, list)):
+            value = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in value]
+        elif isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        try:
+            given[name] = row.from_config(value)
+        except ValueError as exc:
+            raise UsageError(f"{name}= {exc}") from None
+    given["no_progress"] = True
+    if command != "hook":
+        return resolve(command, given, library=True)
+    from tracecite.config import discover
+
+    config = discover(given.get("config"))
+    return resolve(command, given, config=config.values, config_path=config.path,
+                   library=True)
+
+
+def _sharded(report: Report, settings: Settings) -> Report:
+    """The report of a live run, saying which shard it is (SPEC §9)."""
+    return replace(report, shard=settings.shard) if settings.shard is not None else report

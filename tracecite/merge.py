@@ -1,0 +1,157 @@
+"""``tracecite merge``: shards' reports (or any reports of one command) combined into one
+(SPEC §9).
+
+The findings are taken in input order, each once (the input errors every shard reports come
+once); the summaries are added, so the shards of a run merge into the unsharded run's summary.
+The exit code follows from the merged findings as for any run (SPEC §3); when a shard was
+stopped by a signal, the merged report is stopped too (128 + its signal): it is not whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from tracecite.codes import Code
+from tracecite.errors import TraceCiteError, UsageError
+from tracecite.findings import Changes, Finding, Report, Summary
+
+if TYPE_CHECKING:
+    from tracecite.settings import Settings
+
+COMMAND = "merge"
+
+
+def merge_reports(reports: Sequence[Report], names: Sequence[str] | None = None) -> Report:
+    """One report of ``reports``: all of one command (and hook stage), and either all
+    unsharded (reports of different inputs, e.g. one per trace) or shards K/N of one N, each
+    present once. ``names``: how to call each report in a message (its file); TC100 when the
+    reports do not fit together."""
+    if not reports:
+        raise UsageError("no report to merge")
+    named = list(names) if names is not None else [f"report {i}"
+                                                   for i in range(1, len(reports) + 1)]
+    first = reports[0]
+    for report, name in zip(reports, named, strict=True):
+        if (report.command, report.stage) != (first.command, first.stage):
+            raise _mismatch(name, "is a report of another command or stage than the first")
+    _check_shards(reports, named)
+    findings = tuple(dict.fromkeys(f for r in reports for f in r.findings))
+    summary = sum((r.summary for r in reports), Summary())
+    notices = tuple(dict.fromkeys(n for r in reports for n in r.notices))
+    stopped = [r.stopped_by for r in reports if r.stopped_by is not None]
+    merged = Report(first.command, findings, summary, _changes(reports),
+                    stopped_by=stopped[0] if stopped else None, stage=first.stage,
+                    notices=notices)
+    return _host_notice(merged)
+
+
+def _check_shards(reports: Sequence[Report], names: Sequence[str]) -> None:
+    sharded = [r.shard is not None for r in reports]
+    if not any(sharded):
+        return
+    if not all(sharded):
+        name = names[sharded.index(False)]
+        raise _mismatch(name, "is not a shard's report, and the others are")
+    shards = [r.shard for r in reports if r.shard is not None]
+    count = shards[0][1]
+    seen: dict[int, str] = {}
+    for (k, n), name in zip(shards, names, strict=True):
+        if n != count:
+            raise _mismatch(name, f"is shard {k}/{n}, not one of {count} shards like the first")
+        if k in seen:
+            raise _mismatch(name, f"is shard {k}/{n} again (also {seen[k]})")
+        seen[k] = name
+    missing = [f"{k}/{count}" for k in range(1, count + 1) if k not in seen]
+    if missing:
+        raise UsageError(f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                         f"missing: merge needs the reports of every shard")
+
+
+def _mismatch(name: str, what: str) -> TraceCiteError:
+    """TC100 about the report ``name``: it does not fit with the others."""
+    return TraceCiteError(Finding(Code.USAGE, what, file=name))
+
+
+def _changes(reports: Sequence[Report]) -> Changes | None:
+    """``compare`` reports' changes, united (sorted, as compare writes them)."""
+    found = [r.changes for r in reports if r.changes is not None]
+    if not found:
+        return None
+    return Changes(*(tuple(sorted({uri for c in found for uri in getattr(c, kind)}))
+                     for kind in ("added", "removed", "changed")))
+
+
+def _host_notice(report: Report) -> Report:
+    """A hook report says that no source host resolved when that is true of the whole run,
+    not of one shard (SPEC §8.6)."""
+    if report.command != "hook":
+        return report
+    from dataclasses import replace
+
+    from tracecite.hook.stages import OFFLINE_NOTICE, no_host_resolved
+
+    notices = tuple(n for n in report.notices if n != OFFLINE_NOTICE)
+    if report.stage not in (None, "offline") and no_host_resolved(report):
+        notices += (OFFLINE_NOTICE,)
+    return replace(report, notices=notices)
+
+
+def read_report_file(path: str) -> Report | Finding:
+    """The report in the JSON file at ``path``, or the input error that says why it cannot
+    be read as one (TC101, TC102) with its file."""
+    from tracecite.inputs.files import read_text
+    from tracecite.reporters.json import ReportFormatError, read_report
+
+    text = read_text(path)
+    if isinstance(text, Finding):
+        return text
+    try:
+        return read_report(json.loads(text))
+    except (ValueError, RecursionError) as exc:  # json.JSONDecodeError is a ValueError
+        what = (str(exc) if isinstance(exc, ReportFormatError)
+                else "is not JSON (a report of --json or --report-file json:PATH)")
+        return Finding(Code.INPUT_UNREADABLE, f"cannot be merged: {what}", file=path)
+
+
+def merge_items(items: Sequence[Report | str], *, warn: Sequence[str] = ()) -> Report:
+    """Merge reports, each given as a :class:`Report` or the path of a JSON report (a
+    directory stands for the ``*.json`` files in it, in sorted order). A file that cannot be
+    read as one is an input error of the merge with its file (exit 1, nothing merged);
+    reports that do not fit together raise TC100 (:func:`merge_reports`). Findings with a code
+    in ``warn`` are made warnings (SPEC §7.4), as a run's are."""
+    from dataclasses import replace
+
+    given = [found for item in items for found in _expanded(item)]
+    read = [item if not isinstance(item, str) else read_report_file(item) for item in given]
+    errors = tuple(r for r in read if isinstance(r, Finding))
+    if errors:
+        return Report(COMMAND, errors)
+    names = [item if isinstance(item, str) else f"report {i}"
+             for i, item in enumerate(given, start=1)]
+    merged = merge_reports([r for r in read if isinstance(r, Report)], names)
+    return replace(merged, findings=tuple(
+        replace(f, warned=True) if f.code.code in warn else f for f in merged.findings))
+
+
+def _expanded(item: Report | str) -> list[Report | str | Finding]:
+    """A directory's ``*.json`` files, sorted (TC101 when it has none); anything else as it
+    is."""
+    if isinstance(item, Report) or not os.path.isdir(item):
+        return [item]
+    try:
+        names = sorted(n for n in os.listdir(item) if n.endswith(".json"))
+    except OSError:
+        names = []
+    if not names:
+        return [Finding(Code.INPUT_UNREADABLE, "directory holds no JSON report (*.json)",
+                        file=item)]
+    return [os.path.join(item, n) for n in names]
+
+
+def run_merge(paths: Sequence[str], settings: Settings) -> Report:
+    """``tracecite merge REPORT.json…``: :func:`merge_items` on the files, with the run's
+    ``--warn``."""
+    return merge_items(list(paths), warn=settings.warn)
