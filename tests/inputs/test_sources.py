@@ -143,4 +143,4 @@ def test_an_id_table_is_a_set_numbered_in_order(keys: list[str]) -> None:
     assert [table.add(k) for k in keys] == [
         k not in keys[:i] for i, k in enumerate(keys)]
     assert [table.number(k) for k in firsts] == list(range(len(firsts)))
-    assert len(table) == len(firsts)
+    assert len(table) == len(firsts) and list(table) == firsts

@@ -9,6 +9,7 @@ of sources, never with their size.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 from typing import BinaryIO
 
 from tracecite.inputs.jsonl import line_text, loads
@@ -70,6 +71,10 @@ class IdTable:
 
     def __len__(self) -> int:
         return len(self._ends)
+
+    def __iter__(self) -> Iterator[str]:
+        """The ids, in the order they were added."""
+        return (self._id(number) for number in range(len(self._ends)))
 
     def add(self, key: str) -> bool:
         """Add an id, numbered ``len(self) - 1`` then; False (and nothing added) if it is
