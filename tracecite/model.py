@@ -112,16 +112,19 @@ class Citations(Sequence[Citation]):
 class NoteRecords(Sequence[NoteRecord]):
     """The well-formed records of one notes file, kept in columns: a :class:`NoteRecord` is
     made each time one is read. A notes file can hold hundreds of thousands of short records,
-    and columns (the URLs shared, the claims left out when no check needs them) take a
-    fraction of the memory of as many objects. Equal to any sequence of the same records."""
+    and columns (the quotes one blob, the URLs shared, the claims left out when no check
+    needs them) take a fraction of the memory of as many objects. Equal to any sequence of
+    the same records."""
 
-    __slots__ = ("_claims", "_file", "_lines", "_quotes", "_urls")
+    __slots__ = ("_claims", "_file", "_lines", "_quote_ends", "_quotes", "_urls")
 
     def __init__(self, file: str, *, claims: bool = True) -> None:
         self._file = file
         # Per record: index, line, claim line, quote line, url line.
         self._lines: array[int] = array("I")
-        self._quotes: list[str] = []
+        # The quotes, UTF-8, one after another (no object each), and where each ends.
+        self._quotes = bytearray()
+        self._quote_ends: array[int] = array("q")
         self._urls: list[str] = []
         self._claims: list[str] | None = [] if claims else None
 
@@ -130,13 +133,14 @@ class NoteRecords(Sequence[NoteRecord]):
         (claim, claim_line), (quote, quote_line) = fields["claim"], fields["quote"]
         url, url_line = fields["url"]
         self._lines.extend((index, line, claim_line, quote_line, url_line))
-        self._quotes.append(quote)
+        self._quotes += quote.encode("utf-8", "surrogatepass")
+        self._quote_ends.append(len(self._quotes))
         self._urls.append(sys.intern(url))  # a few URLs cited by many records: one string each
         if self._claims is not None:
             self._claims.append(claim)
 
     def __len__(self) -> int:
-        return len(self._quotes)
+        return len(self._urls)
 
     @overload
     def __getitem__(self, index: int) -> NoteRecord: ...
@@ -150,7 +154,9 @@ class NoteRecords(Sequence[NoteRecord]):
         index = range(len(self))[index]  # negative indexes, and IndexError past the end
         number, line, claim_line, quote_line, url_line = self._lines[5 * index:5 * index + 5]
         claim = None if self._claims is None else self._claims[index]
-        return NoteRecord(self._file, number, line, claim, self._quotes[index], self._urls[index],
+        start = self._quote_ends[index - 1] if index else 0
+        quote = self._quotes[start:self._quote_ends[index]].decode("utf-8", "surrogatepass")
+        return NoteRecord(self._file, number, line, claim, quote, self._urls[index],
                           quote_line=quote_line, url_line=url_line, claim_line=claim_line)
 
     def __iter__(self) -> Iterator[NoteRecord]:
