@@ -15,6 +15,8 @@ linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
 4. start-up vs ``python -c pass``
 5. the web over time (transient faults, a rate limit, the cache) vs ``--retries 0``
 6. the near-miss diagnosis: the cost per missed quote on a 2 MiB page vs its goal of 50 ms
+8. memory: 50 MB of notes, 1M sources, compare of two 150 MB traces vs the inputs' sizes and
+   one ``check --evidence``
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_diagnosis
 import bench_evidence
 import bench_faults
+import bench_memory
 import bench_startup
 import bench_web
 from bench_util import OUT_DIR, REPO, Table, which
@@ -61,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats")
-    parser.add_argument("--only", default="1,2,3,4,5,6",
-                        help="figures to run (1 to 6), e.g. 2,3")
+    parser.add_argument("--only", default="1,2,3,4,5,6,8",
+                        help="figures to run (1 to 6, 8), e.g. 2,3")
     args = parser.parse_args(argv)
     chosen = {int(x) for x in args.only.split(",") if x.strip()}
     quick = args.quick
@@ -92,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
             records=600 if quick else 5000, timeout=40 if quick else 120, log=log)),
         6: ("near-miss diagnosis", lambda: bench_diagnosis.figure(
             n=40 if quick else 200, repeats=1 if quick else 3, log=log)),
+        8: ("memory", lambda: bench_memory.figure(
+            notes_mb=5 if quick else 50, sources=100_000 if quick else 1_000_000,
+            trace_mb=15 if quick else 150, repeats=1 if quick else 3, log=log)),
     }
     failed = False
     for number in sorted(chosen):

@@ -134,3 +134,17 @@ def test_input_errors_stop_every_live_command_before_any_request(
 
 def _no_lookups(*args: object, **kwargs: object) -> object:
     raise AssertionError("a name was looked up although an input is malformed")
+
+
+def test_notes_records_are_kept_only_for_the_live_checks_and_without_claims(
+        tmp_path: Path) -> None:
+    """SPEC §9: the format check keeps no records (only their count), the live checks no
+    claims; the summary counts the same either way."""
+    from tracecite.commands import read_inputs
+
+    notes, _ = _inputs(tmp_path)
+    offline = read_inputs([str(notes)], [], evidence=False, keep_uris=False)
+    live = read_inputs([str(notes)], [], evidence=False, keep_uris=True)
+    assert len(offline.notes[0].records) == 0
+    assert [(r.claim, r.url) for r in live.notes[0].records] == [(None, URL), (None, URL)]
+    assert offline.summary() == live.summary() and offline.summary().records == 2

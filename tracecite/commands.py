@@ -161,7 +161,8 @@ def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
         scans = tuple(scan_with_evidence(p, keep_uris=keep_uris) for p in traces)
     else:
         scans = tuple(EvidenceScan(scan_trace(p), (), Counts(), {}) for p in traces)
-    return Inputs(tuple(read_notes(p) for p in notes), scans)
+    # The format check keeps no records, the live checks no claims (SPEC §9: memory).
+    return Inputs(tuple(read_notes(p, records=keep_uris, claims=False) for p in notes), scans)
 
 
 def split_inputs(paths: Sequence[str]) -> tuple[list[str], list[str]]:

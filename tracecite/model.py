@@ -5,8 +5,9 @@ These hold quotes and claims in memory for matching; nothing here is ever printe
 
 from __future__ import annotations
 
+import sys
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import overload
 
@@ -22,12 +23,13 @@ def is_trace(path: str) -> bool:
 
 @dataclass(frozen=True)
 class NoteRecord:
-    """One ``claim:``/``quote:``/``url:`` record of a notes file (1-based ``index`` and lines)."""
+    """One ``claim:``/``quote:``/``url:`` record of a notes file (1-based ``index`` and lines);
+    ``claim`` is None when the reader was told not to keep claims (no check reads them)."""
 
     file: str
     index: int
     line: int
-    claim: str
+    claim: str | None
     quote: str
     url: str
     quote_line: int
@@ -105,3 +107,64 @@ class Citations(Sequence[Citation]):
         for columns in zip(self._claim_numbers, self._citation_numbers, self._source_ids,
                            self._quotes, strict=True):
             yield Citation(file, line, *columns)
+
+
+class NoteRecords(Sequence[NoteRecord]):
+    """The well-formed records of one notes file, kept in columns: a :class:`NoteRecord` is
+    made each time one is read. A notes file can hold hundreds of thousands of short records,
+    and columns (the quotes one blob, the URLs shared, the claims left out when no check
+    needs them) take a fraction of the memory of as many objects. Equal to any sequence of
+    the same records."""
+
+    __slots__ = ("_claims", "_file", "_lines", "_quote_ends", "_quotes", "_urls")
+
+    def __init__(self, file: str, *, claims: bool = True) -> None:
+        self._file = file
+        # Per record: index, line, claim line, quote line, url line.
+        self._lines: array[int] = array("I")
+        # The quotes, UTF-8, one after another (no object each), and where each ends.
+        self._quotes = bytearray()
+        self._quote_ends: array[int] = array("q")
+        self._urls: list[str] = []
+        self._claims: list[str] | None = [] if claims else None
+
+    def append(self, index: int, line: int, fields: Mapping[str, tuple[str, int]]) -> None:
+        """Add a record from its fields (name → (value, line)); the reader's only write."""
+        (claim, claim_line), (quote, quote_line) = fields["claim"], fields["quote"]
+        url, url_line = fields["url"]
+        self._lines.extend((index, line, claim_line, quote_line, url_line))
+        self._quotes += quote.encode("utf-8", "surrogatepass")
+        self._quote_ends.append(len(self._quotes))
+        self._urls.append(sys.intern(url))  # a few URLs cited by many records: one string each
+        if self._claims is not None:
+            self._claims.append(claim)
+
+    def __len__(self) -> int:
+        return len(self._urls)
+
+    @overload
+    def __getitem__(self, index: int) -> NoteRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[NoteRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> NoteRecord | Sequence[NoteRecord]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        index = range(len(self))[index]  # negative indexes, and IndexError past the end
+        number, line, claim_line, quote_line, url_line = self._lines[5 * index:5 * index + 5]
+        claim = None if self._claims is None else self._claims[index]
+        start = self._quote_ends[index - 1] if index else 0
+        quote = self._quotes[start:self._quote_ends[index]].decode("utf-8", "surrogatepass")
+        return NoteRecord(self._file, number, line, claim, quote, self._urls[index],
+                          quote_line=quote_line, url_line=url_line, claim_line=claim_line)
+
+    def __iter__(self) -> Iterator[NoteRecord]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]

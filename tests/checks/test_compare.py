@@ -224,3 +224,44 @@ def test_console_summary(cli: Cli, tmp_path: Path) -> None:
     run = cli("compare", old, new)
     assert run.exit == 2
     assert "1 added, 1 removed, 0 changed" in run.out
+
+
+def test_the_line_of_a_change_is_its_last_capture(cli: Cli, tmp_path: Path) -> None:
+    old = trace_with(tmp_path, "old.jsonl", source("a", "https://a/", "before"))
+    new = write_trace(tmp_path / "new.jsonl", [
+        call(), result(sources=[source("x", "https://a/", "before")]),
+        call("c2"), result("c2", sources=[source("y", "https://a/", "after")]),
+        answer(claims=[]),
+    ])
+    (finding,) = cli("compare", old, new, "--json").json()["findings"]
+    assert (finding["code"], finding["line"]) == ("TC402", 4)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.sampled_from("abc")), max_size=150),
+       st.lists(st.tuples(st.integers(0, 60), st.sampled_from("abc")), max_size=150))
+def test_many_sources_compare_as_a_dict_of_contents_would(
+        old_sources: list[tuple[int, str]], new_sources: list[tuple[int, str]]) -> None:
+    """Many URIs, some captured several times: the changes are those of the last contents."""
+    import tempfile
+
+    from tracecite.checks.compare import compare_traces
+
+    def write(path: Path, captured: list[tuple[int, str]]) -> dict[str, str]:
+        events = [call(), result(sources=[source(f"s{i}", f"https://h/{n}", text)
+                                          for i, (n, text) in enumerate(captured)]),
+                  answer(claims=[])]
+        write_trace(path, events)
+        return {f"https://h/{n}": text for n, text in captured}
+
+    with tempfile.TemporaryDirectory() as tmp:
+        old = write(Path(tmp) / "old.jsonl", old_sources)
+        new = write(Path(tmp) / "new.jsonl", new_sources)
+        findings, changes = compare_traces(str(Path(tmp) / "old.jsonl"),
+                                           str(Path(tmp) / "new.jsonl"))
+    assert changes is not None
+    assert changes.added == tuple(sorted(new.keys() - old.keys()))
+    assert changes.removed == tuple(sorted(old.keys() - new.keys()))
+    assert changes.changed == tuple(sorted(u for u in old.keys() & new.keys()
+                                           if old[u] != new[u]))
+    assert len(findings) == len(changes.added) + len(changes.removed) + len(changes.changed)

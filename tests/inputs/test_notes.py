@@ -254,3 +254,83 @@ def test_arbitrary_text_never_raises(text: str) -> None:
         assert finding.column is not None and 1 <= finding.column <= max(len(line), 1)
         assert finding.code.code.startswith("TC11")
         assert finding.record is not None and 1 <= finding.record <= parsed.record_count
+
+
+# ---- reading a file as it streams by ----------------------------------------------------------
+
+def _many(count: int) -> str:
+    return "".join(note(f"c{i}", f"q{i}", f"https://example.com/{i % 3}") + "\n"
+                   for i in range(count))
+
+
+def test_a_file_read_in_blocks_is_parsed_as_its_text(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks end mid-line and lines are longer than a block: the result is parse_notes'."""
+    from tracecite.inputs import notes
+
+    text = "\ufeff# heading\r\n" + _many(40) + "claim: x\nbad line\n" + "quote: " + "y" * 300
+    path = tmp_path / "n.md"
+    path.write_bytes(text.encode())
+    monkeypatch.setattr(notes, "_BLOCK", 7)
+    read = read_notes(str(path))
+    parsed = parse_notes(text, str(path))
+    assert (read.records, read.findings, read.record_count) == (
+        parsed.records, parsed.findings, parsed.record_count)
+    assert len(read.records) == 40 and read.record_count == 41
+
+
+@pytest.mark.parametrize("block", [3, 1 << 20])
+def test_a_bad_byte_in_a_later_block_is_located(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                block: int) -> None:
+    from tracecite.inputs import notes
+
+    path = tmp_path / "n.md"
+    path.write_bytes(b"\xef\xbb\xbf" + _many(5).encode() + "claim: é\xe9".encode() + b"\xff\n")
+    monkeypatch.setattr(notes, "_BLOCK", block)
+    parsed = read_notes(str(path))
+    # Only the TC102: a file that is not UTF-8 is not parsed (the findings before it are gone).
+    assert [(f.code.code, f.line, f.column) for f in parsed.findings] == [("TC102", 21, 10)]
+    assert (parsed.records, parsed.record_count) == ((), 0)
+
+
+def test_a_read_that_fails_is_tc101(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite.inputs import notes
+
+    path = tmp_path / "n.md"
+    path.write_text(_many(3))
+
+    def failing(handle: object) -> object:
+        yield "claim: a"
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(notes, "_lines", failing)
+    parsed = read_notes(str(path))
+    assert [(f.code.code, f.message) for f in parsed.findings] == [
+        ("TC101", "input cannot be read (Input/output error)")]
+
+
+def test_records_and_claims_are_kept_only_when_asked(tmp_path: Path) -> None:
+    path = tmp_path / "n.md"
+    path.write_text(_many(3) + "claim: a\n")
+    counted = read_notes(str(path), records=False)
+    assert (counted.records, counted.record_count) == ((), 4)
+    assert [f.code.code for f in counted.findings] == ["TC113"]
+    kept = read_notes(str(path), claims=False)
+    assert [(r.claim, r.quote, r.url) for r in kept.records] == [
+        (None, f"q{i}", f"https://example.com/{i}") for i in range(3)]
+    assert kept.findings == counted.findings and kept.record_count == 4
+
+
+def test_records_are_a_sequence_of_note_records() -> None:
+    import pickle
+
+    parsed = parse(_many(4))
+    records = parsed.records
+    assert records[-1] == records[3] and records[-1].claim == "c3"
+    assert list(records[1:3]) == [records[1], records[2]]
+    assert records == tuple(records) and records != tuple(records)[:3] and records != "x"
+    with pytest.raises(IndexError):
+        records[4]
+    assert pickle.loads(pickle.dumps(records)) == records
+    # The URLs cited by many records are one string each.
+    assert records[0].url is parse(_many(4)).records[3].url

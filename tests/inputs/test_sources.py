@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracecite.inputs.sources import SourceIndex, TraceChangedError, read_sources_at
+from tracecite.inputs.sources import IdTable, SourceIndex, TraceChangedError, read_sources_at
 
 
 def _result_line(sources: list[tuple[str, str, str]]) -> bytes:
@@ -90,3 +91,56 @@ def test_round_trip(entries: list[tuple[str, str, str]]) -> None:
             expected.setdefault(source_id, (uri, content))
         for source_id, (uri, content) in expected.items():
             assert _read(path, index, source_id) == (uri, content)
+
+
+def test_an_index_of_many_sources_finds_each_and_no_other() -> None:
+    index = SourceIndex()
+    for n in range(5000):
+        assert index.add(f"s{n}", 10 * n)
+    assert not index.add("s17", 1)  # the first one with an id wins
+    assert len(index) == 5000
+    assert [index.offset(f"s{n}") for n in (0, 17, 4999)] == [0, 170, 49990]
+    assert "s5000" not in index and "" not in index
+    with pytest.raises(KeyError):
+        index.offset("s5000")
+
+
+def test_ids_whose_hashes_collide_stay_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite.inputs import sources
+
+    monkeypatch.setattr(sources, "hash", lambda key: 7, raising=False)
+    table = IdTable()
+    assert [table.add(k) for k in ("a", "b", "a", "c\ud800", "b")] == [
+        True, True, False, True, False]
+    assert [table.number(k) for k in ("a", "b", "c\ud800", "d")] == [0, 1, 2, -1]
+
+
+def test_an_index_is_the_same_in_another_process() -> None:
+    """String hashes differ between processes: an unpickled index hashes its ids again."""
+    import pickle
+    import subprocess
+    import sys
+
+    script = ("import pickle, sys\nfrom tracecite.inputs.sources import SourceIndex\n"
+              "index = SourceIndex()\n"
+              "for n in range(300):\n    index.add(f'id-{n}-\\u00e9', n)\n"
+              "sys.stdout.buffer.write(pickle.dumps(index))\n")
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, check=True,
+                          env=env)
+    index = pickle.loads(done.stdout)
+    assert len(index) == 300
+    assert [index.offset(f"id-{n}-\u00e9") for n in (0, 150, 299)] == [0, 150, 299]
+    assert "id-300-\u00e9" not in index
+    assert index.add("id-300-\u00e9", 300) and not index.add("id-7-\u00e9", 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=4), max_size=200))
+def test_an_id_table_is_a_set_numbered_in_order(keys: list[str]) -> None:
+    table = IdTable()
+    firsts = list(dict.fromkeys(keys))
+    assert [table.add(k) for k in keys] == [
+        k not in keys[:i] for i, k in enumerate(keys)]
+    assert [table.number(k) for k in firsts] == list(range(len(firsts)))
+    assert len(table) == len(firsts) and list(table) == firsts

@@ -1,14 +1,20 @@
-"""``compare`` (SPEC §3): what changed between two traces' captured sources, by stable URI."""
+"""``compare`` (SPEC §3): what changed between two traces' captured sources, by stable URI.
+
+Each trace is read once; of each stable URI only the digest of its normalised content is
+kept (SHA-256), never the content, so comparing two traces takes little more memory than
+checking one.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from array import array
 
 from tracecite.codes import Code
 from tracecite.findings import Changes, Finding
-from tracecite.inputs.trace import TraceScan, scan_trace
+from tracecite.inputs.sources import IdTable
+from tracecite.inputs.trace import scan_trace
 from tracecite.matching import normalise
 from tracecite.model import SourceRef
 
@@ -86,40 +92,68 @@ def _escapes(text: str) -> str:
     return _ESCAPE.sub(fix, text)
 
 
-@dataclass(frozen=True)
-class _Capture:
-    digest: bytes
-    line: int
+_DIGEST = hashlib.sha256().digest_size
 
 
-def _captures(path: str) -> tuple[TraceScan, dict[str, _Capture]]:
-    captures: dict[str, _Capture] = {}
+class _Captures:
+    """The last capture of each stable URI of one trace (SPEC §3), without its content: the
+    SHA-256 of its normalised text and its line, kept in columns by the URI's number."""
 
-    def record(ref: SourceRef, content: str) -> None:
+    def __init__(self) -> None:
+        self.uris = IdTable()
+        self.digests = bytearray()
+        self.lines: array[int] = array("q")
+
+    def add(self, ref: SourceRef, content: str) -> None:
+        """Note a capture: a later one of a URI replaces an earlier one."""
+        uri = stable_uri(ref.uri)
         data = normalise(content).encode("utf-8", "surrogatepass")
-        # The last capture of a URI counts (SPEC §3), so a later one replaces an earlier one.
-        captures[stable_uri(ref.uri)] = _Capture(hashlib.blake2b(data, digest_size=16).digest(),
-                                                 ref.line)
+        digest = hashlib.sha256(data).digest()
+        if self.uris.add(uri):
+            self.digests += digest
+            self.lines.append(ref.line)
+            return
+        number = self.uris.number(uri)
+        self.digests[_DIGEST * number:_DIGEST * (number + 1)] = digest
+        self.lines[number] = ref.line
 
-    return scan_trace(path, sink=record), captures
+    def digest(self, number: int) -> bytes:
+        """The digest of the URI numbered ``number``."""
+        return bytes(self.digests[_DIGEST * number:_DIGEST * (number + 1)])
+
+
+def _captures(path: str) -> tuple[tuple[Finding, ...], _Captures]:
+    """A trace's format findings and its captures, the trace read once (its citations and
+    source index are not kept)."""
+    captures = _Captures()
+    return scan_trace(path, sink=captures.add).findings, captures
 
 
 def compare_traces(old: str, new: str) -> tuple[list[Finding], Changes | None]:
     """Format findings of both traces, or the differences between them (TC400–TC402)."""
-    old_scan, old_captures = _captures(old)
-    new_scan, new_captures = _captures(new)
-    if old_scan.findings or new_scan.findings:
-        return [*old_scan.findings, *new_scan.findings], None
-    added = sorted(new_captures.keys() - old_captures.keys())
-    removed = sorted(old_captures.keys() - new_captures.keys())
-    changed = sorted(uri for uri in old_captures.keys() & new_captures.keys()
-                     if old_captures[uri].digest != new_captures[uri].digest)
+    old_findings, old_captures = _captures(old)
+    new_findings, new_captures = _captures(new)
+    if old_findings or new_findings:
+        return [*old_findings, *new_findings], None
+    added: list[tuple[str, int]] = []
+    changed: list[tuple[str, int]] = []
+    for number, uri in enumerate(new_captures.uris):
+        before = old_captures.uris.number(uri)
+        if before < 0:
+            added.append((uri, new_captures.lines[number]))
+        elif old_captures.digest(before) != new_captures.digest(number):
+            changed.append((uri, new_captures.lines[number]))
+    removed = [(uri, old_captures.lines[number]) for number, uri in enumerate(old_captures.uris)
+               if uri not in new_captures.uris]
+    added.sort()
+    removed.sort()
+    changed.sort()
     findings = [
-        *(Finding(Code.SOURCE_ADDED, "source only in the new trace", file=new,
-                  line=new_captures[u].line, uri=u) for u in added),
-        *(Finding(Code.SOURCE_REMOVED, "source only in the old trace", file=old,
-                  line=old_captures[u].line, uri=u) for u in removed),
+        *(Finding(Code.SOURCE_ADDED, "source only in the new trace", file=new, line=line, uri=u)
+          for u, line in added),
+        *(Finding(Code.SOURCE_REMOVED, "source only in the old trace", file=old, line=line,
+                  uri=u) for u, line in removed),
         *(Finding(Code.SOURCE_CHANGED, "captured content differs from the old trace", file=new,
-                  line=new_captures[u].line, uri=u) for u in changed),
+                  line=line, uri=u) for u, line in changed),
     ]
-    return findings, Changes(tuple(added), tuple(removed), tuple(changed))
+    return findings, Changes(*(tuple(u for u, _ in found) for found in (added, removed, changed)))

@@ -8,8 +8,8 @@ of sources, never with their size.
 
 from __future__ import annotations
 
-import sys
 from array import array
+from collections.abc import Iterator
 from typing import BinaryIO
 
 from tracecite.inputs.jsonl import line_text, loads
@@ -39,30 +39,137 @@ def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]
     return found
 
 
+class IdTable:
+    """A set of ids (strings) numbered in the order they were added, kept compactly: a trace
+    can hold a million sources or calls, so nothing here is a Python object per id. The ids
+    are one UTF-8 blob with their ends, found through an open-addressing table of their
+    hashes: about 40 bytes per short id, where a dict of strings takes about 150."""
+
+    __slots__ = ("_ends", "_ids", "_table")
+
+    def __init__(self) -> None:
+        self._ids = bytearray()  # every id, UTF-8, one after another
+        self._ends: array[int] = array("q")  # where each id ends in the blob
+        # Per place: 0 (free), or the low 32 bits of an id's hash() above its number + 1.
+        self._table: array[int] = array("Q", bytes(8 * _FIRST_TABLE))
+
+    def __getstate__(self) -> tuple[bytes, array[int]]:
+        # Hashes of strings differ between processes: an unpickled table hashes its ids again.
+        return bytes(self._ids), self._ends
+
+    def __setstate__(self, state: tuple[bytes, array[int]]) -> None:
+        ids, self._ends = state
+        self._ids = bytearray(ids)
+        self._table = array("Q", bytes(8 * _FIRST_TABLE))
+        for number in range(len(self._ends)):
+            h = hash(self._id(number)) & _LOW
+            self._table[self._free(h)] = h << 32 | (number + 1)
+            self._grow()
+
+    def __contains__(self, key: str) -> bool:
+        return self.number(key) >= 0
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __iter__(self) -> Iterator[str]:
+        """The ids, in the order they were added."""
+        return (self._id(number) for number in range(len(self._ends)))
+
+    def add(self, key: str) -> bool:
+        """Add an id, numbered ``len(self) - 1`` then; False (and nothing added) if it is
+        there already."""
+        # The lookup inline: this runs for every source of a trace of any size.
+        h = hash(key) & _LOW
+        table = self._table
+        mask = len(table) - 1
+        i = h & mask
+        while entry := table[i]:
+            if entry >> 32 == h and self._id((entry & _LOW) - 1) == key:
+                return False
+            i = (i + 1) & mask
+        ids = self._ids
+        ids += key.encode("utf-8", "surrogatepass")
+        self._ends.append(len(ids))
+        table[i] = h << 32 | len(self._ends)
+        self._grow()
+        return True
+
+    def number(self, key: str) -> int:
+        """The number of an id (0 for the first added), or -1 if it is not there."""
+        h = hash(key) & _LOW
+        table = self._table
+        mask = len(table) - 1
+        i = h & mask
+        while entry := table[i]:
+            if entry >> 32 == h and self._id((entry & _LOW) - 1) == key:
+                return (entry & _LOW) - 1
+            i = (i + 1) & mask
+        return -1
+
+    def _id(self, number: int) -> str:
+        start = self._ends[number - 1] if number else 0
+        return self._ids[start:self._ends[number]].decode("utf-8", "surrogatepass")
+
+    def _free(self, h: int) -> int:
+        """The place in the table where an id of hash ``h`` not in it goes."""
+        table = self._table
+        mask = len(table) - 1
+        i = h & mask
+        while table[i]:
+            i = (i + 1) & mask
+        return i
+
+    def _grow(self) -> None:
+        """Double the table once it is half full (probes stay short)."""
+        if 2 * len(self._ends) <= len(self._table):
+            return
+        old = self._table
+        self._table = array("Q", bytes(16 * len(old)))
+        for entry in old:
+            if entry:
+                self._table[self._free(entry >> 32)] = entry
+
+
+_LOW = 0xFFFF_FFFF
+"""The bits of an id's hash that are kept: enough to place it in any table an index reaches,
+and to tell ids apart without comparing them, nearly always."""
+
+_FIRST_TABLE = 64
+"""The table's first size (a power of two; it doubles as the index fills)."""
+
+
 class SourceIndex:
     """The sources of one trace by id: the byte offset of the line of the event holding each.
 
-    Offsets only, no file: the reader reads the lines again with a handle of its own.
+    Offsets only, no file: the reader reads the lines again with a handle of its own. The ids
+    are an :class:`IdTable`, the offsets an array in the same order: about 50 bytes per
+    source, a million sources in 50 MB.
     """
 
+    __slots__ = ("_ids", "_offsets")
+
     def __init__(self) -> None:
-        self._slots: dict[str, int] = {}
-        self._offsets = array("q")
+        self._ids = IdTable()
+        self._offsets: array[int] = array("q")
 
     def __contains__(self, source_id: str) -> bool:
-        return source_id in self._slots
+        return source_id in self._ids
 
     def __len__(self) -> int:
-        return len(self._slots)
+        return len(self._offsets)
 
-    def add(self, source_id: str, offset: int) -> None:
-        """Record a source; the first one with an id wins (a duplicate is a format error)."""
-        if source_id in self._slots:
-            return
-        # Interned: cited ids are then one string shared with the citations.
-        self._slots[sys.intern(source_id)] = len(self._offsets)
+    def add(self, source_id: str, offset: int) -> bool:
+        """Record a source, and say whether its id is new: the first one with an id wins (a
+        duplicate is a format error)."""
+        if not self._ids.add(source_id):
+            return False
         self._offsets.append(offset)
+        return True
 
     def offset(self, source_id: str) -> int:
         """The byte offset of the line of the event holding the source."""
-        return self._offsets[self._slots[source_id]]
+        number = self._ids.number(source_id)
+        if number < 0:
+            raise KeyError(source_id)
+        return self._offsets[number]

@@ -20,7 +20,7 @@ from tracecite.inputs.answer import AnswerDraft, PreparedAnswer, quote_columns
 from tracecite.inputs.captured import CAPTURED_AT_FORMAT, wayback_timestamp
 from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
 from tracecite.inputs.events import Event, LineError, read_events
-from tracecite.inputs.sources import SourceIndex
+from tracecite.inputs.sources import IdTable, SourceIndex
 from tracecite.model import Citation, SourceRef
 
 SourceSink = Callable[[SourceRef, str], None]
@@ -36,8 +36,9 @@ class TraceValidator(FieldChecker):
         self.store = store
         self.sink = sink
         self.run_id: str | None = None
-        # call_id → whether its tool_result came: one entry per call, not two sets.
-        self.calls: dict[str, bool] = {}
+        # The call ids, and per call whether its tool_result came (compact: a million calls).
+        self.calls = IdTable()
+        self.answered = bytearray()
         self.citations: Sequence[Citation] = ()
         self.per_claim: list[int] = []
         self.answer_line: int | None = None
@@ -71,25 +72,25 @@ class TraceValidator(FieldChecker):
         call_id = self.non_empty_field(obj, "call_id", line, "")
         self.non_empty_field(obj, "tool", line, "")
         if isinstance(call_id, str):
-            if call_id in self.calls:
+            if self.calls.add(call_id):
+                self.answered.append(False)
+            else:
                 self.problem(Code.TRACE_DUPLICATE_CALL_ID, "call_id used by an earlier tool_call",
                              line)
-            else:
-                self.calls[call_id] = False
 
     def tool_result(self, obj: dict[str, Any], line: int) -> None:
         """Check a ``tool_result`` and note its sources."""
         call_id = self.non_empty_field(obj, "call_id", line, "")
         ok = self.field(obj, "ok", bool, line, "")
         if isinstance(call_id, str):
-            answered = self.calls.get(call_id)
-            if answered is None:
+            number = self.calls.number(call_id)
+            if number < 0:
                 self.problem(Code.TRACE_UNKNOWN_CALL_ID, "call_id of no earlier tool_call", line)
-            elif answered:
+            elif self.answered[number]:
                 self.problem(Code.TRACE_DUPLICATE_RESULT,
                              "a second tool_result for the same call", line)
             else:
-                self.calls[call_id] = True
+                self.answered[number] = True
         if ok is False:
             sources = obj.get("sources")
             if sources is None or sources == []:
@@ -113,8 +114,8 @@ class TraceValidator(FieldChecker):
             if type(source) is dict:
                 source_id, uri, content = source.get("id"), source.get("uri"), source.get("content")
                 if (type(source_id) is str and type(uri) is str and type(content) is str
-                        and source_id.strip() and uri.strip() and source_id not in store):
-                    store.add(source_id, self.offset)
+                        and source_id.strip() and uri.strip()
+                        and store.add(source_id, self.offset)):  # False: an earlier id
                     if sink is not None:
                         sink(SourceRef(source_id, uri, line), content)
                     if "captured_at" in source:

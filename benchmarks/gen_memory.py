@@ -1,0 +1,112 @@
+"""Write the inputs of the memory benchmark (figure 8). Deterministic.
+
+- ``notes``: a notes file of about ``--mb`` MB of short records (~120 bytes each, quoting 500
+  pages, :func:`site`), the kind that costs the most memory per byte;
+- ``sources``: a trace with ``--count`` small sources (ten per result, ~60 bytes of content
+  each) and an answer citing one source in a hundred;
+- ``pair``: two traces of about ``--mb`` MB each (``gen_trace``), the second with one source in
+  ten captured again with changed content, for ``compare``.
+
+    python benchmarks/gen_memory.py notes OUT.txt --mb 50
+    python benchmarks/gen_memory.py sources OUT.jsonl --count 1000000
+    python benchmarks/gen_memory.py pair OLD.jsonl NEW.jsonl --mb 150
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+
+from gen_trace import WORDS, generate
+
+
+def page_words(number: int, words: int = 300) -> list[str]:
+    """The words of page ``number`` of the notes' site (deterministic)."""
+    return random.Random(number).choices(WORDS, k=words)
+
+
+def site(urls: int = 500) -> dict[str, bytes]:
+    """The pages the notes cite, by path: ``/page/N``, each a paragraph of its words."""
+    return {f"/page/{n}": (f"<!doctype html><title>Page {n}</title><p>"
+                           f"{' '.join(page_words(n))}</p>\n").encode() for n in range(urls)}
+
+
+def notes(path: str, megabytes: float, urls: int = 500, host: str = "bench.test",
+          seed: int = 1) -> int:
+    """Write a notes file of short records, each quoting five words of one of the ``urls``
+    pages of :func:`site` on ``host``; return the number of records."""
+    rng = random.Random(seed)
+    pages = [page_words(n) for n in range(urls)]
+    target = int(megabytes * 1024 * 1024)
+    written = count = 0
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        out.write("# Notes for the memory benchmark\n\n")
+        while written < target:
+            count += 1
+            claim = " ".join(rng.choices(WORDS, k=4))
+            n = rng.randrange(urls)
+            start = rng.randrange(len(pages[n]) - 5)
+            quote = " ".join(pages[n][start:start + 5])
+            record = f"claim: {claim}.\nquote: {quote}\nurl: http://{host}/page/{n}\n\n"
+            out.write(record)
+            written += len(record)
+    return count
+
+
+def many_sources(path: str, count: int, per_result: int = 10, seed: int = 1) -> int:
+    """Write a trace with ``count`` small sources; return the number of citations."""
+    rng = random.Random(seed)
+    cites = []
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        for n in range(1, count // per_result + 1):
+            out.write(json.dumps({"type": "tool_call", "run_id": "mem", "call_id": f"c{n}",
+                                  "tool": "search"}) + "\n")
+            sources = []
+            for s in range(per_result):
+                content = " ".join(rng.choices(WORDS, k=8))
+                sources.append({"id": f"source-{n}-{s}", "uri": f"https://example.com/{n}/{s}",
+                                "content": content})
+                if rng.random() < 0.01:
+                    cites.append({"source_id": f"source-{n}-{s}",
+                                  "quote": " ".join(content.split()[2:5])})
+            out.write(json.dumps({"type": "tool_result", "run_id": "mem", "call_id": f"c{n}",
+                                  "ok": True, "sources": sources}) + "\n")
+        out.write(json.dumps({"type": "answer", "run_id": "mem",
+                              "claims": [{"text": "Claim.", "citations": cites}]}) + "\n")
+    return len(cites)
+
+
+def pair(old: str, new: str, megabytes: float) -> None:
+    """Two traces for ``compare``: ``new`` is ``old`` with one source in ten changed."""
+    generate(old, megabytes)
+    rng = random.Random(2)
+    with open(old, encoding="utf-8") as src, open(new, "w", encoding="utf-8") as out:
+        for line in src:
+            event = json.loads(line)
+            if event.get("type") == "tool_result":
+                for source in event["sources"]:
+                    if rng.random() < 0.1:
+                        source["content"] = source["content"][::-1]
+            out.write(json.dumps(event, ensure_ascii=False) + "\n")
+
+
+def main() -> None:
+    """Command line: what to write, where, how much."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("kind", choices=["notes", "sources", "pair"])
+    parser.add_argument("out", nargs="+")
+    parser.add_argument("--mb", type=float, default=50.0)
+    parser.add_argument("--count", type=int, default=1_000_000)
+    args = parser.parse_args()
+    if args.kind == "notes":
+        print(f"{notes(args.out[0], args.mb)} records")
+    elif args.kind == "sources":
+        print(f"{many_sources(args.out[0], args.count)} citations")
+    else:
+        pair(args.out[0], args.out[1], args.mb)
+
+
+if __name__ == "__main__":
+    main()
