@@ -2,12 +2,15 @@
 
 Figure 2, latency-bound: 200 small distinct pages, each response held back 50 ms; a notes file
 of 1,000 records over those 200 URLs. The pages are served under one host name, and again under
-25 (8 pages each). TraceCite runs at its defaults (at most 64 requests in flight, 8 per host)
-and at the settings ``run.py`` asks for on the one host; linkinator checks the same 200 URLs on
-the same server at its defaults. Each TraceCite row is compared with its floor, URLs × latency
-÷ the concurrency its limits allow on that layout, and with linkinator on the same layout. The
-server counts the requests, so each URL fetched once and the most requests in flight (overall
-and per ``Host``) are shown, not assumed.
+25 (8 pages each). TraceCite runs at its defaults (at most 48 requests in flight, 8 per host),
+at ``--concurrency 32 --per-host 32`` on the one host, and at the other settings ``run.py`` asks
+for; linkinator checks the same 200 URLs on the same server at its defaults and at
+``--concurrency 32``, and a plain urllib3 loop (a Python process, threads sharing one keep-alive
+pool, no parsing) GETs them with TraceCite's default 8 in flight. Each TraceCite row is compared
+with its floor, URLs × latency ÷ the concurrency its limits allow on that layout, plus the
+start-up of ``tracecite --version`` measured in the same run, and with its peers. The server
+counts the requests, so each URL fetched once and the most requests in flight (overall and per
+``Host``) are shown, not assumed.
 
 Figure 3, parse-bound: the real pages of the visible-text corpus served with no latency, one
 note per page, compared with the sum of single-process parse times divided by the cores. Peak
@@ -25,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -55,6 +59,33 @@ HOST = "bench.test"
 HOSTS = 25  # figure 2's many-host layout: the 200 pages under 25 host names, 8 pages each
 LINKINATOR_VERSION = "7.6.1"  # the newest release that runs on Node 20 (8.x needs Node 22)
 LINKINATOR = BENCH_DIR / "node_modules" / ".bin" / "linkinator"
+EQUAL = 32  # figure 2's equal-concurrency comparison: --concurrency 32 (--per-host 32) for both
+FLOOR_GOAL = 1.15  # at the defaults on one host: wall ≤ 1.15 × (floor + start-up)
+PEER_GOAL = 1.25  # at equal concurrency: wall ≤ 1.25 × linkinator's (0.8× its speed or better)
+
+# The second peer: the least a Python client does for the same GETs (no URL or address checks,
+# no parsing): threads sharing one keep-alive urllib3 pool, each reading whole bodies.
+_URLLIB3_LOOP = """
+import sys, threading, urllib3
+port, host, paths, threads = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(","), int(sys.argv[4])
+pool = urllib3.HTTPConnectionPool("127.0.0.1", port, maxsize=threads, block=True, retries=False)
+todo, lock, bad = list(reversed(paths)), threading.Lock(), []
+def work():
+    while True:
+        with lock:
+            if not todo:
+                return
+            path = todo.pop()
+        response = pool.request("GET", path, headers={"Host": host})
+        if response.status != 200 or not response.data:
+            bad.append(path)
+workers = [threading.Thread(target=work) for _ in range(threads)]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+print(len(paths) - len(bad))
+"""
 
 
 # -- running the two tools ------------------------------------------------------------------
@@ -123,10 +154,13 @@ def linkinator_problem() -> str:
     return ""
 
 
-def run_linkinator(server: BenchServer, index: str, expected: int) -> WebRun:
-    """linkinator at its defaults on the index page ``index`` (it checks every link there)."""
+def run_linkinator(server: BenchServer, index: str, expected: int,
+                   options: Sequence[str] = ()) -> WebRun:
+    """linkinator with ``options`` (none: its defaults) on the index page ``index`` (it checks
+    every link there)."""
     server.reset()
-    cmd = [str(LINKINATOR), f"http://127.0.0.1:{server.port}{index}", "--format", "json"]
+    cmd = [str(LINKINATOR), f"http://127.0.0.1:{server.port}{index}", "--format", "json",
+           *options]
     run = measure(cmd, timeout=300)
     stats = server.reset()
     problem = ""
@@ -138,6 +172,23 @@ def run_linkinator(server: BenchServer, index: str, expected: int) -> WebRun:
     except (ValueError, KeyError):
         problem = f"FAILED (exit {run.returncode}): {run.stderr.strip()[-120:]}"
     return WebRun("linkinator", run, stats, problem)
+
+
+def run_urllib3(server: BenchServer, pages: int, threads: int) -> WebRun:
+    """The plain urllib3 loop GETting the ``pages`` pages with ``threads`` in flight."""
+    server.reset()
+    paths = ",".join(f"/page/{i}" for i in range(pages))
+    run = measure([sys.executable, "-c", _URLLIB3_LOOP, str(server.port), HOST, paths,
+                   str(threads)], timeout=300)
+    stats = server.reset()
+    problem = "" if run.returncode == 0 and run.stdout.strip() == str(pages) else (
+        f"WRONG: exit {run.returncode}, {run.stdout.strip() or run.stderr.strip()[-120:]}")
+    return WebRun("urllib3", run, stats, problem)
+
+
+def startup_seconds() -> float:
+    """The wall time of ``tracecite --version``: what any run spends before it does work."""
+    return measure([*tracecite_command(), "--version"], timeout=60).wall
 
 
 # -- figure 2: latency-bound ----------------------------------------------------------------
@@ -188,7 +239,8 @@ def _sentences(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Plan:
-    """One configuration of figure 2: a tool, its settings (None: its default) and the layout."""
+    """One configuration of figure 2: a tool (``tracecite``, ``linkinator`` or ``urllib3``, the
+    plain loop), its settings (None: its default) and the layout."""
 
     tool: str
     hosts: int = 1
@@ -196,7 +248,7 @@ class Plan:
     per_host: int | None = None
 
     def options(self) -> list[str]:
-        """TraceCite's command-line options for the settings that are not its defaults."""
+        """The command-line options for the settings that are not the tool's defaults."""
         out = []
         if self.concurrency is not None:
             out += ["--concurrency", str(self.concurrency)]
@@ -215,8 +267,10 @@ class Plan:
 
     def label(self) -> str:
         """The tool and its settings, as the table shows them."""
+        if self.tool == "urllib3":
+            return f"urllib3 loop ({self.concurrency} threads, one pool)"
         if self.tool != "tracecite":
-            return f"{self.tool} (default)"
+            return f"{self.tool} {' '.join(self.options()) or '(default)'}"
         if self.concurrency is None and self.per_host is None:
             overall, per_host = self.limits()
             return f"tracecite (defaults: {overall}, {per_host} per host)"
@@ -224,25 +278,34 @@ class Plan:
 
 
 def latency_figure(*, pages: int = 200, records: int = 1000, latency: float = 0.05,
-                   concurrencies: Sequence[int] = (8, 32, 64), repeats: int = 3,
+                   concurrencies: Sequence[int] = (8, 64), repeats: int = 3,
                    log: Log = print) -> Table:
     """Figure 2: TraceCite at its defaults on one host and on ``HOSTS`` hosts, and on one host
-    with ``--concurrency N --per-host N`` for each N of ``concurrencies``; linkinator at its
-    defaults on both layouts."""
+    with ``--concurrency N --per-host N`` for ``EQUAL`` and each N of ``concurrencies``;
+    linkinator at its defaults on both layouts and at ``--concurrency EQUAL`` on one host; the
+    plain urllib3 loop with the defaults' requests in flight on one host; and the start-up of
+    ``tracecite --version``, each interleaved."""
     table = Table(
         f"Latency-bound: verify-notes vs linkinator ({pages} URLs, {latency * 1000:g} ms each, "
         f"{records} notes)",
-        ["tool", "hosts", "wall", "in flight allowed", "floor", "÷ floor", "÷ linkinator",
-         "requests", "max in flight (per host)", "goal"],
+        ["tool", "hosts", "wall", "in flight allowed", "floor", "floor + start-up",
+         "÷ (floor + start-up)", "÷ linkinator", "÷ urllib3 loop", "requests",
+         "max in flight (per host)", "goal"],
     )
     missing = linkinator_problem()
     if missing:
         table.note(f"linkinator not measured: {missing}; only the floor is shown")
-    plans = [Plan("tracecite"), Plan("tracecite", hosts=HOSTS),
-             *(Plan("tracecite", concurrency=c, per_host=c) for c in concurrencies)]
+    defaults = Plan("tracecite")
+    equal = Plan("tracecite", concurrency=EQUAL, per_host=EQUAL)
+    loop = Plan("urllib3", concurrency=DEFAULT_PER_HOST)
+    plans = [defaults, Plan("tracecite", hosts=HOSTS), equal,
+             *(Plan("tracecite", concurrency=c, per_host=c) for c in concurrencies if c != EQUAL),
+             loop]
     if not missing:
-        plans += [Plan("linkinator"), Plan("linkinator", hosts=HOSTS)]
+        plans += [Plan("linkinator"), Plan("linkinator", hosts=HOSTS),
+                  Plan("linkinator", concurrency=EQUAL)]
     results: dict[Plan, list[WebRun]] = {plan: [] for plan in plans}
+    startups: list[float] = []
     with tempfile.TemporaryDirectory() as tmp, BenchServer(
             latency_site(pages, records)[0], latency=latency, addresses=HOSTS) as server:
         notes: dict[int, Path] = {}
@@ -252,41 +315,62 @@ def latency_figure(*, pages: int = 200, records: int = 1000, latency: float = 0.
                                     encoding="utf-8")
         server.add_page("/many.html", index_page([
             f"http://{server.hosts[i % HOSTS]}:{server.port}/page/{i}" for i in range(pages)]))
-        log(f"  {len(plans)} configurations × {repeats} interleaved runs …")
+        log(f"  {len(plans)} configurations and the start-up × {repeats} interleaved runs …")
         for _ in range(repeats):
+            startups += [startup_seconds() for _ in range(3)]
             for plan in plans:
                 if plan.tool == "tracecite":
                     result = run_tracecite(server, notes[plan.hosts], plan.options(), records,
                                            hosts=plan.hosts)
+                elif plan.tool == "urllib3":
+                    result = run_urllib3(server, pages, plan.concurrency or DEFAULT_PER_HOST)
                 else:
                     result = run_linkinator(
-                        server, "/index.html" if plan.hosts == 1 else "/many.html", pages)
+                        server, "/index.html" if plan.hosts == 1 else "/many.html", pages,
+                        plan.options())
                 results[plan].append(result)
+    startup = median(startups)
     walls = {plan: median([r.run.wall for r in runs]) for plan, runs in results.items()}
-    peers = {plan.hosts: wall for plan, wall in walls.items() if plan.tool == "linkinator"}
+    linkinators = {(plan.hosts, plan.concurrency): wall for plan, wall in walls.items()
+                   if plan.tool == "linkinator"}
     for plan, runs in results.items():
         wall = walls[plan]
-        peer = peers.get(plan.hosts)
+        # linkinator with the same --concurrency if it ran, else at its defaults on the layout
+        peer = linkinators.get((plan.hosts, plan.concurrency), linkinators.get((plan.hosts, None)))
         problems = [r.problem for r in runs if r.problem]
         in_flight = max(r.stats.max_in_flight for r in runs)
         per_host = max(max(r.stats.host_max_in_flight.values(), default=0) for r in runs)
         counts = ", ".join(f"{n} {m}" for m, n in sorted(_methods(runs[-1].stats).items()))
-        allowed = floor_cell = over_floor = goal = "–"
-        if plan.tool == "tracecite":
-            effective = plan.effective(pages)
-            overall, host_limit = plan.limits()
+        allowed = floor_cell = with_startup = over_floor = goal = over_peer = over_loop = "–"
+        if plan.tool != "linkinator":
+            effective = plan.effective(pages) if plan.tool == "tracecite" else (
+                plan.concurrency or DEFAULT_PER_HOST)
             floor = pages * latency / effective
-            allowed, floor_cell, over_floor = str(effective), seconds(floor), ratio(wall / floor)
-            goals = [f"≤ 3× floor {verdict(wall <= 3 * floor)}"]
+            allowed, floor_cell = str(effective), seconds(floor)
+            with_startup, over_floor = seconds(floor + startup), ratio(wall / (floor + startup))
+        if plan.tool == "tracecite":
+            overall, host_limit = plan.limits()
             if peer is not None:
-                goals.append(f"≤ linkinator {verdict(wall <= peer)}")
+                over_peer = ratio(wall / peer)
+            if plan.hosts == 1 and plan.effective(pages) == DEFAULT_PER_HOST:
+                over_loop = ratio(wall / walls[loop])
+            if plan == defaults:
+                goals = [f"≤ {FLOOR_GOAL:g}× (floor + start-up) "
+                         f"{verdict(wall <= FLOOR_GOAL * (floor + startup))}"]
+            elif plan == equal and peer is not None:
+                goals = [f"≤ {PEER_GOAL:g}× linkinator --concurrency {EQUAL} "
+                         f"{verdict(wall <= PEER_GOAL * peer)}"]
+            else:
+                goals = [f"≤ 3× floor {verdict(wall <= 3 * floor)}"]
+                if peer is not None and plan.hosts == HOSTS:
+                    goals.append(f"≤ linkinator {verdict(wall <= peer)}")
             if not _each_once(runs, "GET", pages):
                 goals.append("a URL NOT fetched exactly once")
             if in_flight > overall or per_host > host_limit:
                 goals.append("concurrency NOT bounded")
             goal = ", ".join(goals)
-        table.add(plan.label(), plan.hosts, seconds(wall), allowed, floor_cell, over_floor,
-                  ratio(wall / peer) if peer else "–", counts, f"{in_flight} ({per_host})",
+        table.add(plan.label(), plan.hosts, seconds(wall), allowed, floor_cell, with_startup,
+                  over_floor, over_peer, over_loop, counts, f"{in_flight} ({per_host})",
                   problems[0] if problems else goal)
     table.note("floor = URLs × latency ÷ in flight allowed, the most requests TraceCite's "
                "limits let run at once on that layout: min(--concurrency, hosts × "
@@ -294,8 +378,17 @@ def latency_figure(*, pages: int = 200, records: int = 1000, latency: float = 0.
                f"floor is {seconds(pages * latency / DEFAULT_PER_HOST)}: linkinator, which "
                f"puts every request on the one host at once, is out of reach there by design "
                "(a per-host limit is what keeps a link checker from hammering one site)")
+    table.note(f"start-up = `tracecite --version`, {seconds(startup)} (median of "
+               f"{len(startups)} runs interleaved with the others: "
+               f"{seconds(min(startups))}–{seconds(max(startups))}); goals: at the defaults on "
+               f"one host wall ≤ {FLOOR_GOAL:g} × (floor + start-up), at --concurrency {EQUAL} "
+               f"--per-host {EQUAL} wall ≤ {PEER_GOAL:g} × linkinator --concurrency {EQUAL}'s "
+               "(0.8× its speed or better)")
     table.note(f"wall: median of {repeats} interleaved runs, from process start to exit; "
-               "÷ linkinator: against linkinator on the same layout")
+               "÷ linkinator: against linkinator with the same --concurrency where it ran, "
+               "else at its defaults on the same layout; ÷ urllib3 loop: against the plain "
+               f"loop (a Python process, {DEFAULT_PER_HOST} threads sharing one keep-alive "
+               "urllib3 pool, no URL or address checks, no parsing) with as many in flight")
     once = all(_each_once(rs, "GET", pages) for p, rs in results.items() if p.tool == "tracecite")
     table.note(f"tracecite: {records} notes → {pages} GETs, each URL exactly once in every run: "
                f"{'yes' if once else 'NO'}; max in flight, overall and (in brackets) on the "

@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         1: ("evidence at scale", lambda: bench_evidence.figure(
             [2, 15] if quick else [15, 150, 600], repeats=1 if quick else 3, log=log)),
         2: ("latency-bound web checks", lambda: bench_web.latency_figure(
-            concurrencies=(8,) if quick else (8, 32, 64), repeats=1 if quick else 3, log=log)),
+            concurrencies=() if quick else (8, 64), repeats=1 if quick else 3, log=log)),
         3: ("parse-bound web checks", lambda: bench_web.parse_figure(
             limit=30 if quick else None, repeats=1 if quick else 3, log=log)),
         4: ("start-up", lambda: bench_startup.figure(7 if quick else 21, log=log)),

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 import pytest
 
+from tracecite.checks import live
 from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.live import LiveResult, LiveRun, Loaded, Loader, NoProgress
 from tracecite.checks.parse_pool import ParsePool
@@ -187,6 +188,20 @@ def test_a_loader_that_expects_html_starts_the_parse_workers_first(
     monkeypatch.setattr(ParsePool, "start", start)
     run(Loads({"a": "text"}, expects_html=expects_html), [check("text", "a")])
     assert loading == ([False] if expects_html else [])
+
+
+def test_freed_buffers_are_returned_once_the_first_loads_are_under_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Its import (ctypes) must not delay the first requests: it runs after the threads start.
+    loading: list[bool] = []
+
+    def returned() -> None:
+        loading.append(any(t.name.startswith("tracecite-load") for t in threading.enumerate()))
+
+    monkeypatch.setattr(live, "_return_freed_buffers", returned)
+    run(Loads({"a": "text"}, delay=0.2), [check("text", "a")])
+    assert loading == [True]
 
 
 # ---- parse limits ---------------------------------------------------------------------------
@@ -387,6 +402,49 @@ def test_pages_waiting_for_a_slow_parse_stay_bounded(monkeypatch: pytest.MonkeyP
     worker.join(10)
     assert result.counts.matched == sources
     assert peak[0] == 2 * concurrency
+
+
+def test_pages_may_wait_for_the_parse_workers_as_many_as_the_concurrency(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One host allows one thread, the run four sources at once: while the workers are slow
+    # (starting, say), the thread goes on loading until four pages wait for them, not one.
+    concurrency, sources = 4, 12
+    lock = threading.Lock()
+    unparsed: list[int] = [0]
+    peak: list[int] = [0]
+    pending: queue.SimpleQueue[Future[list[bool]]] = queue.SimpleQueue()
+
+    class Instant(HostLoads):
+        def load(self, target: str, *, claimed: bool = False) -> Loaded:
+            assert claimed
+            with self.hosts.claimed("a"), lock:
+                unparsed[0] += 1
+                peak[0] = max(peak[0], unparsed[0])
+            return Loaded(HTML, "<p>page</p>")
+
+    def slow_submit(self: ParsePool, kind: MatchKind, text: str, quotes: list[str],
+                    **options: object) -> Future[list[bool]]:
+        future: Future[list[bool]] = Future()
+        pending.put(future)
+        return future
+
+    def parser() -> None:
+        for _ in range(sources):
+            future = pending.get(timeout=10)
+            time.sleep(0.02)
+            with lock:
+                unparsed[0] -= 1
+            future.set_result([True])
+
+    monkeypatch.setattr(ParsePool, "submit", slow_submit)
+    worker = threading.Thread(target=parser, daemon=True)
+    worker.start()
+    result = run(Instant(per_host=1), quotes_for(*(f"a{i}" for i in range(sources))),
+                 concurrency=concurrency, parse_workers=1)
+    worker.join(10)
+    assert result.counts.matched == sources
+    assert peak[0] == concurrency + 1  # four waiting for a parse, one more in the thread's hand
 
 
 # ---- the progress bar -----------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from tests.fetch.conftest import HTML, MakeFetcher, fetch_error, redirect
 from tests.fetch.servers import HTTPTestServer, Reply
 from tracecite.codes import Code
+from tracecite.fetch import refresh
 from tracecite.fetch.refresh import HEAD_SCAN, meta_refresh, refresh_target
 
 # --------------------------------------------------------------------------------------------
@@ -111,6 +112,22 @@ def test_meta_refresh_scan_is_bounded() -> None:
     late = '<meta http-equiv="refresh" content="0; url=/next">'
     assert meta_refresh(" " * (HEAD_SCAN - len(late)) + late) == (0, "/next")
     assert meta_refresh(" " * (HEAD_SCAN - len(late) + 1) + late) is None
+
+
+def test_a_head_without_the_word_refresh_is_not_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The tag-by-tag walk costs the loader thread on every page: only a head that holds the
+    # word (in any ASCII case) can have a meta refresh, so only such a head is walked.
+    walked: list[str] = []
+
+    def walk(text: str) -> list[str]:
+        walked.append(text)
+        return []
+
+    monkeypatch.setattr(refresh, "_meta_refresh_contents", walk)
+    assert meta_refresh("<html><head><title>x</title></head><p>" + "words " * 5000) is None
+    assert walked == []
+    assert meta_refresh('<meta http-equiv="ReFrEsH" content="0; url=/next">') is None
+    assert len(walked) == 1
 
 
 def test_first_of_duplicate_attributes_counts() -> None:

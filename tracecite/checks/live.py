@@ -200,7 +200,6 @@ class LiveRun:
             with ParsePool(self._parse_workers) as parser:
                 if self._loader.expects_html:
                     parser.start()  # before any thread of ours runs (see ParsePool)
-                _return_freed_buffers()  # here, where the pages are loaded (not in workers)
                 self._progress.start(len(groups))
                 try:
                     _Loading(self._loader, groups, parser, self._concurrency,
@@ -383,9 +382,11 @@ class _Loading:
         self._tally: _Tally | None = None
         self._threads = min(max(1, concurrency), self._sources.useful_threads())
         # A page handed to the parser holds a slot until it is parsed; when the workers fall
-        # behind, loaders wait for one instead of piling up pages: at most one page per loader
-        # waits for a parse and each loader holds at most one more, 2 × concurrency in all.
-        self._parse_slots = threading.BoundedSemaphore(max(1, self._threads))
+        # behind, loaders wait for one instead of piling up pages: at most ``concurrency``
+        # pages wait for a parse and each loader holds at most one more, 2 × concurrency in
+        # all. As many slots as the run's concurrency, not its threads: where a host's limit
+        # allows fewer threads, the loaders still go on while the workers are starting.
+        self._parse_slots = threading.BoundedSemaphore(max(1, concurrency))
 
     def run(self, tally: _Tally, progress: Progress) -> None:
         """Load every source, settling each in ``tally`` as it finishes; re-raises a loader's
@@ -398,6 +399,9 @@ class _Loading:
             thread.start()  # each goes to work at once: the first requests are out meanwhile
         stopped = False
         try:
+            # Here, where the pages are loaded (not in the workers, forked before), and once the
+            # first requests are out: its import (ctypes) then costs the run nothing.
+            _return_freed_buffers()
             for _ in range(len(self._groups)):
                 k, outcome, info, fetched = self._done.get()
                 if k == _THREAD_FAILED:

@@ -102,7 +102,13 @@ def _refresh_url(content: str, position: int) -> str:
 def meta_refresh(document: str) -> tuple[int, str | None] | None:
     """The first ``<meta http-equiv="refresh">`` in the start of ``document`` whose content a
     browser reads (see :func:`refresh_target`), or None."""
-    for content in _meta_refresh_contents(document[:HEAD_SCAN]):
+    head = document[:HEAD_SCAN]
+    # The word every meta refresh holds (``http-equiv`` is compared as written, in any ASCII
+    # case, and str.lower lowers those as _lower does): a head without it is not walked tag by
+    # tag, a walk that costs the loader thread milliseconds on a large page.
+    if "refresh" not in head.lower():
+        return None
+    for content in _meta_refresh_contents(head):
         refresh = refresh_target(content)
         if refresh is not None:
             return refresh
