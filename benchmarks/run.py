@@ -15,6 +15,7 @@ linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
 4. start-up vs ``python -c pass``
 5. the web over time (transient faults, a rate limit, the cache) vs ``--retries 0``
 6. the near-miss diagnosis: the cost per missed quote on a 2 MiB page vs its goal of 50 ms
+9. the fast extra: corpus visible text with lexbor vs html5lib (goal ≥ 5×)
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_diagnosis
 import bench_evidence
+import bench_fast
 import bench_faults
 import bench_startup
 import bench_web
@@ -61,8 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats")
-    parser.add_argument("--only", default="1,2,3,4,5,6",
-                        help="figures to run (1 to 6), e.g. 2,3")
+    parser.add_argument("--only", default="1,2,3,4,5,6,9",
+                        help="figures to run (1 to 6, 9), e.g. 2,3")
     args = parser.parse_args(argv)
     chosen = {int(x) for x in args.only.split(",") if x.strip()}
     quick = args.quick
@@ -92,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
             records=600 if quick else 5000, timeout=40 if quick else 120, log=log)),
         6: ("near-miss diagnosis", lambda: bench_diagnosis.figure(
             n=40 if quick else 200, repeats=1 if quick else 3, log=log)),
+        9: ("the fast extra", lambda: bench_fast.figure(
+            repeats=1 if quick else 3, limit=30 if quick else None, log=log)),
     }
     failed = False
     for number in sorted(chosen):
