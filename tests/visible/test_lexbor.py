@@ -172,14 +172,17 @@ def test_the_parser_is_chosen_by_argument_then_environment(
     assert lexbor.chosen() == "html5lib"
     assert lexbor.chosen("lexbor") == "lexbor"
     monkeypatch.setenv(lexbor.PARSER_VARIABLE, "lxml")
+    assert lexbor.chosen() == "lexbor"  # the environment never stops a run: the default
     with pytest.raises(ValueError, match="html5lib or lexbor"):
-        lexbor.chosen()
+        lexbor.chosen("lxml")
 
 
 def test_without_the_extra_html5lib_parses(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lexbor, "_Parser", None)
     monkeypatch.delenv(lexbor.PARSER_VARIABLE, raising=False)
     assert not lexbor.available()
+    assert lexbor.chosen() == "html5lib"
+    monkeypatch.setenv(lexbor.PARSER_VARIABLE, "lexbor")
     assert lexbor.chosen() == "html5lib"
     assert visible_text("<p>a</p><template>t</template>b").split() == ["a", "b"]
     with pytest.raises(ValueError, match=r"tracecite\[fast\]"):

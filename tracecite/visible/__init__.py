@@ -2,7 +2,9 @@
 
 The page is parsed with html5lib (scripting off, so ``<noscript>`` content is ordinary, visible
 markup) into a C ElementTree (:mod:`~tracecite.visible.parser`), which is then walked without
-recursion (:mod:`~tracecite.visible.render`). Block boundaries, table rows and ``<br>`` become
+recursion (:mod:`~tracecite.visible.render`). With the ``fast`` extra, lexbor parses the page
+instead and its document becomes the same tree (:mod:`~tracecite.visible.lexbor`; pages it
+does not suit still go to html5lib). Block boundaries, table rows and ``<br>`` become
 ``"\\n"``, table cells ``"\\t"``; inline elements add nothing, so ``<b>foo</b><i>bar</i>`` is
 ``foobar``. Whitespace counts carry no meaning: callers normalise (NFC, then every
 ``str.isspace`` run to one space, then strip) before matching.

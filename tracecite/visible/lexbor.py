@@ -22,9 +22,12 @@ does differently, sends the page to html5lib, which then decides (:func:`parse` 
   every element it puts on its stack, and some tags put the ``<head>`` there a second time),
   or more formatting start tags than end tags by :data:`FORMATTING_SURPLUS` (formatting
   elements left open, which html5lib's limit on them counts);
-- a ``<frameset>`` (which may drop what the body had), an element that the tree does not say
-  the namespace of (an SVG or MathML element that the adoption agency moved into HTML), and a
-  page with lone surrogates, which are not UTF-8.
+- markup whose tags, scanned before lexbor parses it, may keep more than 400 elements open
+  (:func:`_unsuited`): lexbor cannot be interrupted, and a deep stack of open elements makes
+  it quadratic;
+- a ``<frameset>`` (which may drop what the body had), an HTML element with the name of an SVG
+  or MathML one that the tree does not tell apart (``desc``, ``mi``, …), and a page with lone
+  surrogates, which are not UTF-8.
 
 The time budget is the same: lexbor's parse cannot be interrupted, but it is linear and takes
 milliseconds for a 2 MiB page, and the clock is read after it and while the tree is built.
@@ -44,8 +47,8 @@ from tracecite.visible.limits import ParseLimitError
 __all__ = ["FAST_DEPTH", "FORMATTING_SURPLUS", "PARSER_VARIABLE", "available", "chosen", "parse"]
 
 PARSER_VARIABLE: Final = "TRACECITE_HTML_PARSER"
-"""The environment variable that chooses the HTML parser: ``html5lib`` (the reference) or
-``lexbor`` (the ``fast`` extra); unset or empty, lexbor when it is installed."""
+"""The environment variable that chooses the HTML parser: ``html5lib`` (the reference);
+anything else, lexbor when it is installed (the ``fast`` extra)."""
 
 FAST_DEPTH: Final = 100
 """Pages whose tree is deeper than this are parsed by html5lib (module docstring)."""
@@ -74,23 +77,26 @@ def available() -> bool:
 
 
 def chosen(parser: str | None = None) -> str:
-    """The parser to use, ``"lexbor"`` or ``"html5lib"``: ``parser`` if given, else the
-    environment's :data:`PARSER_VARIABLE`, else lexbor when it is installed. Raises
-    ValueError for another name, or for lexbor when it is not installed."""
-    name = parser if parser is not None else os.environ.get(PARSER_VARIABLE, "")
-    if not name:
-        return "lexbor" if _Parser is not None else "html5lib"
-    if name not in ("lexbor", "html5lib"):
-        raise ValueError(f"{PARSER_VARIABLE} must be html5lib or lexbor, not {name!r}")
-    if name == "lexbor" and _Parser is None:
-        raise ValueError("the lexbor parser needs selectolax: pip install 'tracecite[fast]'")
-    return name
+    """The parser to use, ``"lexbor"`` or ``"html5lib"``: ``parser`` if given (ValueError for
+    another name, or for lexbor when it is not installed), else the environment's
+    :data:`PARSER_VARIABLE`, else lexbor when it is installed. The environment never stops a
+    run: asking it for lexbor without the extra, or for a parser that does not exist, is
+    asking for the default."""
+    if parser is not None:
+        if parser not in ("lexbor", "html5lib"):
+            raise ValueError(f"the HTML parser is html5lib or lexbor, not {parser!r}")
+        if parser == "lexbor" and _Parser is None:
+            raise ValueError("the lexbor parser needs selectolax: pip install 'tracecite[fast]'")
+        return parser
+    if os.environ.get(PARSER_VARIABLE, "") == "html5lib" or _Parser is None:
+        return "html5lib"
+    return "lexbor"
 
 
 def parse(html: str, budget: float) -> ET.Element | None:
     """The ``<html>`` element of ``html`` parsed by lexbor, shaped as html5lib's tree; None when
     the page goes to html5lib (module docstring). Raises :class:`ParseLimitError` past the
-    time budget or past the limit of nodes."""
+    time budget."""
     if _Parser is None:
         raise ValueError("the lexbor parser needs selectolax: pip install 'tracecite[fast]'")
     deadline = time.monotonic() + budget
