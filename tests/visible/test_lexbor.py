@@ -158,6 +158,14 @@ def test_half_the_node_limit_sends_the_page_to_html5lib(monkeypatch: pytest.Monk
     assert lexbor.parse(after_head, 20.0) is None
 
 
+def test_a_page_of_more_tags_than_half_the_node_limit_is_not_parsed_by_lexbor(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tree_builder, "MAX_NODES", 1000)
+    assert lexbor._unsuited("<p>x" * 501)
+    assert lexbor._unsuited("<!---->" * 501)
+    assert not lexbor._unsuited("<p>x" * 500)
+
+
 def test_the_time_budget_holds() -> None:
     with pytest.raises(ParseLimitError) as raised:
         lexbor.parse("<p>SECRET words</p>" * 100, 0)

@@ -151,10 +151,14 @@ def _unsuited(html: str) -> bool:
     cannot be interrupted): such a page goes to html5lib, which is bounded. The scan closes an
     element only where the parser surely would (an end tag that finds it near the top, before
     any element that ends a scope), so it never sees fewer open elements than there are where
-    the stack is long and unbroken, which is where lexbor's searches are long.
+    the stack is long and unbroken, which is where lexbor's searches are long. (It does not see
+    the formatting elements the parser opens again by itself; those it opens from tags count,
+    and so does what they leave open.) A page with more tags and comments than half the node
+    limit goes too, before lexbor builds a tree that would be counted and sent there anyway.
     """
     stack: list[str] = []
     surplus = 0
+    starts = html.count("<!--")  # start tags and comments: nodes, nearly
     raw = ""
     for tag in _TAG.findall(html):
         tag = tag.lower()
@@ -164,6 +168,7 @@ def _unsuited(html: str) -> bool:
                 stack.pop()
             continue
         if tag[0] != "/":
+            starts += 1
             if tag in _NOT_OPENED:
                 continue
             if tag in _FORMATTING_NAMES:
@@ -196,7 +201,9 @@ def _unsuited(html: str) -> bool:
                     break
                 if stack[index] in _SCOPE_EDGES:
                     break
-    return False
+    # Too many nodes, likely: the count after the parse would say so, after building the tree.
+    limit: int = getattr(tree_builder, "MAX_NODES") // 2  # noqa: B009 (tests lower it)
+    return starts > limit
 
 
 def _over_budget(budget: float) -> ParseLimitError:
