@@ -1,7 +1,8 @@
 """Reading a trace's lines into JSON values, with each one's line number and byte offset.
 
-The validator consumes these in order; jsonlines does the reading, this module adds where
-each line is (findings need its number, the source index its byte offset).
+The validator consumes these in order; jsonlines does the reading (with the ``fast`` extra,
+orjson first, and jsonlines for the lines it refuses: :mod:`~tracecite.inputs.jsonl`), this
+module adds where each line is (findings need its number, the source index its byte offset).
 """
 
 from __future__ import annotations
