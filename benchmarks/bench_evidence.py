@@ -3,6 +3,8 @@
 Baselines on the same file, each run as its own process and measured the same way:
 
 - ``jq empty`` (parses every line, keeps nothing);
+- TraceCite itself without the ``fast`` extra's orjson (``TRACECITE_JSON_DECODER=json``), when
+  orjson is installed: the extra's goal is at most half of jq's time;
 - the stdlib ``json`` parsing each line and keeping nothing (``python bench_evidence.py stdlib``);
 - a naive Python check that loads every event, keeps every source's content and then checks
   each quote (``python bench_evidence.py naive``).
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import unicodedata
 from pathlib import Path
@@ -36,7 +39,11 @@ from bench_util import (
     which,
 )
 
+DECODER_VARIABLE = "TRACECITE_JSON_DECODER"  # tracecite.inputs.jsonl's: "json" turns orjson off
 RSS_GOAL = 100 * MB
+FAST_GOAL = 0.5
+"""With the fast extra (orjson), check --evidence takes at most this share of jq's time."""
+STDLIB_ROW = "tracecite check --evidence, stdlib json"
 
 
 def trace_file(megabytes_: float, log: Log = print) -> tuple[Path, int]:
@@ -72,13 +79,18 @@ def figure(sizes: list[float], repeats: int, log: Log = print) -> Table:
         table.note("jq not installed: no jq baseline (apt-get install jq)")
     python = sys.executable
     here = str(Path(__file__).resolve())
+    fast = _has_orjson()
+    if not fast:
+        table.note("orjson is not installed (pip install 'tracecite[fast]'): the stdlib decodes")
     for size in sizes:
         path, citations = trace_file(size, log)
         actual = path.stat().st_size
+        check = [*tracecite_command(), "check", str(path), "--evidence", "--json"]
         tools: list[tuple[str, list[str]]] = [
-            ("tracecite check --evidence", [*tracecite_command(), "check", str(path),
-                                            "--evidence", "--json"]),
+            ("tracecite check --evidence" + (", orjson" if fast else ""), check),
         ]
+        if fast:
+            tools.append((STDLIB_ROW, check))
         if jq is not None:
             tools.append(("jq empty", [jq, "empty", str(path)]))
         tools += [
@@ -93,7 +105,10 @@ def figure(sizes: list[float], repeats: int, log: Log = print) -> Table:
                 # The naive check is the slowest and largest by far: once is enough above 50 MB.
                 if round_ and name.startswith("naive") and actual >= 50 * MB:
                     continue
-                runs[name].append(measure(cmd, tree=True))
+                env = None
+                if name == STDLIB_ROW:
+                    env = {**os.environ, DECODER_VARIABLE: "json"}
+                runs[name].append(measure(cmd, tree=True, env=env))
         walls = {name: median([r.wall for r in rs]) for name, rs in runs.items()}
         cpu = {name: median([r.cpu for r in rs]) for name, rs in runs.items()}
         rss = {name: max(max(r.peak_rss, r.tree_rss) for r in rs) for name, rs in runs.items()}
@@ -104,10 +119,14 @@ def figure(sizes: list[float], repeats: int, log: Log = print) -> Table:
                 goals = [f"RSS {verdict(rss[name] <= RSS_GOAL)}"]
                 if jq_wall is not None:
                     goals.insert(0, f"< jq {verdict(walls[name] < jq_wall)}")
+                    if fast and name != STDLIB_ROW:
+                        goals.insert(1, f"≤ {FAST_GOAL:g}× jq "
+                                        f"{verdict(walls[name] <= FAST_GOAL * jq_wall)}")
                 goal = ", ".join(goals)
             else:
                 goal = ""
-            table.add(megabytes(actual) if name.startswith("tracecite") else "", name,
+            first = name == tools[0][0]
+            table.add(megabytes(actual) if first else "", name,
                       seconds(walls[name]), seconds(cpu[name]), megabytes(rss[name]),
                       ratio(walls[name] / jq_wall) if jq_wall else "–",
                       problem or goal)
@@ -117,6 +136,14 @@ def figure(sizes: list[float], repeats: int, log: Log = print) -> Table:
     table.note(f"wall and CPU (user + system): median of {repeats} interleaved runs (the naive "
                "check runs once above 50 MB); CPU time is the steadier figure on a busy machine")
     return table
+
+
+def _has_orjson() -> bool:
+    try:
+        import orjson  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _problem(name: str, run: Measured, citations: int) -> str:

@@ -17,6 +17,7 @@ linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
 6. the near-miss diagnosis: the cost per missed quote on a 2 MiB page vs its goal of 50 ms
 8. memory: 50 MB of notes, 1M sources, compare of two 150 MB traces vs the inputs' sizes and
    one ``check --evidence``
+9. the fast extra: corpus visible text with lexbor vs html5lib (goal ≥ 5×)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_diagnosis
 import bench_evidence
+import bench_fast
 import bench_faults
 import bench_memory
 import bench_startup
@@ -64,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats")
-    parser.add_argument("--only", default="1,2,3,4,5,6,8",
-                        help="figures to run (1 to 6, 8), e.g. 2,3")
+    parser.add_argument("--only", default="1,2,3,4,5,6,8,9",
+                        help="figures to run (1 to 6, 8, 9), e.g. 2,3")
     args = parser.parse_args(argv)
     chosen = {int(x) for x in args.only.split(",") if x.strip()}
     quick = args.quick
@@ -98,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         8: ("memory", lambda: bench_memory.figure(
             notes_mb=5 if quick else 50, sources=100_000 if quick else 1_000_000,
             trace_mb=15 if quick else 150, repeats=1 if quick else 3, log=log)),
+        9: ("the fast extra", lambda: bench_fast.figure(
+            repeats=1 if quick else 3, limit=30 if quick else None, log=log)),
     }
     failed = False
     for number in sorted(chosen):

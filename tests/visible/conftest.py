@@ -6,13 +6,30 @@ from __future__ import annotations
 import re
 import unicodedata
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 
-from tracecite.visible import visible_text
+import pytest
+
+from tracecite.visible import lexbor, visible_text
+
+PARSERS = ("html5lib", "lexbor")
 
 CANARY = "CANARY-7f3e"
 """Put in hostile pages: no message about them may show it."""
 
 _WHITESPACE = re.compile(r"\s+")  # str patterns: \s is Unicode whitespace, U+00A0 included
+
+
+@pytest.fixture(scope="module", autouse=True, params=PARSERS)
+def html_parser(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every visible-text test runs with each parser: html5lib, the reference, and lexbor (the
+    ``fast`` extra), chosen as users choose it, by the environment (inherited by workers)."""
+    name: str = request.param
+    if name == "lexbor" and not lexbor.available():
+        pytest.skip("selectolax is not installed (pip install 'tracecite[fast]')")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(lexbor.PARSER_VARIABLE, name)
+        yield name
 
 
 def norm(text: str) -> str:

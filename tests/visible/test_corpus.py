@@ -13,6 +13,7 @@ Three measures over the 130 real pages of ``shared/corpus/readability``:
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 import sys
@@ -28,7 +29,7 @@ import html5lib
 import pytest
 
 from tests.visible.conftest import norm
-from tracecite.visible import visible_text
+from tracecite.visible import lexbor, visible_text
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "readability"
 
@@ -153,6 +154,7 @@ class PageResult:
     false_accepts: tuple[str, ...]
     seconds: float
     size: int
+    digest: str  # of the text as extracted: the two parsers must give the same
 
 
 def measure(name: str) -> PageResult:
@@ -192,19 +194,34 @@ def measure(name: str) -> PageResult:
         false_accepts=tuple(accepted),
         seconds=seconds,
         size=len(html.encode("utf-8")),
+        digest=hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest(),
     )
 
 
+def digest(name: str, parser: str) -> str:
+    """The digest of one page's text from ``parser``."""
+    html = (CORPUS / f"{name}.html").read_bytes().decode("utf-8")
+    text = visible_text(html, parser=parser)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_DIGESTS: dict[str, dict[str, str]] = {}
+"""Each parser's digests, by page, as the results of its run recorded them."""
+
+
 @pytest.fixture(scope="module")
-def results() -> list[PageResult]:
+def results(html_parser: str) -> list[PageResult]:
     """Measure every page once, on two processes where fork is available."""
     if not CORPUS.is_dir():
         pytest.skip(f"corpus not found at {CORPUS}: it ships in ../shared, beside the project")
     names = sorted(path.name.removesuffix(".html") for path in CORPUS.glob("*.html"))
     if "fork" in get_all_start_methods() and sys.platform == "linux":
         with ProcessPoolExecutor(2, mp_context=get_context("fork")) as pool:
-            return list(pool.map(measure, names))
-    return [measure(name) for name in names]
+            measured = list(pool.map(measure, names))
+    else:
+        measured = [measure(name) for name in names]
+    _DIGESTS[html_parser] = {r.name: r.digest for r in measured}
+    return measured
 
 
 def _is_known_exception(page: str, sentence: str) -> bool:
@@ -243,3 +260,11 @@ def test_block_boundaries_separate_words(results: list[PageResult]) -> None:
     pairs = sum(r.pairs for r in results)
     assert sum(r.joined for r in results) / pairs >= JOIN_FLOOR
     assert sum(r.missing_boundaries for r in results) / pairs <= MISSING_BOUNDARY_CEILING
+
+
+def test_both_parsers_give_the_same_text(results: list[PageResult], html_parser: str) -> None:
+    if not lexbor.available():
+        pytest.skip("selectolax is not installed (pip install 'tracecite[fast]')")
+    other = "lexbor" if html_parser == "html5lib" else "html5lib"
+    theirs = _DIGESTS.get(other) or {r.name: digest(r.name, other) for r in results}
+    assert {r.name: r.digest for r in results} == theirs

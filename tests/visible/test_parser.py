@@ -226,10 +226,11 @@ def test_template_content_tracks_foreign_content(page: str, expected: str) -> No
     assert " ".join(visible_text(page).split()) == expected
 
 
-def test_cdata_in_a_templates_svg_is_a_known_limit() -> None:
-    # Current behaviour, a known limit (README): html5lib's tokenizer decides on CDATA from the
-    # tree, where the dropped template's SVG is not, so the CDATA section is a bogus comment
-    # that a ">" inside it ends, and a "</template>" in it ends the template. A browser shows
-    # only "out".
+def test_cdata_in_a_templates_svg_is_a_known_limit(html_parser: str) -> None:
+    # Current behaviour, a known limit of html5lib (README): its tokenizer decides on CDATA
+    # from the tree, where the dropped template's SVG is not, so the CDATA section is a bogus
+    # comment that a ">" inside it ends, and a "</template>" in it ends the template. A browser
+    # shows only "out", and so does lexbor, which parses template content as the standard does.
     page = "<template><svg><![CDATA[ a>b </template> ]]></svg></template>out"
-    assert " ".join(visible_text(page).split()) == "]]>out"
+    expected = "]]>out" if html_parser == "html5lib" else "out"
+    assert " ".join(visible_text(page).split()) == expected

@@ -1,7 +1,8 @@
 """Reading a trace's lines into JSON values, with each one's line number and byte offset.
 
-The validator consumes these in order; jsonlines does the reading, this module adds where
-each line is (findings need its number, the source index its byte offset).
+The validator consumes these in order; jsonlines does the reading (with the ``fast`` extra,
+orjson first, and jsonlines for the lines it refuses: :mod:`~tracecite.inputs.jsonl`), this
+module adds where each line is (findings need its number, the source index its byte offset).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any, BinaryIO
 
 from tracecite.codes import Code
 from tracecite.inputs.answer import PreparedAnswer, tail_digest
-from tracecite.inputs.jsonl import loads
+from tracecite.inputs.jsonl import REFUSED, fast_loads, loads
 
 
 @dataclass(frozen=True)
@@ -78,24 +79,31 @@ def read_events(handle: BinaryIO, answer: PreparedAnswer | None = None) -> Itera
 
 def _decode(lines: _Lines) -> Generator[Event, None, bool]:
     """Decode the lines; False if reading failed (the failure is the last event)."""
-    import jsonlines  # slow to import (with attrs): only for commands that read traces
-
-    reader = jsonlines.Reader(lines, loads=loads)
+    iterator = iter(lines)
     while True:
-        value: Any
         try:
-            value = reader.read(allow_none=True)  # blank lines never reach it
-        except EOFError:
+            raw = next(iterator)
+        except StopIteration:
             return True
-        except jsonlines.InvalidLineError as exc:
-            if isinstance(exc.__cause__, UnicodeDecodeError):
-                value = LineError(Code.INPUT_NOT_UTF8, "line is not valid UTF-8")
-            else:
-                value = LineError(Code.TRACE_BAD_JSON, "line is not valid JSON")
         except OSError as exc:
             yield lines.number, lines.offset, _unreadable(exc)
             return False
+        value = fast_loads(raw)
+        if value is REFUSED:
+            value = _read_one(raw)
         yield lines.number, lines.offset, value
+
+
+def _read_one(raw: bytes) -> Any:
+    """One line's value as jsonlines reads it (with :func:`loads`), or its :class:`LineError`."""
+    import jsonlines  # slow to import (with attrs): only for lines orjson leaves (or without it)
+
+    try:
+        return jsonlines.Reader((raw,), loads=loads).read(allow_none=True)
+    except jsonlines.InvalidLineError as exc:
+        if isinstance(exc.__cause__, UnicodeDecodeError):
+            return LineError(Code.INPUT_NOT_UTF8, "line is not valid UTF-8")
+        return LineError(Code.TRACE_BAD_JSON, "line is not valid JSON")
 
 
 def _unreadable(exc: OSError) -> LineError:

@@ -12,7 +12,7 @@ from array import array
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from tracecite.inputs.jsonl import line_text, loads
+from tracecite.inputs.jsonl import REFUSED, fast_loads, line_text, loads
 
 
 class TraceChangedError(Exception):
@@ -26,7 +26,10 @@ def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]
     """
     handle.seek(offset)
     try:
-        event = loads(line_text(handle.readline()))
+        raw = handle.readline()
+        event = fast_loads(raw)
+        if event is REFUSED:
+            event = loads(line_text(raw))
         found: dict[str, tuple[str, str]] = {}
         for source in event["sources"]:
             source_id, uri, content = source["id"], source["uri"], source["content"]

@@ -2,7 +2,9 @@
 
 The page is parsed with html5lib (scripting off, so ``<noscript>`` content is ordinary, visible
 markup) into a C ElementTree (:mod:`~tracecite.visible.parser`), which is then walked without
-recursion (:mod:`~tracecite.visible.render`). Block boundaries, table rows and ``<br>`` become
+recursion (:mod:`~tracecite.visible.render`). With the ``fast`` extra, lexbor parses the page
+instead and its document becomes the same tree (:mod:`~tracecite.visible.lexbor`; pages it
+does not suit still go to html5lib). Block boundaries, table rows and ``<br>`` become
 ``"\\n"``, table cells ``"\\t"``; inline elements add nothing, so ``<b>foo</b><i>bar</i>`` is
 ``foobar``. Whitespace counts carry no meaning: callers normalise (NFC, then every
 ``str.isspace`` run to one space, then strip) before matching.
@@ -53,6 +55,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from tracecite.visible import lexbor
 from tracecite.visible.limits import (
     DEFAULT_BUDGET,
     MAX_DEPTH,
@@ -74,7 +77,7 @@ __all__ = [
 ]
 
 
-def visible_text(html: str, *, budget: float = DEFAULT_BUDGET) -> str:
+def visible_text(html: str, *, budget: float = DEFAULT_BUDGET, parser: str | None = None) -> str:
     """Return the text a browser shows for ``html`` with scripts off, like ``innerText``.
 
     Block boundaries, table rows and ``<br>`` give ``"\\n"`` and table cells ``"\\t"``; inline
@@ -85,17 +88,30 @@ def visible_text(html: str, *, budget: float = DEFAULT_BUDGET) -> str:
     :class:`ParseLimitError` when parsing takes more than ``budget`` seconds, the page keeps
     more than :data:`MAX_FORMATTING` formatting elements open, or makes more than
     :data:`MAX_NODES` elements and comments.
+
+    ``parser`` is ``"lexbor"`` (the ``fast`` extra) or ``"html5lib"``; by default the
+    ``TRACECITE_HTML_PARSER`` environment variable says, else lexbor when it is installed.
+    Both give the same text (:mod:`~tracecite.visible.lexbor`).
     """
-    if html.startswith("\ufeff"):
-        html = html[1:]  # a byte order mark that the caller's decoding kept; browsers drop it
-    root: ET.Element = BoundedParser(budget).parse(html)
-    return render(root)
+    return render(_parse(html, budget, parser))
 
 
-def parse_visible(html: str, *, budget: float = DEFAULT_BUDGET) -> tuple[ET.Element, str]:
+def parse_visible(html: str, *, budget: float = DEFAULT_BUDGET,
+                  parser: str | None = None) -> tuple[ET.Element, str]:
     """The parsed tree of ``html`` and its visible text (:func:`visible_text`), for a caller
     that reads the tree further (the near-miss diagnosis) without parsing the page again."""
-    if html.startswith("\ufeff"):
-        html = html[1:]  # as in visible_text
-    root: ET.Element = BoundedParser(budget).parse(html)
+    root = _parse(html, budget, parser)
     return root, render(root)
+
+
+def _parse(html: str, budget: float, parser: str | None) -> ET.Element:
+    """The tree the renderer walks: lexbor's when chosen and the page suits it, else
+    html5lib's."""
+    if html.startswith("\ufeff"):
+        html = html[1:]  # a byte order mark that the caller's decoding kept; browsers drop it
+    if lexbor.chosen(parser) == "lexbor":
+        root = lexbor.parse(html, budget)
+        if root is not None:
+            return root
+    tree: ET.Element = BoundedParser(budget).parse(html)
+    return tree
