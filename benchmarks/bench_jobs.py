@@ -1,0 +1,160 @@
+"""Figure 7, many traces at once: ``tracecite check DIR --evidence`` at ``--jobs 1``, ``--jobs
+2`` and the default (one worker per core) on 2,000 traces of mixed sizes, 243 MB in all.
+
+The traces come from ``gen_trace.generate`` (sizes drawn from a log-normal from a seed, so a few
+are ten times the median) and are cached in ``benchmarks/out/jobs-…/``, keyed by their number,
+total size and the generator's source. Every run's JSON report must be the same as the serial
+one's, byte for byte.
+
+``python bench_jobs.py threshold`` measures where a pool starts to pay: the same traces read in
+this process and in two workers, on sets of growing total size (``tracecite.jobs`` reads below
+``MIN_PARALLEL_BYTES`` serially).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+from bench_util import (
+    BENCH_DIR,
+    MB,
+    OUT_DIR,
+    REPO,
+    Log,
+    Measured,
+    Table,
+    measure,
+    median,
+    megabytes,
+    ratio,
+    seconds,
+    tracecite_command,
+    verdict,
+)
+
+GOAL = 1.7
+"""``--jobs 2`` at least this many times faster than ``--jobs 1`` (on 2 cores or more)."""
+
+
+OVERSHOOT_MB = 0.0085
+"""How far past its target size ``gen_trace.generate`` writes, on average: the rest of the
+result it is in, and the answer."""
+
+
+def trace_sizes(count: int, total_mb: float, seed: int = 7) -> list[float]:
+    """``count`` target sizes in MB from a log-normal (σ 0.9), ``total_mb`` in all once
+    written."""
+    rng = random.Random(seed)
+    raw = [math.exp(rng.gauss(0.0, 0.9)) for _ in range(count)]
+    scale = (total_mb - count * OVERSHOOT_MB) / sum(raw)
+    return [r * scale for r in raw]
+
+
+def trace_folder(count: int, total_mb: float, log: Log = print) -> tuple[Path, int]:
+    """A cached folder of ``count`` traces, ``total_mb`` in all, and their citations."""
+    from gen_trace import generate
+
+    key = hashlib.sha256((BENCH_DIR / "gen_trace.py").read_bytes()).hexdigest()[:10]
+    folder = OUT_DIR / f"jobs-{count}x-{total_mb:g}mb-{key}"
+    done = folder / "citations"
+    if not done.exists():
+        log(f"  generating {count} traces, {total_mb:g} MB in all (cached for later runs) …")
+        folder.mkdir(parents=True, exist_ok=True)
+        citations = 0
+        for n, size in enumerate(trace_sizes(count, total_mb)):
+            citations += generate(str(folder / f"run-{n:05d}.trace.jsonl"), size, seed=n)
+        done.write_text(str(citations))
+    return folder, int(done.read_text())
+
+
+def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table:
+    """``check --evidence`` of one folder of traces at ``--jobs 1``, ``--jobs 2`` and the
+    default, ``repeats`` interleaved runs each."""
+    import os
+
+    folder, citations = trace_folder(count, total_mb, log)
+    actual = sum(p.stat().st_size for p in folder.glob("*.jsonl"))
+    table = Table(f"Many traces at once: check --evidence on {count:,} traces "
+                  f"({megabytes(actual)})",
+                  ["run", "wall", "CPU", "peak RSS", "÷ --jobs 1", "goal"])
+    base = [*tracecite_command(), "check", str(folder), "--evidence", "--json"]
+    tools = [("--jobs 1", [*base, "--jobs", "1"]), ("--jobs 2", [*base, "--jobs", "2"]),
+             (f"default ({os.cpu_count()} cores)", base)]
+    runs: dict[str, list[Measured]] = {name: [] for name, _ in tools}
+    log(f"  {count} traces, {megabytes(actual)}, {citations} citations: {repeats} run(s) of "
+        "each …")
+    for _ in range(repeats):  # interleaved, so a noisy moment hits every run alike
+        for name, cmd in tools:
+            runs[name].append(measure(cmd, tree=True))
+    serial = runs["--jobs 1"][-1].stdout
+    walls = {name: median([r.wall for r in rs]) for name, rs in runs.items()}
+    for name, rs in runs.items():
+        problem = _problem(rs[-1], serial, citations)
+        speedup = walls["--jobs 1"] / walls[name]
+        goal = ""
+        if name == "--jobs 2":
+            goal = (f"≥ {GOAL}× {verdict(speedup >= GOAL)}" if (os.cpu_count() or 1) >= 2
+                    else "one core: no goal")
+        table.add(name, seconds(walls[name]), seconds(median([r.cpu for r in rs])),
+                  megabytes(max(max(r.peak_rss, r.tree_rss) for r in rs)),
+                  ratio(1 / speedup) if name != "--jobs 1" else "", problem or goal)
+    table.note(f"goal: --jobs 2 at least {GOAL}× faster than --jobs 1; every report the same "
+               "as the serial one's, byte for byte")
+    table.note(f"wall and CPU: median of {repeats} interleaved runs; peak RSS over the process "
+               "tree (workers included)")
+    return table
+
+
+def _problem(run: Measured, serial: str, citations: int) -> str:
+    """What went wrong with a run, or ``""``."""
+    try:
+        summary = json.loads(run.stdout)["summary"]
+    except (ValueError, KeyError):
+        return f"FAILED (exit {run.returncode}): {run.stderr.strip()[:80]}"
+    matched = summary["captured"]["matched"]
+    if run.returncode != 0 or matched != citations:
+        return f"WRONG: exit {run.returncode}, {matched}/{citations} matched"
+    if run.stdout != serial:
+        return "WRONG: the report differs from the serial one"
+    return ""
+
+
+def threshold(repeats: int = 5) -> None:
+    """Print, for sets of growing total size, reading them here and in two workers."""
+    sys.path.insert(0, str(REPO))
+    from functools import partial
+
+    from tracecite import jobs
+    from tracecite.commands import read_input
+
+    folder, _ = trace_folder(2000, 243)
+    paths = sorted(folder.glob("*.jsonl"))
+    read = partial(read_input, evidence=True, keep_uris=False)
+    print("files  MB     serial  2 workers  ratio")
+    for files in (5, 10, 20, 40, 80, 160, 320):
+        items = [(str(p), True) for p in paths[:files]]
+        sizes = [p.stat().st_size for p in paths[:files]]
+        serial, parallel = [], []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            jobs._serial(read, items)
+            serial.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            jobs._parallel(read, items, sizes, 2)
+            parallel.append(time.perf_counter() - started)
+        s, p = median(serial), median(parallel)
+        print(f"{files:5d}  {sum(sizes) / MB:5.1f}  {s * 1000:5.0f} ms  {p * 1000:5.0f} ms"
+              f"  {s / p:.2f}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["threshold"]:
+        threshold()
+    else:
+        raise SystemExit("usage: python bench_jobs.py threshold")
