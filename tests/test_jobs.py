@@ -149,6 +149,28 @@ def test_few_or_small_files_are_read_here(tmp_path: Path, monkeypatch: pytest.Mo
     assert parallel == [1]
 
 
+def read_in_a_daemon(paths: list[str], out: Any) -> None:
+    jobs.MIN_PARALLEL_BYTES = 0
+    inputs = read_inputs((), paths, evidence=True, keep_uris=False, jobs=2)
+    out.put(len(inputs.traces))
+
+
+def test_a_daemonic_process_reads_here(tmp_path: Path) -> None:
+    """A worker of a multiprocessing pool (or of Dask) is daemonic: it may not start worker
+    processes of its own, so the library reads there as with ``jobs=1``."""
+    import multiprocessing
+
+    paths = [str(write_trace(tmp_path / f"t{n}.jsonl", [call(), result(), answer()]))
+             for n in range(4)]
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    process = context.Process(target=read_in_a_daemon, args=(paths, out), daemon=True)
+    process.start()
+    process.join(30)
+    assert process.exitcode == 0
+    assert out.get(timeout=5) == 4
+
+
 # ---- the pool itself ---------------------------------------------------------------------------
 
 def where_read(item: int) -> tuple[int, int]:

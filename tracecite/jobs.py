@@ -79,9 +79,17 @@ def read_in_order(read: Callable[[T], R], items: Sequence[T], *, jobs: int | Non
     if workers < 2 or len(items) < 2:
         return _serial(read, items)
     sizes = [size(item) for item in items]
-    if sum(sizes) < MIN_PARALLEL_BYTES:
+    if sum(sizes) < MIN_PARALLEL_BYTES or not _may_start_workers():
         return _serial(read, items)
     return _parallel(read, items, sizes, workers)
+
+
+def _may_start_workers() -> bool:
+    """Whether this process may have worker processes: a daemonic one (a worker of
+    ``multiprocessing.Pool``, of Dask's nanny) may not, so there the library reads serially."""
+    import multiprocessing
+
+    return not multiprocessing.current_process().daemon
 
 
 def _serial(read: Callable[[T], R], items: Sequence[T]) -> list[R]:
