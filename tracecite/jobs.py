@@ -162,11 +162,11 @@ def _parallel(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[int],
 def _result(future: Future[list[R]]) -> list[R]:
     """The future's result, looking for a stop signal every :data:`POLL` seconds (a wait
     without a timeout may not let the signal handler run until it is over)."""
-    while True:
-        try:
-            return future.result(timeout=POLL)
-        except TimeoutError:
-            continue
+    from concurrent.futures import wait
+
+    while not future.done():
+        wait((future,), timeout=POLL)
+    return future.result()
 
 
 def _finished(futures: dict[int, Future[list[R]]], runs: Sequence[range]) -> dict[int, R]:
