@@ -270,20 +270,45 @@ def test_a_stop_while_reading_reports_what_was_read(
     assert report.summary.records == 2
 
 
-def test_jobs_is_an_option_everywhere_inputs_are_read(tmp_path: Path, cli: Cli) -> None:
+@pytest.mark.parametrize("command", ["check", "verify-notes", "verify-urls", "verify-files",
+                                     "hook"])
+def test_jobs_is_an_option_everywhere_inputs_are_read(tmp_path: Path, cli: Cli, command: str
+                                                      ) -> None:
     path = write_trace(tmp_path / "t.jsonl", [call(), result(), answer()])
-    bad = cli("check", str(path), "--jobs", "0")
+    bad = cli(command, str(path), "--jobs", "0", "--json")
     assert bad.exit == 1
-    assert "--jobs" in bad.err and "must be from 1 to" in bad.err
-    for command in ("check", "verify-notes", "verify-urls", "verify-files", "hook"):
-        assert resolve(command, {"jobs": 3}).jobs == 3
-    assert resolve("check", {}).jobs is None  # one per core, when reading
+    assert bad.json()["findings"][0]["message"].startswith("argument --jobs: must be from 1 to")
+
+
+def test_compare_reads_two_files_and_takes_no_jobs(tmp_path: Path, cli: Cli) -> None:
+    path = write_trace(tmp_path / "t.jsonl", [call(), result(), answer()])
+    assert "unrecognized arguments: --jobs" in cli("compare", str(path), str(path), "--jobs",
+                                                   "2").err
+
+
+def test_jobs_from_the_configuration_and_the_action(
+        tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite import action
+    from tracecite.settings import action_values
+
+    asked: list[int | None] = []
+    real = jobs.read_in_order
+
+    def spy(read: Any, items: Any, *, jobs: int | None, size: Any) -> Any:
+        asked.append(jobs)
+        return real(read, items, jobs=jobs, size=size)
+
+    monkeypatch.setattr(jobs, "read_in_order", spy)
+    monkeypatch.chdir(tmp_path)
+    write_trace(tmp_path / "run.trace.jsonl", [call(), result(), answer()])
+    (tmp_path / ".tracecite.toml").write_text("jobs = 3\n")
+    assert cli("hook", "run.trace.jsonl", "--json").exit == 0
+    assert cli("check", "run.trace.jsonl", "--json").exit == 0  # check reads no configuration
+    assert cli("hook", "run.trace.jsonl", "--jobs", "2", "--json").exit == 0
+    assert asked == [3, None, 2]
     (tmp_path / ".tracecite.toml").write_text("jobs = 0\n")
-    monkeypatch = pytest.MonkeyPatch()
-    with monkeypatch.context() as patched:
-        patched.chdir(tmp_path)
-        run = cli("hook", "--all", "--json")
-    assert run.exit == 1 and run.codes() == ["TC104"]
+    assert cli("hook", "run.trace.jsonl", "--json").codes() == ["TC104"]
+    assert action_values(action.read_inputs({action.INPUT_ENV["jobs"]: " 4 "}))["jobs"] == 4
 
 
 # ---- stops of a run, as its own process -----------------------------------------------------
