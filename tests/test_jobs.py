@@ -149,6 +149,33 @@ def test_few_or_small_files_are_read_here(tmp_path: Path, monkeypatch: pytest.Mo
     assert parallel == [1]
 
 
+def test_called_from_a_thread_the_workers_start_from_a_clean_process(
+        tmp_path: Path, pooled: list[int]) -> None:
+    """Forking while another thread may hold a lock is unsafe: from a thread the workers come
+    from a forkserver, and read the same."""
+    import threading
+
+    from tracecite.workers import pool_context
+
+    paths = [p for p in mixed_inputs(tmp_path) if p.endswith(".jsonl")]
+    serial = read_inputs((), paths, evidence=True, keep_uris=True, jobs=1)
+    found: list[Any] = []
+    methods: list[str] = []
+
+    def in_a_thread() -> None:
+        methods.append(pool_context([]).get_start_method())
+        found.append(read_inputs((), paths, evidence=True, keep_uris=True, jobs=2))
+
+    thread = threading.Thread(target=in_a_thread)
+    thread.start()
+    thread.join(60)
+    assert methods == ["forkserver"]
+    assert pooled == [2]
+    assert found[0].format_findings() == serial.format_findings()
+    assert found[0].evidence_findings() == serial.evidence_findings()
+    assert list(found[0].cited()) == list(serial.cited())
+
+
 def read_in_a_daemon(paths: list[str], out: Any) -> None:
     jobs.MIN_PARALLEL_BYTES = 0
     inputs = read_inputs((), paths, evidence=True, keep_uris=False, jobs=2)
