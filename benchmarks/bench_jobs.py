@@ -18,9 +18,11 @@ import hashlib
 import json
 import math
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from bench_util import (
     BENCH_DIR,
@@ -113,11 +115,76 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
                "faster than --jobs 1; every report the same as the serial one's, byte for byte")
     table.note(f"wall and CPU: median of {repeats} interleaved runs; peak RSS over the process "
                "tree (workers included)")
+    split = json.loads(subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "split", str(count), str(total_mb)],
+        capture_output=True, text=True, check=True).stdout)
+    startup = min(r.wall for r in runs["--jobs 1"]) - split["serial_cpu"]
+    idle = (startup + split["serial_cpu"]) / (startup + split["worker_cpu"])
+    table.note(f"the work split ({split['runs']} runs, in-process, CPU time): serial "
+               f"{split['serial_cpu']:.2f} s; workers {split['worker_cpu']:.2f} s + "
+               f"{split['other_cpu']:.2f} s, their last runs ending "
+               f"{split['ends_apart'] * 1000:.0f} ms apart, pickling the results "
+               f"{split['pickling'] * 1000:.0f} ms in all; on two idle cores --jobs 2 would "
+               f"take the start-up and the busier worker's CPU: ≈ {idle:.2f}× "
+               f"(the start-up taken as --jobs 1's best wall less its reading's CPU, "
+               f"{startup * 1000:.0f} ms)")
     if load > 1:
         table.note(f"the machine was busy (load {load:.1f}): where the scheduler groups "
                    "processes by session (Linux autogroup), a run's workers share its one slice "
                    "of a busy CPU, so extra workers only pay on idle cores; rerun when idle")
     return table
+
+
+def _worker_timed(read: Any, items: list[Any]) -> tuple[int, float, float, float, float]:
+    """In a worker: read one run; its pid, start, end, CPU seconds and pickling seconds."""
+    import os
+    import pickle
+
+    start, cpu = time.perf_counter(), time.process_time()
+    out = [read(item) for item in items]
+    pickled = time.perf_counter()
+    pickle.dumps(out)
+    end = time.perf_counter()
+    return os.getpid(), start, end, time.process_time() - cpu, end - pickled
+
+
+def work_split(count: int, total_mb: float) -> dict[str, float]:
+    """How ``tracecite.jobs`` splits the reading of the figure's traces between two workers,
+    in this process: the serial reading's CPU, each worker's CPU, when the last run of each
+    ended, and the pickling of the results; CPU time is what a busy machine disturbs least."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
+
+    sys.path.insert(0, str(REPO))
+    from tracecite import jobs
+    from tracecite.commands import read_input
+
+    folder, _ = trace_folder(count, total_mb)
+    items = [(str(p), True) for p in sorted(folder.glob("*.jsonl"))]
+    sizes = [os.path.getsize(path) for path, _ in items]
+    read = partial(read_input, evidence=True, keep_uris=False)
+    cpu = time.process_time()
+    jobs._serial(read, items)
+    serial = time.process_time() - cpu
+    runs = jobs.runs_of(sizes, 2)
+    order = sorted(range(len(runs)), key=lambda k: -sum(sizes[i] for i in runs[k]))
+    started = time.perf_counter()
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        timed = [f.result() for f in [pool.submit(_worker_timed, read,
+                                                  [items[i] for i in runs[k]]) for k in order]]
+    per: dict[int, list[float]] = {}
+    for pid, _, end, used, pickling in timed:
+        entry = per.setdefault(pid, [0.0, 0.0, 0.0])
+        entry[0] += used
+        entry[1] = max(entry[1], end - started)
+        entry[2] += pickling
+    workers = sorted(per.values(), key=lambda e: -e[0])
+    return {"serial_cpu": serial, "worker_cpu": workers[0][0],
+            "other_cpu": workers[-1][0] if len(workers) > 1 else 0.0,
+            "ends_apart": abs(workers[0][1] - workers[-1][1]),
+            "pickling": sum(w[2] for w in workers), "runs": len(runs)}
 
 
 def _problem(run: Measured, serial: str, citations: int) -> str:
@@ -165,5 +232,7 @@ def threshold(repeats: int = 5) -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["threshold"]:
         threshold()
+    elif sys.argv[1:2] == ["split"]:
+        print(json.dumps(work_split(int(sys.argv[2]), float(sys.argv[3]))))
     else:
-        raise SystemExit("usage: python bench_jobs.py threshold")
+        raise SystemExit("usage: python bench_jobs.py threshold | split COUNT MB")
