@@ -15,6 +15,7 @@ linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
 4. start-up vs ``python -c pass``
 5. the web over time (transient faults, a rate limit, the cache) vs ``--retries 0``
 6. the near-miss diagnosis: the cost per missed quote on a 2 MiB page vs its goal of 50 ms
+7. many traces at once: ``check --evidence`` of 2,000 traces at ``--jobs 1`` vs ``--jobs 2``
 8. memory: 50 MB of notes, 1M sources, compare of two 150 MB traces vs the inputs' sizes and
    one ``check --evidence``
 9. the fast extra: corpus visible text with lexbor vs html5lib (goal ≥ 5×)
@@ -38,6 +39,7 @@ import bench_diagnosis
 import bench_evidence
 import bench_fast
 import bench_faults
+import bench_jobs
 import bench_memory
 import bench_startup
 import bench_web
@@ -66,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats")
-    parser.add_argument("--only", default="1,2,3,4,5,6,8,9",
-                        help="figures to run (1 to 6, 8, 9), e.g. 2,3")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,8,9",
+                        help="figures to run (1 to 9), e.g. 2,3")
     args = parser.parse_args(argv)
     chosen = {int(x) for x in args.only.split(",") if x.strip()}
     quick = args.quick
@@ -97,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             records=600 if quick else 5000, timeout=40 if quick else 120, log=log)),
         6: ("near-miss diagnosis", lambda: bench_diagnosis.figure(
             n=40 if quick else 200, repeats=1 if quick else 3, log=log)),
+        7: ("many traces at once", lambda: bench_jobs.figure(
+            400 if quick else 2000, 48 if quick else 243, repeats=1 if quick else 3, log=log)),
         8: ("memory", lambda: bench_memory.figure(
             notes_mb=5 if quick else 50, sources=100_000 if quick else 1_000_000,
             trace_mb=15 if quick else 150, repeats=1 if quick else 3, log=log)),

@@ -34,7 +34,7 @@ INPUT_ENV: dict[str, str] = {
     for name in ("stage", "paths", "since", "all", "format", "sarif-file", "sarif-category",
                  "json-file", "config",
                  "fail-on-findings", "warn", "timeout", "concurrency", "per-host", "retries",
-                 "skip-urls", "cache", "fail-after", "archive", "allow-net", "connect-to",
+                 "jobs", "skip-urls", "cache", "fail-after", "archive", "allow-net", "connect-to",
                  "ca-cert", "all-records", "shard", "merge")
 }
 """Each Action input (``python-version`` aside) and the variable ``action.yml`` passes it in."""

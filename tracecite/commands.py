@@ -14,6 +14,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
@@ -22,6 +23,7 @@ from tracecite.errors import UsageError
 from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary
 from tracecite.inputs.directories import expand_directories
 from tracecite.inputs.notes import NotesFile, read_notes
+from tracecite.inputs.sources import SourceIndex
 from tracecite.inputs.trace import scan_trace
 from tracecite.model import Citation, is_trace
 from tracecite.stops import Stopped
@@ -152,17 +154,51 @@ def _in_ranges(line: int, starts: Sequence[int], ranges: Sequence[tuple[int, int
     return i >= 0 and line <= ranges[i][1]
 
 
+class InputsStopped(Stopped):
+    """Reading the inputs was stopped by a signal; ``inputs``: those read before it."""
+
+    def __init__(self, signum: int, inputs: Inputs) -> None:
+        super().__init__(signum)
+        self.inputs = inputs
+
+
 def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
-                keep_uris: bool) -> Inputs:
+                keep_uris: bool, jobs: int | None = 1) -> Inputs:
     """Read each input once: notes parsed, traces validated and, with ``evidence``, their
     quotes checked against their captures. ``keep_uris``: keep every cited source's URI, which
-    the live checks need."""
+    the live checks need. ``jobs``: worker processes to read them in when there are enough
+    (None: one per core; 1: here), the result the same either way (SPEC §9). A stop signal
+    raises :class:`InputsStopped` with the inputs read before it."""
+    from tracecite.jobs import ReadStopped, file_size, read_in_order
+
+    given = [*((path, False) for path in notes), *((path, True) for path in traces)]
+    read = partial(read_input, evidence=evidence, keep_uris=keep_uris)
+    try:
+        results = read_in_order(read, given, jobs=jobs, size=lambda item: file_size(item[0]))
+    except ReadStopped as stop:
+        read_ones = [stop.done[i] for i in range(len(given)) if i in stop.done]
+        raise InputsStopped(stop.signum, _assembled(read_ones)) from None
+    return _assembled(results)
+
+
+def read_input(given: tuple[str, bool], *, evidence: bool, keep_uris: bool
+               ) -> NotesFile | EvidenceScan:
+    """One input, ``(path, whether it is a trace)``, read as :func:`read_inputs` reads each;
+    a trace's source index (where each source is in the file) is dropped once read."""
+    path, trace = given
+    if not trace:
+        # The format check keeps no records, the live checks no claims (SPEC §9: memory).
+        return read_notes(path, records=keep_uris, claims=False)
     if evidence:
-        scans = tuple(scan_with_evidence(p, keep_uris=keep_uris) for p in traces)
+        checked = scan_with_evidence(path, keep_uris=keep_uris)
     else:
-        scans = tuple(EvidenceScan(scan_trace(p), (), Counts(), {}) for p in traces)
-    # The format check keeps no records, the live checks no claims (SPEC §9: memory).
-    return Inputs(tuple(read_notes(p, records=keep_uris, claims=False) for p in notes), scans)
+        checked = EvidenceScan(scan_trace(path), (), Counts(), {})
+    return replace(checked, scan=replace(checked.scan, sources=SourceIndex()))
+
+
+def _assembled(results: Sequence[NotesFile | EvidenceScan]) -> Inputs:
+    return Inputs(tuple(r for r in results if isinstance(r, NotesFile)),
+                  tuple(r for r in results if isinstance(r, EvidenceScan)))
 
 
 def split_inputs(paths: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -175,7 +211,12 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     """The one report assembly: read every input, stop on a format error, then the evidence
     and the live checks the plan asks for; each kind of check counted apart. ``unread``:
     input errors found before reading (a directory that selects no file), reported first."""
-    inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=bool(plan.live))
+    stopped_by: int | None = None  # the signal that stopped the run (SPEC §3)
+    try:
+        inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=bool(plan.live),
+                             jobs=settings.jobs)
+    except InputsStopped as stop:  # what was read is reported; nothing is fetched
+        inputs, stopped_by = stop.inputs, stop.signum
     findings = [*unread, *inputs.format_findings(), *inputs.evidence_findings()]
     summary = inputs.summary()
     if not offline_shard(settings):
@@ -184,10 +225,9 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
         # the duplicates), so no shard passes having checked nothing.
         findings = [f for f in findings if f.exit == EXIT_INPUT]
         summary = Summary()
-    if has_input_errors(findings):  # nothing is fetched or read (SPEC §3)
+    if stopped_by is not None or has_input_errors(findings):  # nothing is fetched (SPEC §3)
         return Report(plan.command, _warned(findings, settings.warn), summary,
-                      stage=plan.stage)
-    stopped_by: int | None = None  # the signal that stopped the run (SPEC §3)
+                      stopped_by=stopped_by, stage=plan.stage)
     # Only this shard's sources (SPEC §9), then only the records a diff touches (§8.6).
     inputs, unchanged = inputs.in_shard(settings.shard).changed_only(plan.changed_lines)
     for kind in plan.live:

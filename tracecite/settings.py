@@ -53,6 +53,9 @@ DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl", "**/runs/**/*.jsonl")
 
 DEFAULT_USER_AGENT = f"tracecite/{__version__}"
 
+MAX_JOBS = 256
+"""The most worker processes ``--jobs`` may ask for."""
+
 
 
 # ---- the table --------------------------------------------------------------------------------
@@ -176,6 +179,11 @@ OPTIONS: tuple[Option, ...] = (
            action="archive", parse=values.truth,
            help="look up a page that lost its quote or went missing in the Internet Archive, "
                 "and say whether its snapshot still has the quote (never changes a verdict)"),
+    # reading inputs: every command that reads notes or traces
+    Option("jobs", None, values.whole(1, MAX_JOBS), "read", flag="--jobs", config=True,
+           action="jobs", parse=values.integer, metavar="N",
+           help=f"worker processes that read many inputs at once (default: one per core, at "
+                f"most {MAX_JOBS}; 1: none)"),
     # check
     Option("evidence", False, values.boolean, "check", flag="--evidence", switch=True,
            help="every quote must be in its source's captured content"),
@@ -226,12 +234,12 @@ REFUSED_KEYS: frozenset[str] = frozenset({"allow_net", "connect_to", "ca_cert"})
 """Keys that are command-line/Action-input only, whatever a repository file says."""
 
 COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
-    "check": ("check", "output"),
-    "verify-notes": ("load", "web", "output"),
-    "verify-urls": ("load", "web", "output"),
-    "verify-files": ("files", "load", "output"),
+    "check": ("check", "read", "output"),
+    "verify-notes": ("read", "load", "web", "output"),
+    "verify-urls": ("read", "load", "web", "output"),
+    "verify-files": ("files", "read", "load", "output"),
     "compare": ("output",),
-    "hook": ("hook", "files", "load", "web", "output"),
+    "hook": ("hook", "files", "read", "load", "web", "output"),
     "merge": ("output",),
 }
 """The option groups whose flags each command takes."""
@@ -312,6 +320,8 @@ class Settings:
     cache_max_age: float = values.DEFAULT_CACHE_MAX_AGE
     fail_after: int = 1
     archive: bool = False
+    jobs: int | None = None
+    """Worker processes reading inputs (None: one per core)."""
     evidence: bool = False
     root: str = "."
     stage: str = "offline"
@@ -355,7 +365,8 @@ def add_flags(parser: argparse.ArgumentParser, command: str) -> None:
     """Add the flags of ``command``'s option groups; unset flags parse as None (or ``[]``)."""
     groups = COMMAND_GROUPS[command]
     titles = {"output": "output", "load": "loading sources", "web": "loading sources",
-              "files": "file: sources", "hook": "hook", "check": "check"}
+              "files": "file: sources", "hook": "hook", "check": "check",
+              "read": "reading inputs"}
     made: dict[str, argparse._ArgumentGroup] = {}
     for group in groups:
         for option in OPTIONS:

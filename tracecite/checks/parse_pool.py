@@ -8,9 +8,7 @@ runs in a pool of worker processes: parsing overlaps loading and uses every core
 from __future__ import annotations
 
 import os
-import sys
 import threading
-import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -22,7 +20,6 @@ from tracecite.matching import MatchText, normalise
 
 if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `check` needs none
     from concurrent.futures import Executor, Future
-    from multiprocessing.context import BaseContext
 
     from tracecite.checks.diagnosis import HtmlPage
 
@@ -163,22 +160,12 @@ class ParsePool:
             if self._closed:
                 raise RuntimeError("the parse pool is closed")
             if self._executor is None:
-                import multiprocessing
                 from concurrent.futures import ProcessPoolExecutor
 
-                methods = multiprocessing.get_all_start_methods()
-                context: BaseContext
-                if sys.platform == "linux" and threading.active_count() == 1:
-                    # Safe: no other thread can hold a lock the child would inherit. (With
-                    # "fork", ProcessPoolExecutor forks every worker before its own threads.)
-                    context = multiprocessing.get_context("fork")
-                elif "forkserver" in methods:
-                    context = multiprocessing.get_context("forkserver")
-                    # Imported once in the forkserver rather than by every worker.
-                    context.set_forkserver_preload(["tracecite.checks.parse_pool",
-                                                    "tracecite.visible"])
-                else:
-                    context = multiprocessing.get_context()
+                from tracecite.workers import pool_context
+
+                # Imported once in a forkserver rather than by every worker.
+                context = pool_context(["tracecite.checks.parse_pool", "tracecite.visible"])
                 from tracecite.stops import ignore_interrupts
 
                 self._forks = context.get_start_method() == "fork"
@@ -218,14 +205,6 @@ class ParsePool:
             self._closed = True
         if executor is None:
             return
-        # Python before 3.14 has no public way to end the workers (3.14: terminate_workers).
-        processes = list((getattr(executor, "_processes", None) or {}).values())
-        for process in processes:
-            process.terminate()
-        executor.shutdown(wait=False, cancel_futures=True)
-        deadline = time.monotonic() + grace
-        for process in processes:
-            process.join(max(0.0, deadline - time.monotonic()))
-            if process.exitcode is None:
-                process.kill()
-                process.join(grace)
+        from tracecite.workers import end_workers
+
+        end_workers(executor, grace)

@@ -1,0 +1,241 @@
+"""Figure 7, many traces at once: ``tracecite check FILE… --evidence`` at ``--jobs 1``,
+``--jobs 2`` and the default (one worker per core) on 2,000 traces of mixed sizes, 243 MB in
+all.
+
+The traces come from ``gen_trace.generate`` (sizes drawn from a log-normal from a seed, so a few
+are ten times the median) and are cached in ``benchmarks/out/jobs-…/``, keyed by their number,
+total size and the generator's source. Every run's JSON report must be the same as the serial
+one's, byte for byte.
+
+``python bench_jobs.py threshold`` measures where a pool starts to pay: the same traces read in
+this process and in two workers, on sets of growing total size (``tracecite.jobs`` reads below
+``MIN_PARALLEL_BYTES`` serially).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_util import (
+    BENCH_DIR,
+    MB,
+    OUT_DIR,
+    REPO,
+    Log,
+    Measured,
+    Table,
+    measure,
+    median,
+    megabytes,
+    ratio,
+    seconds,
+    tracecite_command,
+    verdict,
+)
+
+GOAL = 1.7
+"""``--jobs 2`` at least this many times faster than ``--jobs 1`` (on 2 cores or more)."""
+
+
+OVERSHOOT_MB = 0.0085
+"""How far past its target size ``gen_trace.generate`` writes, on average: the rest of the
+result it is in, and the answer."""
+
+
+def trace_sizes(count: int, total_mb: float, seed: int = 7) -> list[float]:
+    """``count`` target sizes in MB from a log-normal (σ 0.9), ``total_mb`` in all once
+    written."""
+    rng = random.Random(seed)
+    raw = [math.exp(rng.gauss(0.0, 0.9)) for _ in range(count)]
+    scale = (total_mb - count * OVERSHOOT_MB) / sum(raw)
+    return [r * scale for r in raw]
+
+
+def trace_folder(count: int, total_mb: float, log: Log = print) -> tuple[Path, int]:
+    """A cached folder of ``count`` traces, ``total_mb`` in all, and their citations."""
+    from gen_trace import generate
+
+    key = hashlib.sha256((BENCH_DIR / "gen_trace.py").read_bytes()).hexdigest()[:10]
+    folder = OUT_DIR / f"jobs-{count}x-{total_mb:g}mb-{key}"
+    done = folder / "citations"
+    if not done.exists():
+        log(f"  generating {count} traces, {total_mb:g} MB in all (cached for later runs) …")
+        folder.mkdir(parents=True, exist_ok=True)
+        citations = 0
+        for n, size in enumerate(trace_sizes(count, total_mb)):
+            citations += generate(str(folder / f"run-{n:05d}.trace.jsonl"), size, seed=n)
+        done.write_text(str(citations))
+    return folder, int(done.read_text())
+
+
+def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table:
+    """``check --evidence`` of one folder of traces at ``--jobs 1``, ``--jobs 2`` and the
+    default, ``repeats`` interleaved runs each."""
+    import os
+
+    folder, citations = trace_folder(count, total_mb, log)
+    actual = sum(p.stat().st_size for p in folder.glob("*.jsonl"))
+    table = Table(f"Many traces at once: check --evidence on {count:,} traces "
+                  f"({megabytes(actual)})",
+                  ["run", "wall", "CPU", "peak RSS", "speed-up", "goal"])
+    # The files themselves, as a hook or xargs gives them: a folder would add the selection by
+    # the globs (about 0.1 s for 2,000 files, the same in every run).
+    files = sorted(str(p) for p in folder.glob("*.jsonl"))
+    base = [*tracecite_command(), "check", *files, "--evidence", "--json"]
+    tools = [("--jobs 1", [*base, "--jobs", "1"]), ("--jobs 2", [*base, "--jobs", "2"]),
+             (f"default ({os.cpu_count()} cores)", base)]
+    load = os.getloadavg()[0]
+    runs: dict[str, list[Measured]] = {name: [] for name, _ in tools}
+    log(f"  {count} traces, {megabytes(actual)}, {citations} citations: {repeats} run(s) of "
+        "each …")
+    for _ in range(repeats):  # interleaved, so a noisy moment hits every run alike
+        for name, cmd in tools:
+            runs[name].append(measure(cmd, tree=True))
+    serial = runs["--jobs 1"][-1].stdout
+    walls = {name: median([r.wall for r in rs]) for name, rs in runs.items()}
+    for name, rs in runs.items():
+        problem = _problem(rs[-1], serial, citations)
+        speedup = walls["--jobs 1"] / walls[name]
+        goal = ""
+        if name == "--jobs 2":
+            goal = (f"≥ {GOAL}× {verdict(speedup >= GOAL)}" if (os.cpu_count() or 1) >= 2
+                    else "one core: no goal")
+        table.add(name, seconds(walls[name]), seconds(median([r.cpu for r in rs])),
+                  megabytes(max(max(r.peak_rss, r.tree_rss) for r in rs)),
+                  ratio(speedup) if name != "--jobs 1" else "", problem or goal)
+    table.note(f"speed-up: --jobs 1's wall ÷ the run's; goal: --jobs 2 at least {GOAL}× "
+               "faster than --jobs 1; every report the same as the serial one's, byte for byte")
+    table.note(f"wall and CPU: median of {repeats} interleaved runs; peak RSS over the process "
+               "tree (workers included)")
+    split = json.loads(subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "split", str(count), str(total_mb)],
+        capture_output=True, text=True, check=True).stdout)
+    # Start-up and report: the same command on the smallest trace alone, at its best of five.
+    smallest = min(files, key=lambda f: Path(f).stat().st_size)
+    startup = min(measure([*tracecite_command(), "check", smallest, "--evidence", "--json"]).wall
+                  for _ in range(5))
+    idle = (startup + split["serial_cpu"]) / (startup + split["worker_cpu"])
+    table.note(f"the work split ({split['runs']} runs, in-process, CPU time): serial "
+               f"{split['serial_cpu']:.2f} s; workers {split['worker_cpu']:.2f} s + "
+               f"{split['other_cpu']:.2f} s, their last runs ending "
+               f"{split['ends_apart'] * 1000:.0f} ms apart, pickling the results "
+               f"{split['pickling'] * 1000:.0f} ms in all; on two idle cores --jobs 2 would "
+               f"take the start-up and the busier worker's CPU: ≈ {idle:.2f}× "
+               f"(the start-up and report: check of the smallest trace alone, "
+               f"{startup * 1000:.0f} ms)")
+    if load > 1:
+        table.note(f"the machine was busy (load {load:.1f}): where the scheduler groups "
+                   "processes by session (Linux autogroup), a run's workers share its one slice "
+                   "of a busy CPU, so extra workers only pay on idle cores; rerun when idle")
+    return table
+
+
+def _worker_timed(read: Any, items: list[Any]) -> tuple[int, float, float, float, float]:
+    """In a worker: read one run; its pid, start, end, CPU seconds and pickling seconds."""
+    import os
+    import pickle
+
+    start, cpu = time.perf_counter(), time.process_time()
+    out = [read(item) for item in items]
+    pickled = time.perf_counter()
+    pickle.dumps(out)
+    end = time.perf_counter()
+    return os.getpid(), start, end, time.process_time() - cpu, end - pickled
+
+
+def work_split(count: int, total_mb: float) -> dict[str, float]:
+    """How ``tracecite.jobs`` splits the reading of the figure's traces between two workers,
+    in this process: the serial reading's CPU, each worker's CPU, when the last run of each
+    ended, and the pickling of the results; CPU time is what a busy machine disturbs least."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
+
+    sys.path.insert(0, str(REPO))
+    from tracecite import jobs
+    from tracecite.commands import read_input
+
+    folder, _ = trace_folder(count, total_mb)
+    items = [(str(p), True) for p in sorted(folder.glob("*.jsonl"))]
+    sizes = [os.path.getsize(path) for path, _ in items]
+    read = partial(read_input, evidence=True, keep_uris=False)
+    cpu = time.process_time()
+    jobs._serial(read, items)
+    serial = time.process_time() - cpu
+    runs = jobs.runs_of(sizes, 2)
+    order = sorted(range(len(runs)), key=lambda k: -sum(sizes[i] for i in runs[k]))
+    started = time.perf_counter()
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        timed = [f.result() for f in [pool.submit(_worker_timed, read,
+                                                  [items[i] for i in runs[k]]) for k in order]]
+    per: dict[int, list[float]] = {}
+    for pid, _, end, used, pickling in timed:
+        entry = per.setdefault(pid, [0.0, 0.0, 0.0])
+        entry[0] += used
+        entry[1] = max(entry[1], end - started)
+        entry[2] += pickling
+    workers = sorted(per.values(), key=lambda e: -e[0])
+    return {"serial_cpu": serial, "worker_cpu": workers[0][0],
+            "other_cpu": workers[-1][0] if len(workers) > 1 else 0.0,
+            "ends_apart": abs(workers[0][1] - workers[-1][1]),
+            "pickling": sum(w[2] for w in workers), "runs": len(runs)}
+
+
+def _problem(run: Measured, serial: str, citations: int) -> str:
+    """What went wrong with a run, or ``""``."""
+    try:
+        summary = json.loads(run.stdout)["summary"]
+    except (ValueError, KeyError):
+        return f"FAILED (exit {run.returncode}): {run.stderr.strip()[:80]}"
+    matched = summary["captured"]["matched"]
+    if run.returncode != 0 or matched != citations:
+        return f"WRONG: exit {run.returncode}, {matched}/{citations} matched"
+    if run.stdout != serial:
+        return "WRONG: the report differs from the serial one"
+    return ""
+
+
+def threshold(repeats: int = 5) -> None:
+    """Print, for sets of growing total size, reading them here and in two workers."""
+    sys.path.insert(0, str(REPO))
+    from functools import partial
+
+    from tracecite import jobs
+    from tracecite.commands import read_input
+
+    folder, _ = trace_folder(2000, 243)
+    paths = sorted(folder.glob("*.jsonl"))
+    read = partial(read_input, evidence=True, keep_uris=False)
+    print("files  MB     serial  2 workers  ratio  (best of each)")
+    for files in (5, 10, 20, 40, 80, 160, 320):
+        items = [(str(p), True) for p in paths[:files]]
+        sizes = [p.stat().st_size for p in paths[:files]]
+        serial, parallel = [], []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            jobs._serial(read, items)
+            serial.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            jobs._parallel(read, items, sizes, 2)
+            parallel.append(time.perf_counter() - started)
+        s, p = min(serial), min(parallel)  # the least disturbed run of each
+        print(f"{files:5d}  {sum(sizes) / MB:5.1f}  {s * 1000:5.0f} ms  {p * 1000:5.0f} ms"
+              f"  {s / p:.2f}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["threshold"]:
+        threshold()
+    elif sys.argv[1:2] == ["split"]:
+        print(json.dumps(work_split(int(sys.argv[2]), float(sys.argv[3]))))
+    else:
+        raise SystemExit("usage: python bench_jobs.py threshold | split COUNT MB")

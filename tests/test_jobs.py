@@ -1,0 +1,414 @@
+"""``--jobs N`` (SPEC §9): offline checks of many files in N worker processes, their report the
+same as a serial run's, in input order; few or small files read here; a bug or a dead worker
+is TC900, never a hang."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import (
+    Cli,
+    answer,
+    call,
+    cite,
+    claim,
+    note,
+    result,
+    source,
+    write_notes,
+    write_trace,
+)
+from tracecite import commands, jobs
+from tracecite.commands import InputsStopped, Plan, read_input, read_inputs, run_checks
+from tracecite.settings import resolve
+from tracecite.stops import Stopped
+
+
+@pytest.fixture
+def pooled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Any inputs, however small, are read in worker processes when jobs > 1; the numbers of
+    workers asked for are listed."""
+    monkeypatch.setattr(jobs, "MIN_PARALLEL_BYTES", 0)
+    asked: list[int] = []
+    parallel = jobs._parallel
+
+    def spy(read: Any, items: Any, sizes: Any, workers: int) -> Any:
+        asked.append(workers)
+        return parallel(read, items, sizes, workers)
+
+    monkeypatch.setattr(jobs, "_parallel", spy)
+    return asked
+
+
+def mixed_inputs(root: Path) -> list[str]:
+    """Good and bad notes and traces, of varied sizes: format errors, evidence misses with
+    diagnoses, a missing file, and a folder of traces."""
+    long = "The quick brown fox jumps over the lazy dog. " * 2000
+    write_notes(root / "good.notes", note() + "\n" + note(quote="lazy dog"))
+    write_notes(root / "bad.notes", "claim: c\nquote: q\nurl: https://example.com/\ncolour: x\n")
+    write_trace(root / "good.jsonl", [call(), result(), answer()])
+    write_trace(root / "big.jsonl", [call(), result(sources=[source(content=long)]),
+                                     answer(claims=[claim(citations=[cite(quote="lazy dog")])])])
+    write_trace(root / "miss.jsonl", [call(), result(), answer(claims=[
+        claim(citations=[cite(quote="QUICK BROWN FOX"), cite(quote="quick brown cat")]),
+        claim(citations=[])])])
+    write_trace(root / "broken.jsonl", [call(), "{not json", answer()])
+    write_trace(root / "unknown.jsonl", [call(), result(), answer(claims=[
+        claim(citations=[cite(source_id="nowhere")])])])
+    folder = root / "runs"
+    folder.mkdir()
+    for n in range(12):
+        quote = "quick brown fox" if n % 3 else "slow green turtle"
+        write_trace(folder / f"run-{n:02d}.trace.jsonl", [
+            call(), result(sources=[source(content=long[: 100 * (n + 1) ** 2])]),
+            answer(claims=[claim(citations=[cite(quote=quote)])])])
+    return [str(root / name) for name in ("good.notes", "big.jsonl", "bad.notes", "miss.jsonl",
+                                          "missing.jsonl", "broken.jsonl", "good.jsonl",
+                                          "unknown.jsonl")] + [str(folder)]
+
+
+def test_a_parallel_report_is_the_serial_one_byte_for_byte(
+        tmp_path: Path, cli: Cli, pooled: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    paths = mixed_inputs(tmp_path)
+    serial = cli("check", "--evidence", "--json", "--jobs", "1", *paths)
+    assert pooled == []  # --jobs 1 reads here, whatever the size
+    parallel = cli("check", "--evidence", "--json", "--jobs", "4", *paths)
+    assert pooled == [4]
+    assert parallel.out == serial.out
+    assert (parallel.exit, parallel.err) == (serial.exit, serial.err) == (1, "")
+    codes = set(serial.codes())
+    assert {"TC101", "TC111", "TC120", "TC131"} <= codes
+    files = [f["file"] for f in serial.json()["findings"]]
+    assert files.index(str(tmp_path / "bad.notes")) < files.index(str(tmp_path / "miss.jsonl"))
+
+
+def test_evidence_misses_and_their_diagnoses_come_back_in_order(
+        tmp_path: Path, cli: Cli, pooled: list[int]) -> None:
+    paths = [p for p in mixed_inputs(tmp_path)
+             if not p.endswith(("missing.jsonl", "broken.jsonl", "unknown.jsonl", ".notes"))]
+    serial = cli("check", "--evidence", "--json", "--jobs", "1", *paths)
+    parallel = cli("check", "--evidence", "--json", "--jobs", "3", *paths)
+    assert pooled == [3]
+    assert parallel.out == serial.out
+    findings = serial.json()["findings"]
+    assert serial.exit == 2
+    assert [f["code"] for f in findings].count("TC202") == 6  # 2 in miss.jsonl, 4 in runs/
+    assert any(f.get("diagnosis") for f in findings)
+    assert serial.json()["summary"]["captured"]["checked"] == 2 + 1 + 1 + 12
+
+
+def test_a_verify_command_gets_the_uris_it_checks_from_the_workers(
+        tmp_path: Path, pooled: list[int]) -> None:
+    paths = [str(write_trace(tmp_path / f"t{n}.jsonl", [
+        call(), result(sources=[source(uri=f"file:doc{n}.txt")]), answer()])) for n in range(5)]
+    inputs = read_inputs((), paths, evidence=True, keep_uris=True, jobs=2)
+    assert pooled == [2]
+    assert [uri for _, uri, _ in inputs.cited()] == [f"file:doc{n}.txt" for n in range(5)]
+
+
+def test_a_worker_sends_back_no_source_index(tmp_path: Path) -> None:
+    """Where each source is in the file is for reading it: a result the parent keeps (or a
+    worker sends back) holds none of it."""
+    path = write_trace(tmp_path / "t.jsonl", [call(), result(sources=[
+        source(f"s{n}", content="quick brown fox") for n in range(1, 50)]), answer()])
+    for evidence in (True, False):
+        checked = read_input((str(path), True), evidence=evidence, keep_uris=False)
+        assert len(checked.scan.sources) == 0  # type: ignore[union-attr]
+        sent = pickle.loads(pickle.dumps(checked))
+        assert (sent.findings, list(sent.scan.citations)) == (checked.findings,
+                                                           list(checked.scan.citations))
+
+
+def test_few_or_small_files_are_read_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    parallel: list[int] = []
+    monkeypatch.setattr(jobs, "_parallel", lambda *args: parallel.append(1) or [])
+    paths = [str(write_trace(tmp_path / f"t{n}.jsonl", [call(), result(), answer()]))
+             for n in range(20)]
+    inputs = read_inputs((), paths, evidence=True, keep_uris=False, jobs=None)
+    assert parallel == []
+    assert len(inputs.traces) == 20
+    monkeypatch.setattr(jobs, "MIN_PARALLEL_BYTES", 0)
+    read_inputs((), paths[:1], evidence=True, keep_uris=False, jobs=8)  # one file
+    assert parallel == []
+    read_inputs((), paths, evidence=True, keep_uris=False, jobs=8)
+    assert parallel == [1]
+    read_inputs((), paths, evidence=True, keep_uris=False, jobs=1)
+    assert parallel == [1]
+
+
+def test_called_from_a_thread_the_workers_start_from_a_clean_process(
+        tmp_path: Path, pooled: list[int]) -> None:
+    """Forking while another thread may hold a lock is unsafe: from a thread the workers come
+    from a forkserver, and read the same."""
+    import threading
+
+    from tracecite.workers import pool_context
+
+    paths = [p for p in mixed_inputs(tmp_path) if p.endswith(".jsonl")]
+    serial = read_inputs((), paths, evidence=True, keep_uris=True, jobs=1)
+    found: list[Any] = []
+    methods: list[str] = []
+
+    def in_a_thread() -> None:
+        methods.append(pool_context([]).get_start_method())
+        found.append(read_inputs((), paths, evidence=True, keep_uris=True, jobs=2))
+
+    thread = threading.Thread(target=in_a_thread)
+    thread.start()
+    thread.join(60)
+    assert methods == ["forkserver"]
+    assert pooled == [2]
+    assert found[0].format_findings() == serial.format_findings()
+    assert found[0].evidence_findings() == serial.evidence_findings()
+    assert list(found[0].cited()) == list(serial.cited())
+
+
+def read_in_a_daemon(paths: list[str], out: Any) -> None:
+    jobs.MIN_PARALLEL_BYTES = 0
+    inputs = read_inputs((), paths, evidence=True, keep_uris=False, jobs=2)
+    out.put(len(inputs.traces))
+
+
+def test_a_daemonic_process_reads_here(tmp_path: Path) -> None:
+    """A worker of a multiprocessing pool (or of Dask) is daemonic: it may not start worker
+    processes of its own, so the library reads there as with ``jobs=1``."""
+    import multiprocessing
+
+    paths = [str(write_trace(tmp_path / f"t{n}.jsonl", [call(), result(), answer()]))
+             for n in range(4)]
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    process = context.Process(target=read_in_a_daemon, args=(paths, out), daemon=True)
+    process.start()
+    process.join(30)
+    assert process.exitcode == 0
+    assert out.get(timeout=5) == 4
+
+
+# ---- the pool itself ---------------------------------------------------------------------------
+
+def where_read(item: int) -> tuple[int, int]:
+    time.sleep(0.01)  # long enough for each worker to take some
+    return item, os.getpid()
+
+
+def fail_on_seven(item: int) -> int:
+    if item == 7:
+        raise ValueError("a bug")
+    return item
+
+
+def die_on_seven(item: int) -> int:
+    if item == 7:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+    return item
+
+
+def run_pool(read: Callable[[int], Any], count: int = 40, workers: int = 2) -> list[Any]:
+    items = list(range(count))
+    return jobs._parallel(read, items, [(count - i) * 1000 for i in items], workers)
+
+
+def test_results_come_back_in_input_order_from_several_workers() -> None:
+    read = run_pool(where_read)
+    assert [item for item, _ in read] == list(range(40))
+    assert len({pid for _, pid in read} - {os.getpid()}) == 2
+
+
+@pytest.mark.parametrize("read", [fail_on_seven, die_on_seven], ids=["raises", "killed"])
+def test_a_worker_that_fails_ends_the_pool_with_an_error(read: Callable[[int], int]) -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
+    with pytest.raises((ValueError, BrokenProcessPool)):
+        run_pool(read)
+
+
+FAILING = {"how": ""}
+"""How :func:`failing_read` fails on ``good.jsonl`` (set before the workers fork)."""
+
+
+def failing_read(given: tuple[str, bool], **options: bool) -> Any:
+    if given[0].endswith("good.jsonl"):
+        if FAILING["how"] == "raises":
+            raise RuntimeError("a bug")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return read_input(given, **options)
+
+
+@pytest.mark.parametrize("how", ["raises", "killed"])
+def test_a_failed_worker_is_an_internal_error(tmp_path: Path, cli: Cli, pooled: list[int],
+                                              monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    paths = mixed_inputs(tmp_path)
+    monkeypatch.setitem(FAILING, "how", how)
+    monkeypatch.setattr(commands, "read_input", failing_read)  # the forked workers inherit it
+    run = cli("check", "--evidence", "--json", "--jobs", "2", *paths)
+    assert pooled == [2]
+    assert (run.exit, run.codes()) == (3, ["TC900"])
+    name = "RuntimeError" if how == "raises" else "BrokenProcessPool"
+    assert run.json()["findings"][0]["message"].startswith(name)
+
+
+def test_runs_are_neighbours_of_about_equal_weight() -> None:
+    sizes = [10_000] * 100 + [5_000_000] + [1_000] * 900
+    runs = jobs.runs_of(sizes, 2)
+    assert [i for run in runs for i in run] == list(range(1000 + 1))  # every item, in order
+    assert range(100, 101) in runs  # the big one alone
+    weights = [sum(sizes[i] + jobs.FILE_WEIGHT for i in run) for run in runs if 100 not in run]
+    share = (sum(sizes) + jobs.FILE_WEIGHT * len(sizes)) // (2 * jobs.RUNS_PER_WORKER)
+    assert max(weights) <= share
+    assert len(runs) <= 2 * jobs.RUNS_PER_WORKER + 2
+
+
+# ---- stops ----------------------------------------------------------------------------------
+
+def stop_on(stop_at: str, real: Callable[..., Any]) -> Callable[..., Any]:
+    def read(given: tuple[str, bool], **options: bool) -> Any:
+        if given[0].endswith(stop_at):
+            raise Stopped(signal.SIGTERM)
+        return real(given, **options)
+    return read
+
+
+def test_a_stop_while_reading_reports_what_was_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = mixed_inputs(tmp_path)[:4]  # good.notes, big.jsonl, bad.notes, miss.jsonl
+    monkeypatch.setattr(commands, "read_input", stop_on("bad.notes", commands.read_input))
+    with pytest.raises(InputsStopped) as stopped:
+        read_inputs(paths[::2], paths[1::2], evidence=True, keep_uris=False, jobs=1)
+    assert [n.path for n in stopped.value.inputs.notes] == [paths[0]]
+    assert stopped.value.inputs.traces == ()  # traces are read after notes
+    report = run_checks(Plan("check", evidence=True), paths[::2], paths[1::2],
+                        resolve("check", {"jobs": 1}))
+    assert (report.stopped_by, report.exit_code) == (signal.SIGTERM, 143)
+    assert report.summary.inputs == 1
+    assert report.summary.records == 2
+
+
+@pytest.mark.parametrize("command", ["check", "verify-notes", "verify-urls", "verify-files",
+                                     "hook"])
+def test_jobs_is_an_option_everywhere_inputs_are_read(tmp_path: Path, cli: Cli, command: str
+                                                      ) -> None:
+    path = write_trace(tmp_path / "t.jsonl", [call(), result(), answer()])
+    bad = cli(command, str(path), "--jobs", "0", "--json")
+    assert bad.exit == 1
+    assert bad.json()["findings"][0]["message"].startswith("argument --jobs: must be from 1 to")
+
+
+def test_compare_reads_two_files_and_takes_no_jobs(tmp_path: Path, cli: Cli) -> None:
+    path = write_trace(tmp_path / "t.jsonl", [call(), result(), answer()])
+    assert "unrecognized arguments: --jobs" in cli("compare", str(path), str(path), "--jobs",
+                                                   "2").err
+
+
+def test_jobs_from_the_configuration_and_the_action(
+        tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite import action
+    from tracecite.settings import action_values
+
+    asked: list[int | None] = []
+    real = jobs.read_in_order
+
+    def spy(read: Any, items: Any, *, jobs: int | None, size: Any) -> Any:
+        asked.append(jobs)
+        return real(read, items, jobs=jobs, size=size)
+
+    monkeypatch.setattr(jobs, "read_in_order", spy)
+    monkeypatch.chdir(tmp_path)
+    write_trace(tmp_path / "run.trace.jsonl", [call(), result(), answer()])
+    (tmp_path / ".tracecite.toml").write_text("jobs = 3\n")
+    assert cli("hook", "run.trace.jsonl", "--json").exit == 0
+    assert cli("check", "run.trace.jsonl", "--json").exit == 0  # check reads no configuration
+    assert cli("hook", "run.trace.jsonl", "--jobs", "2", "--json").exit == 0
+    assert asked == [3, None, 2]
+    (tmp_path / ".tracecite.toml").write_text("jobs = 0\n")
+    assert cli("hook", "run.trace.jsonl", "--json").codes() == ["TC104"]
+    assert action_values(action.read_inputs({action.INPUT_ENV["jobs"]: " 4 "}))["jobs"] == 4
+
+
+# ---- stops of a run, as its own process -----------------------------------------------------
+
+SLOW_READER = """
+import os, sys, time
+from tracecite import commands, jobs
+jobs.MIN_PARALLEL_BYTES = 0  # these few small files are read in workers all the same
+real = commands.read_input
+def read_input(given, **options):
+    if os.path.basename(given[0]).startswith("hang"):
+        open(given[0] + ".started", "w").close()
+        time.sleep(60)
+    return real(given, **options)
+commands.read_input = read_input
+from tracecite.cli import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize(("signum", "to_group"), [
+    (signal.SIGINT, True),    # Ctrl-C: the workers get it too, and ignore it
+    (signal.SIGTERM, False),  # kill PID: the workers get nothing, the parent must end them
+    (signal.SIGTERM, True),
+])
+def test_a_signal_ends_the_workers_and_reports_what_was_read(
+        tmp_path: Path, signum: signal.Signals, to_group: bool) -> None:
+    from tests.test_subprocess_stops import env, processes
+
+    padding = "The quick brown fox jumps over the lazy dog. " * 200
+    for n in range(6):  # larger than the hanging ones: dealt out first
+        quote = "lazy dog" if n != 4 else "lazy cat"
+        write_trace(tmp_path / f"ok{n}.jsonl", [call(), result(sources=[source(
+            content=padding)]), answer(claims=[claim(citations=[cite(quote=quote)])])])
+    for n in range(2):
+        write_trace(tmp_path / f"hang{n}.jsonl", [call(), result(), answer()])
+    paths = sorted(str(p) for p in tmp_path.glob("*.jsonl"))
+    run = subprocess.Popen(
+        [sys.executable, "-c", SLOW_READER, "check", "--evidence", "--json", "--jobs", "2",
+         *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(list(tmp_path.glob("*.started"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(list(tmp_path.glob("*.started"))) == 2, "the workers never got there"
+        time.sleep(0.3)  # the results of the files read are sent back meanwhile
+        workers = [pid for pid, (ppid, _) in processes().items() if ppid == run.pid]
+        assert len(workers) == 2
+        sent = time.monotonic()
+        if to_group:
+            os.killpg(run.pid, signum)
+        else:
+            os.kill(run.pid, signum)
+        out, err = run.communicate(timeout=10)
+        stopped_in = time.monotonic() - sent
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    assert stopped_in < 2, stopped_in
+    assert run.returncode == 128 + signum
+    assert "Traceback" not in err
+    assert err.endswith(f"tracecite: stopped by {signum.name}; the report covers the sources "
+                        "that finished\n"), err
+    report = json.loads(out)
+    assert report["exit_code"] == 128 + signum
+    assert report["summary"]["inputs"] == 6  # the hanging two never finished
+    assert report["summary"]["captured"]["not_found"] == 1
+    assert [(f["code"], Path(f["file"]).name) for f in report["findings"]] == [
+        ("TC202", "ok4.jsonl")]
+    time.sleep(0.2)  # let init reap whatever it inherited
+    left = processes()
+    assert [pid for pid in workers if pid in left] == []
+    assert [pid for pid, (_, group) in left.items() if group == run.pid] == []
