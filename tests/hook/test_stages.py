@@ -56,6 +56,24 @@ def test_excluded_files_are_not_warned_about(tmp_path: Path, monkeypatch: pytest
     assert "in .tracecite.toml" in finding["message"]
 
 
+def test_a_directory_stands_for_the_files_the_globs_select_under_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, ".tracecite.toml", 'exclude = ["docs/drafts"]\n')
+    write(tmp_path, "docs/a.notes", GOOD_NOTES)
+    write(tmp_path, "docs/guide.md", "not notes\n")  # under the directory, not selected: quiet
+    write(tmp_path, "docs/drafts/b.notes", BROKEN_NOTES)  # excluded: never read
+    write(tmp_path, "empty/README.md", "x\n")
+    code, report = run_json(["hook", "docs"], capsys)
+    assert code == 0
+    assert report["findings"] == []
+    assert (report["summary"]["inputs"], report["summary"]["records"]) == (1, 1)
+    code, report = run_json(["hook", "docs", "empty"], capsys)
+    assert code == 1  # as for `check`: a directory that selects nothing is TC101
+    assert [(f["code"], f["file"]) for f in report["findings"]] == [("TC101", "empty")]
+
+
 def test_offline_stage_checks_format_structure_and_evidence(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

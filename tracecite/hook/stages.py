@@ -37,6 +37,7 @@ from tracecite.hook.git import (
     tracked_files,
 )
 from tracecite.hook.selection import not_selected, sort_out
+from tracecite.inputs.directories import expand_with
 from tracecite.settings import STAGES
 
 if TYPE_CHECKING:
@@ -74,18 +75,20 @@ def run_hook(files: Sequence[str], settings: Settings) -> Report:
                          f"{name('since')}")
     plan = stage_plan(settings)
     found = None if files else changes_to_check(settings)
-    sorted_out = sort_out(files or candidates(settings, found), settings)
+    # A directory given stands for the files under it that the globs select, as for `check`.
+    given = expand_with(files, settings)
+    sorted_out = sort_out(given.paths or candidates(settings, found), settings)
     # Only files someone named: files git found and no glob selects are simply not inputs.
     # Like every offline finding, these are shard 1's (SPEC §9).
     warnings = tuple(not_selected(path, settings) for path in sorted_out.unselected
                      if files and offline_shard(settings))
     paths = sorted_out.selected
     if not paths:
-        return Report(COMMAND, warnings, stage=plan.stage)
+        return Report(COMMAND, (*given.findings, *warnings), stage=plan.stage)
     notes, traces = split_inputs(paths)
     if found is not None and plan.live and not settings.all_records:
         plan = replace(plan, changed_lines=_notes_lines(found, notes, settings))
-    report = run_checks(plan, notes, traces, settings)
+    report = run_checks(plan, notes, traces, settings, unread=given.findings)
     notices = (OFFLINE_NOTICE,) if plan.live and no_host_resolved(report) else ()
     return replace(report, findings=(*warnings, *report.findings),
                    notices=(*report.notices, *notices))

@@ -42,7 +42,6 @@ def expand_directories(paths: Sequence[str], *, notes: bool = True,
     if not any(os.path.isdir(p) for p in paths):
         return Expanded(tuple(paths))
     from tracecite.config import discover
-    from tracecite.hook.selection import leaves_out, select
     from tracecite.settings import Settings
 
     config = discover(None)
@@ -51,6 +50,17 @@ def expand_directories(paths: Sequence[str], *, notes: bool = True,
     # Only the globs: the command's other settings never come from the configuration.
     globs = Settings(config_path=config.path, notes=configured.notes if notes else (),
                      traces=configured.traces if traces else (), exclude=configured.exclude)
+    return expand_with(paths, globs)
+
+
+def expand_with(paths: Sequence[str], globs: Settings) -> Expanded:
+    """Replace each directory among ``paths`` by the files under it that the ``notes`` and
+    ``traces`` globs of ``globs`` select and its ``exclude`` globs do not remove (the hook's
+    settings, already resolved, or a command's configured globs)."""
+    if not any(os.path.isdir(p) for p in paths):
+        return Expanded(tuple(paths))
+    from tracecite.hook.selection import leaves_out, select
+
     out: list[str] = []
     findings: list[Finding] = []
     for path in paths:
