@@ -391,3 +391,30 @@ def test_passing_runs_never_read_the_answer_again(cli: Cli, tmp_path: Path,
                             _answer(c1n1={"quote": "gone"})]))
     assert cli("check", path, "--evidence").exit == 2
     assert len(looked) == 1  # one read of the answer line, for the one finding
+
+
+def test_live_runs_read_the_answer_again_only_for_their_findings(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite.inputs import answer as answer_module
+    from tracecite.inputs import trace
+
+    looked: list[object] = []
+
+    def spy(*args: Any) -> dict[tuple[int, int], int]:
+        looked.append(args)
+        return answer_module.quote_columns(*args)
+
+    monkeypatch.setattr(trace, "quote_columns", spy)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "page.txt").write_text(CAPTURE, encoding="utf-8")
+    path = write_trace(tmp_path / "t.jsonl", [
+        call(), result(sources=[source(uri="file:page.txt", content=CAPTURE)]), _answer()])
+    assert cli("verify-files", str(path)).exit == 0
+    assert looked == []  # every quote is on the page: no column is needed
+    (tmp_path / "page.txt").write_text("q1.1 quick q1.2 quick q2.1 quick", encoding="utf-8")
+    run = cli("verify-files", str(path), "--json")
+    assert run.exit == 2
+    assert len(looked) == 1  # one read of the answer line, for the one finding
+    (finding,) = run.json()["findings"]
+    line = path.read_bytes().splitlines()[2]
+    assert (finding["code"], finding["column"]) == ("TC211", _column_of(line, 2, 2))

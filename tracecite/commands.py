@@ -128,10 +128,32 @@ class Inputs:
                       for n in self.notes)
         return Inputs(notes, self.traces, shard)
 
+    def located(self, findings: Sequence[Finding]) -> list[Finding]:
+        """Live findings, those about a trace's citation with the column of its quote (SPEC
+        §8.3): a trace's answer line is read again once, after every live check, and walked
+        only down to the citations that got a finding."""
+        wanted: dict[str, set[tuple[int, int]]] = {}
+        for f in findings:
+            if f.file is not None and f.claim is not None and f.citation is not None:
+                wanted.setdefault(f.file, set()).add((f.claim, f.citation))
+        columns: dict[tuple[str, int, int], int] = {}
+        for trace in self.traces:
+            keys = wanted.get(trace.scan.path)
+            if not keys:
+                continue
+            chosen = (c for c in trace.scan.citations if (c.claim, c.citation) in keys)
+            for c in trace.scan.located(chosen):
+                if c.column is not None:
+                    columns[(trace.scan.path, c.claim, c.citation)] = c.column
+        if not columns:
+            return list(findings)
+        return [replace(f, column=columns[key])
+                if (key := (f.file or "", f.claim or 0, f.citation or 0)) in columns else f
+                for f in findings]
+
     def cited(self) -> Iterator[tuple[Citation, str, str | None]]:
         """Each citation with its source's URI and when it was captured (if the trace says),
-        in the traces whose URIs can be trusted, and the column of its quote (SPEC §8.3: the
-        live checks' findings point at it)."""
+        in the traces whose URIs can be trusted."""
         for trace in self.traces:
             if has_input_errors(trace.findings):
                 continue  # the trace changed under us: its URIs cannot be trusted
@@ -142,7 +164,7 @@ class Inputs:
 
                 citations = [c for c in citations
                              if in_shard(trace.uris[c.source_id], self.shard)]
-            for citation in trace.scan.located(citations):
+            for citation in citations:
                 yield (citation, trace.uris[citation.source_id],
                        captured_at.get(citation.source_id))
 
@@ -230,6 +252,7 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
                       stopped_by=stopped_by, stage=plan.stage)
     # Only this shard's sources (SPEC §9), then only the records a diff touches (§8.6).
     inputs, unchanged = inputs.in_shard(settings.shard).changed_only(plan.changed_lines)
+    live_findings: list[Finding] = []
     for kind in plan.live:
         if kind is SourceKind.FILE and not inputs.traces:
             continue  # only traces cite file: sources
@@ -238,13 +261,14 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
                 found, counts = _check_live(inputs, settings, kind, _label(plan.command, kind))
             except LiveStopped as stop:
                 found, counts, stopped_by = stop.findings, stop.counts, stop.signum
-            findings += found
+            live_findings += found
         else:  # stopped before this check began: each of its quotes is interrupted
             checks, skipped = _live_checks(inputs, kind, settings)
             counts = Counts(skipped=skipped, interrupted=len(checks))
         if kind is SourceKind.WEB:
             counts += Counts(unchanged=unchanged)
         summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
+    findings += inputs.located(live_findings)
     return Report(plan.command, _warned(findings, settings.warn), summary,
                   stopped_by=stopped_by, stage=plan.stage)
 
