@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.visible.test_parser import _TAGS, _dump
+from tracecite.matching import normalise
 from tracecite.visible import ParseLimitError, lexbor, parse_visible, tree_builder, visible_text
 
 pytest.importorskip("selectolax", reason="the fast extra is not installed")
@@ -45,8 +46,11 @@ _PIECES = st.one_of(
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_PIECES, max_size=40).map("".join))
 def test_generated_markup_gives_html5libs_text(page: str) -> None:
+    # The text quotes are matched in: the parsers may disagree on how many line breaks stand
+    # together at a block boundary (`<pre></a>\n`, an `<li>` in a hidden `<span>`), which no
+    # verdict can see, and must agree on every word and on where words are apart.
     fast, reference = both(page)
-    assert fast == reference
+    assert normalise(fast) == normalise(reference)
 
 
 @pytest.mark.parametrize(
