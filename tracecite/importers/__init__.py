@@ -1,0 +1,1 @@
+"""Importers: vendor transcripts turned into TraceCite traces (SPEC §10)."""

@@ -1,0 +1,101 @@
+"""What an importer makes of one run of a vendor transcript, and the trace it is written as.
+
+An importer reads a vendor's file and yields :class:`ImportedRun` records; :func:`trace_lines`
+writes each as a trace (SPEC §1.2) that ``tracecite check`` accepts. Anything an importer cannot
+map is :class:`Unsupported` (TC107), raised with the file, the line where known and the JSON path
+of the element: nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tracecite.codes import Code
+from tracecite.errors import TraceCiteError
+from tracecite.findings import Finding
+
+
+@dataclass(frozen=True)
+class ImportedSource:
+    """A source the run saw: ``content`` is the text it captured, or None when the vendor gives
+    none back (web search results: SPEC §1.2's ``content: null``)."""
+
+    id: str
+    uri: str
+    content: str | None
+
+
+@dataclass(frozen=True)
+class ImportedCall:
+    """A tool call and its result; ``ok`` False: the call failed and captured nothing. Sources
+    the request itself carried (documents, search results) are the result of a call of the
+    importer's own naming."""
+
+    call_id: str
+    tool: str
+    ok: bool
+    sources: tuple[ImportedSource, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportedCitation:
+    """A verbatim quote of a source, as the vendor extracted it."""
+
+    source_id: str
+    quote: str
+
+
+@dataclass(frozen=True)
+class ImportedClaim:
+    """A cited passage of the final answer."""
+
+    text: str
+    citations: tuple[ImportedCitation, ...]
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    """One run of a transcript: ``name`` is the stem of the file it is written to (unique among
+    the runs of one import, safe as a file name); ``not_importable`` counts the citations that
+    cite a span of the answer rather than quote a source (SPEC §10), never turned into quotes."""
+
+    run_id: str
+    name: str
+    calls: tuple[ImportedCall, ...]
+    claims: tuple[ImportedClaim, ...]
+    not_importable: int = 0
+
+
+class Unsupported(TraceCiteError):
+    """An element of a transcript that cannot be imported (TC107): ``json_path`` locates it,
+    as ``$.response.content[3].citations[0]``."""
+
+    def __init__(self, file: str, json_path: str, what: str, *, line: int | None = None) -> None:
+        super().__init__(Finding(Code.IMPORT_UNSUPPORTED, f"{what} at {json_path}",
+                                 file=file, line=line))
+        self.json_path = json_path
+
+
+def trace_lines(run: ImportedRun) -> Iterator[str]:
+    """The run as trace lines (SPEC §1.2), each a JSON object without its newline: every tool
+    call, then its result, then the one answer."""
+    for call in run.calls:
+        yield _line({"type": "tool_call", "run_id": run.run_id, "call_id": call.call_id,
+                     "tool": call.tool})
+        result: dict[str, object] = {"type": "tool_result", "run_id": run.run_id,
+                                     "call_id": call.call_id, "ok": call.ok}
+        if call.ok:
+            result["sources"] = [{"id": s.id, "uri": s.uri, "content": s.content}
+                                 for s in call.sources]
+        yield _line(result)
+    yield _line({"type": "answer", "run_id": run.run_id, "claims": [
+        {"text": claim.text,
+         "citations": [{"source_id": c.source_id, "quote": c.quote} for c in claim.citations]}
+        for claim in run.claims
+    ]})
+
+
+def _line(event: dict[str, object]) -> str:
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
