@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
+import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 import trustme
+from hypothesis import settings
 
 from tests.fetch.servers import Servers
 from tracecite.cli import main
@@ -21,6 +23,14 @@ from tracecite.cli import main
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO_ROOT / "examples"
 SHARED = REPO_ROOT.parent / "shared"
+
+# CI runs the property tests on the same examples every time (a red CI must mean the change is
+# wrong, not that this run drew a rarer example); locally they draw new ones. HYPOTHESIS_PROFILE
+# picks either explicitly.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
+                      or ("ci" if os.environ.get("CI") else "dev"))
 
 # Environment variables that change what the CLI prints; tests start without them.
 OUTPUT_ENV = ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "NO_COLOR")
