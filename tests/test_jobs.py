@@ -4,7 +4,6 @@ is TC900, never a hang."""
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import signal
@@ -364,7 +363,7 @@ raise SystemExit(main(sys.argv[1:]))
 ])
 def test_a_signal_ends_the_workers_and_reports_what_was_read(
         tmp_path: Path, signum: signal.Signals, to_group: bool) -> None:
-    from tests.test_subprocess_stops import env, processes
+    from tests.stopping import assert_none_left, children, env, stop
 
     padding = "The quick brown fox jumps over the lazy dog. " * 200
     for n in range(6):  # larger than the hanging ones: dealt out first
@@ -378,37 +377,20 @@ def test_a_signal_ends_the_workers_and_reports_what_was_read(
         [sys.executable, "-c", SLOW_READER, "check", "--evidence", "--json", "--jobs", "2",
          *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
         start_new_session=True)
-    try:
+    workers: list[int] = []
+
+    def ready() -> None:
         deadline = time.monotonic() + 30
         while len(list(tmp_path.glob("*.started"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(list(tmp_path.glob("*.started"))) == 2, "the workers never got there"
         time.sleep(0.3)  # the results of the files read are sent back meanwhile
-        workers = [pid for pid, (ppid, _) in processes().items() if ppid == run.pid]
+        workers.extend(children(run.pid))
         assert len(workers) == 2
-        sent = time.monotonic()
-        if to_group:
-            os.killpg(run.pid, signum)
-        else:
-            os.kill(run.pid, signum)
-        out, err = run.communicate(timeout=10)
-        stopped_in = time.monotonic() - sent
-    finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
-            run.wait()
-    assert stopped_in < 2, stopped_in
-    assert run.returncode == 128 + signum
-    assert "Traceback" not in err
-    assert err.endswith(f"tracecite: stopped by {signum.name}; the report covers the sources "
-                        "that finished\n"), err
-    report = json.loads(out)
-    assert report["exit_code"] == 128 + signum
+
+    report = stop(run, signum, to_group=to_group, ready=ready)
     assert report["summary"]["inputs"] == 6  # the hanging two never finished
     assert report["summary"]["captured"]["not_found"] == 1
     assert [(f["code"], Path(f["file"]).name) for f in report["findings"]] == [
         ("TC202", "ok4.jsonl")]
-    time.sleep(0.2)  # let init reap whatever it inherited
-    left = processes()
-    assert [pid for pid in workers if pid in left] == []
-    assert [pid for pid, (_, group) in left.items() if group == run.pid] == []
+    assert_none_left(run, workers)

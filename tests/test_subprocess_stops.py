@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT, answer, call, cite, claim, result, write_trace
+from tests.conftest import answer, call, cite, claim, result, write_trace
+from tests.stopping import assert_none_left, children, env, stop
 
 # getaddrinfo for the run: names under .hang.test never answer, other .test names do not exist;
 # anything else (IP literals) goes to the real function, which asks no DNS for them.
@@ -38,13 +39,6 @@ from tracecite.cli import main
 raise SystemExit(main(sys.argv[1:]))
 """
 
-
-def env() -> dict[str, str]:
-    """The environment of a subprocess run: this tree first on the path, no CI variables."""
-    out = {k: v for k, v in os.environ.items()
-           if k not in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "NO_COLOR")}
-    out["PYTHONPATH"] = str(REPO_ROOT)
-    return out
 
 
 def test_lookups_that_never_answer_do_not_hold_the_process(tmp_path: Path) -> None:
@@ -106,21 +100,6 @@ def half_hanging_site(requests: list[str]) -> Iterator[tuple[int, threading.Even
         server.server_close()
 
 
-def processes() -> dict[int, tuple[int, int]]:
-    """Every live process: its parent's PID and its process group, by PID (from /proc)."""
-    found: dict[int, tuple[int, int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        if fields[0] != "Z":  # a zombie is already dead
-            found[int(entry)] = (int(fields[1]), int(fields[2]))
-    return found
-
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize(("signum", "to_group"), [
@@ -147,40 +126,23 @@ def test_a_signal_stops_the_run_with_the_report_of_what_finished(
              "--allow-net", "127.0.0.0/8", "--timeout", "20", *rules],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
             start_new_session=True)  # its own process group, as a shell job would be
-        try:
+        workers: list[int] = []
+
+        def ready() -> None:
             deadline = time.monotonic() + 30
             while len(requests) < 6 and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert len(requests) == 6, requests
             time.sleep(1)  # the pages that answered are parsed meanwhile
-            children = [pid for pid, (ppid, _) in processes().items() if ppid == run.pid]
-            assert children, "no parse worker started"  # two or more cores assumed
-            sent = time.monotonic()
-            if to_group:
-                os.killpg(run.pid, signum)
-            else:
-                os.kill(run.pid, signum)
-            out, err = run.communicate(timeout=10)
-            stopped_in = time.monotonic() - sent
-        finally:
-            if run.poll() is None:
-                os.killpg(run.pid, signal.SIGKILL)
-                run.wait()
-    assert stopped_in < 2, stopped_in
-    assert run.returncode == 128 + signum
-    assert "Traceback" not in err
-    assert err.endswith(f"tracecite: stopped by {signum.name}; the report covers the sources "
-                        "that finished\n"), err
-    report = json.loads(out)
-    assert report["exit_code"] == 128 + signum
+            workers.extend(children(run.pid))
+            assert workers, "no parse worker started"  # two or more cores assumed
+
+        report = stop(run, signum, to_group=to_group, ready=ready)
     live = report["summary"]["live"]
     got = (live["checked"], live["matched"], live["not_found"], live["interrupted"])
     assert got == (4, 3, 1, 3)
     assert [(f["code"], f["record"]) for f in report["findings"]] == [("TC210", 7)]
-    time.sleep(0.2)  # let init reap whatever it inherited
-    left = processes()
-    assert [pid for pid in children if pid in left] == []
-    assert [pid for pid, (_, group) in left.items() if group == run.pid] == []
+    assert_none_left(run, workers)
 
 
 # ---- a reader that closes stdout early ----------------------------------------------------------
