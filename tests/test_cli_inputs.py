@@ -108,14 +108,13 @@ def test_excluded_folders_are_not_entered(tmp_path: Path, monkeypatch: pytest.Mo
     (tmp_path / ".tracecite.toml").write_text('exclude = ["docs/vendor"]\n')
     monkeypatch.chdir(tmp_path)
     entered: list[str] = []
-    walk = os.walk
+    scandir = os.scandir
 
-    def recording(top: str, **kwargs: Any) -> Any:
-        for folder, subfolders, files in walk(top, **kwargs):
-            entered.append(folder)
-            yield folder, subfolders, files
+    def recording(folder: str) -> Any:
+        entered.append(folder)
+        return scandir(folder)
 
-    monkeypatch.setattr(directories.os, "walk", recording)
+    monkeypatch.setattr(directories.os, "scandir", recording)
     expanded = directories.expand_directories(["docs"])
     assert os.path.join("docs", "vendor", "v.notes") not in expanded.paths
     assert os.path.join("docs", "vendor") not in entered
@@ -418,3 +417,26 @@ def test_live_runs_read_the_answer_again_only_for_their_findings(
     (finding,) = run.json()["findings"]
     line = path.read_bytes().splitlines()[2]
     assert (finding["code"], finding["column"]) == ("TC211", _column_of(line, 2, 2))
+
+
+def test_a_very_deep_directory_is_walked_whole(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite.inputs import directories
+
+    monkeypatch.chdir(tmp_path)
+    deep = "docs"
+    os.mkdir(deep)
+    for _ in range(1100):  # deeper than Python's recursion limit (os.makedirs recurses too)
+        deep = os.path.join(deep, "d")
+        os.mkdir(deep)
+    Path(deep, "far.notes").write_text("")
+    Path("docs", "near.notes").write_text("")
+    try:
+        expanded = directories.expand_directories(["docs"])
+    finally:  # pytest's clean-up (shutil.rmtree) recurses too: the tree goes here, bottom up
+        os.remove(os.path.join(deep, "far.notes"))
+        while deep != "docs":
+            os.rmdir(deep)
+            deep = os.path.dirname(deep)
+    assert expanded.paths == (os.path.join("docs", "near.notes"),
+                              os.path.join(*["docs"] + ["d"] * 1100, "far.notes"))

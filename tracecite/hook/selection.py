@@ -41,14 +41,19 @@ def sort_out(paths: Iterable[str], settings: Settings) -> Selection:
     include = _compile([*settings.notes, *settings.traces])
     exclude = _compile(settings.exclude)
     base = settings.config_base
+    inside = os.path.join(os.path.abspath(base), "")  # a path under it starts with this
     chosen: dict[str, None] = {}
     unselected: dict[str, None] = {}
     for path in paths:
-        relative = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
-        parts = relative.split("/")
-        prefixes = [relative, *("/".join(parts[:i]) for i in range(1, len(parts)))]
-        if settings.exclude and any(exclude.fullmatch(p) for p in prefixes):
-            continue
+        absolute = os.path.abspath(path)
+        # The prefix cut is relpath's answer for a path under the base, without its cost.
+        relative = (absolute[len(inside):] if absolute.startswith(inside)
+                    else os.path.relpath(absolute, base)).replace(os.sep, "/")
+        if settings.exclude:
+            parts = relative.split("/")
+            prefixes = [relative, *("/".join(parts[:i]) for i in range(1, len(parts)))]
+            if any(exclude.fullmatch(p) for p in prefixes):
+                continue
         if include.fullmatch(relative):
             chosen[path] = None
         else:

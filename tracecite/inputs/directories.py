@@ -76,14 +76,26 @@ def expand_with(paths: Sequence[str], globs: Settings) -> Expanded:
 
 def _files_under(top: str, pruned: Callable[[str], bool]) -> Iterator[str]:
     """Every file under ``top`` (symbolic links to files too), folder by folder in sorted
-    order; folders that ``pruned`` names, and symbolic links to folders, are not entered."""
-    for folder, subfolders, files in os.walk(top, followlinks=False):
-        subfolders[:] = sorted(d for d in subfolders
-                               if not pruned(os.path.join(folder, d)))
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            if os.path.isfile(path):  # a regular file, or a link to one
-                yield os.path.normpath(path)
+    order; folders that ``pruned`` names, and symbolic links to folders, are not entered. A
+    folder that cannot be read is passed over, as by ``os.walk``."""
+    waiting = [top]  # folders still to list, the next one last
+    while waiting:
+        try:
+            with os.scandir(waiting.pop()) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        folders: list[str] = []
+        for entry in entries:
+            # The kind comes with the listing: only a symbolic link costs a stat.
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                elif entry.is_file():  # a regular file, or a link to one
+                    yield os.path.normpath(entry.path)
+            except OSError:
+                continue  # gone meanwhile
+        waiting.extend(reversed([f for f in folders if not pruned(f)]))
 
 
 def _selects_nothing(globs: Settings) -> str:
