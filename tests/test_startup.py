@@ -88,3 +88,18 @@ def test_a_closed_standard_stream_is_not_a_crash(closed: int, args: list[str]) -
                          text=True, timeout=60, check=False, preexec_fn=close)
     assert run.returncode == (1 if "--timeout" in args else 2), run.stderr
     assert "Traceback" not in run.stderr + run.stdout
+
+
+def test_verify_notes_never_loads_the_trace_readers(tmp_path: Path) -> None:
+    """A run of notes alone pays for none of the trace readers (they are imported before its
+    first request could go out)."""
+    notes = tmp_path / "n.notes"
+    notes.write_text("claim: c\nquote: q\nurl: http://example.test/\n", encoding="utf-8")
+    probe = _PROBE.format(heavy=("tracecite.inputs.trace", "tracecite.checks.evidence",
+                                 "tracecite.inputs.answer", "tracecite.inputs.validator"))
+    # A closed port on loopback: the request fails at once, and nothing leaves the machine.
+    run = subprocess.run([sys.executable, "-c", probe, "verify-notes", str(notes), "--retries",
+                          "0", "--connect-to", "example.test:80:127.0.0.1:9", "--allow-net",
+                          "127.0.0.1/32"], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert run.stderr.splitlines()[-1] == "2 ", run.stderr

@@ -17,19 +17,17 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
 from tracecite.checks.kinds import SourceKind
 from tracecite.errors import UsageError
 from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary
 from tracecite.inputs.directories import expand_directories
 from tracecite.inputs.notes import NotesFile, read_notes
-from tracecite.inputs.sources import SourceIndex
-from tracecite.inputs.trace import scan_trace
 from tracecite.model import Citation, is_trace
 from tracecite.stops import Stopped
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.cache import SqliteCache
+    from tracecite.checks.evidence import EvidenceScan
     from tracecite.checks.live import LiveResult, Loader
     from tracecite.checks.quotes import QuoteCheck
     from tracecite.settings import Settings
@@ -211,6 +209,11 @@ def read_input(given: tuple[str, bool], *, evidence: bool, keep_uris: bool
     if not trace:
         # The format check keeps no records, the live checks no claims (SPEC §9: memory).
         return read_notes(path, records=keep_uris, claims=False)
+    # Here, not above: a run of notes alone needs none of the trace readers.
+    from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
+    from tracecite.inputs.sources import SourceIndex
+    from tracecite.inputs.trace import scan_trace
+
     if evidence:
         checked = scan_with_evidence(path, keep_uris=keep_uris)
     else:
@@ -220,7 +223,7 @@ def read_input(given: tuple[str, bool], *, evidence: bool, keep_uris: bool
 
 def _assembled(results: Sequence[NotesFile | EvidenceScan]) -> Inputs:
     return Inputs(tuple(r for r in results if isinstance(r, NotesFile)),
-                  tuple(r for r in results if isinstance(r, EvidenceScan)))
+                  tuple(r for r in results if not isinstance(r, NotesFile)))
 
 
 def split_inputs(paths: Sequence[str]) -> tuple[list[str], list[str]]:
