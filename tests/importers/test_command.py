@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Cli
+from tests.conftest import EXAMPLES, REPO_ROOT, Cli
 from tests.importers.test_anthropic import FIXTURES, fixture
 from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtures
     Site,
@@ -23,8 +23,10 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
 from tests.test_subprocess_stops import closing_reader
 from tracecite import api
 from tracecite.errors import UsageError
+from tracecite.findings import Report, Summary
 from tracecite.importers import command
-from tracecite.reporters.json import format_json, read_report
+from tracecite.reporters.json import format_json, read_report, report_dict
+from tracecite.reporters.verdict import verdict
 
 KINDS = ["char_location", "content_block_location", "search_result_location",
          "web_search_result_location", "web_fetch"]
@@ -259,3 +261,55 @@ def test_a_quote_gone_from_the_live_page_is_found_by_verify_urls(
     finding = res.json()["findings"][0]
     assert (finding["source_id"], finding["uri"]) == ("document-0",
                                                       "https://example.test/fetched")
+
+
+def test_the_readme_example_imports_and_passes_check_evidence(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    steps = ["tracecite import anthropic examples/anthropic/exchange.json -o runs/imported",
+             "tracecite check --evidence runs/imported/exchange.jsonl"]
+    assert all(step in readme for step in steps)
+    shutil.copytree(EXAMPLES / "anthropic", tmp_path / "examples" / "anthropic")
+    monkeypatch.chdir(tmp_path)
+    for step in steps:
+        res = cli(*step.split()[1:], "--json")
+        assert res.exit == 0, res.out
+    report = res.json()
+    assert report["summary"]["captured"]["matched"] == 2 and report["findings"] == []
+    sources = lines(tmp_path / "runs" / "imported" / "exchange.jsonl")[3]["sources"]
+    assert sources == [{"id": "document-1", "uri": "https://www.iana.org/help/example-domains",
+                        "content": sources[0]["content"], "captured_at": "2025-08-25T10:30:00Z"}]
+
+
+def test_the_verdict_of_an_import_says_how_to_check_it_and_what_was_not_importable() -> None:
+    report = Report("import", (), Summary(inputs=1, citations=2, runs=2, not_importable=3))
+    assert str(verdict(report)) == (
+        "nothing verified: 2 runs imported (2 citations); quotes are checked with tracecite "
+        "check --evidence, verify-urls or verify-files; 3 citations not importable: they cite "
+        "spans of the answer, not quotes")
+
+
+def test_a_report_without_the_import_members_reads_as_zero() -> None:
+    doc = report_dict(Report("import", (), Summary(inputs=1, runs=4, not_importable=1)))
+    assert read_report(json.loads(json.dumps(doc))).summary.runs == 4
+    for key in ("runs", "not_importable"):
+        del doc["summary"][key]
+    again = read_report(doc).summary
+    assert (again.runs, again.not_importable, again.inputs) == (0, 0, 1)
+
+
+def test_a_stop_while_writing_leaves_no_temporary_file(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    traces = [command.Trace(f"t{i}.jsonl", "{}\n") for i in range(3)]
+    real = command.os.replace
+
+    def stopped(source: str, target: str) -> None:
+        if target.endswith("t1.jsonl"):
+            raise KeyboardInterrupt
+        real(source, target)
+
+    monkeypatch.setattr(command.os, "replace", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        command.write_all(str(out), traces)
+    assert [p.name for p in out.iterdir()] == ["t0.jsonl"]

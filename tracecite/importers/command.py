@@ -117,6 +117,7 @@ def write_all(out: str, traces: Sequence[Trace]) -> None:
     """Write every trace under ``out`` (created when missing), each first to a temporary file
     there, renamed only when all are written: nothing half-written, even if a write fails."""
     written: list[tuple[str, str]] = []
+    renamed = 0
     try:
         os.makedirs(out, exist_ok=True)
         for trace in traces:
@@ -126,12 +127,14 @@ def write_all(out: str, traces: Sequence[Trace]) -> None:
                 handle.write(trace.text)
         for temporary, final in written:
             os.replace(temporary, final)
+            renamed += 1
     except OSError as exc:
-        for temporary, _ in written:
-            with contextlib.suppress(OSError):
-                os.remove(temporary)
         raise UsageError(f"-o: the traces cannot be written ({exc.strerror or 'error'})"
                          ) from None
+    finally:  # a failure or a stop (Ctrl-C) leaves no temporary file behind
+        for temporary, _ in written[renamed:]:
+            with contextlib.suppress(OSError):
+                os.remove(temporary)
 
 
 def _text(run: ImportedRun, path: str) -> str:
