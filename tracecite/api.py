@@ -46,14 +46,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TextIO
 
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Report
 from tracecite.settings import BY_NAME, COMMAND_GROUPS, Settings, resolve
 
-__all__ = ["Report", "TraceCiteError", "UsageError", "check", "compare", "hook", "merge",
-           "read_report", "verify_files", "verify_notes", "verify_urls"]
+__all__ = ["Report", "TraceCiteError", "UsageError", "check", "compare", "hook",
+           "import_transcripts", "merge", "read_report", "verify_files", "verify_notes",
+           "verify_urls"]
 
 _OUTPUT_ONLY = frozenset({"format", "report_files", "quiet", "debug", "sarif_category",
                           "no_progress"})
@@ -140,6 +141,25 @@ def merge(reports: Iterable[Report | str | os.PathLike[str]], *,
     chosen = _settings("merge", options, settings)
     return merge_items([item if isinstance(item, Report) else os.fspath(item)
                         for item in reports], warn=chosen.warn)
+
+
+def import_transcripts(format: str, paths: Iterable[str | os.PathLike[str]],
+                       out: str | os.PathLike[str] | None = None, *,
+                       stream: TextIO | None = None, settings: Settings | None = None,
+                       **options: Any) -> Report:
+    """``tracecite import``: the vendor transcripts at ``paths`` (``format``: ``anthropic`` or
+    ``inspect``) as traces, one per run, each a file under the directory ``out`` (created when
+    missing); with ``out=None``, the one run's trace is written to ``stream``. Nothing is
+    written unless every input imports: an element that cannot be imported is TC107 in the
+    returned report (exit 1), as is an input that cannot be read (TC101, TC102). A format
+    that cannot be imported (``openai``, ``gemini``, ``perplexity``: they cite spans of the
+    answer, not quotes), more than one run without ``out``, or an ``out`` that cannot be
+    written raise :class:`UsageError`. ``report.summary.runs`` counts the traces written.
+    ``settings``: as for :func:`check`."""
+    from tracecite.importers.command import run_import
+
+    _settings("import", options, settings)
+    return run_import(format, _paths(paths), None if out is None else os.fspath(out), stream)
 
 
 def read_report(path: str | os.PathLike[str]) -> Report:

@@ -64,6 +64,10 @@ class Command:
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, Settings], Report]
+    writes_stdout: Callable[[argparse.Namespace], bool] | None = None
+    """For a command whose result may go to stdout (``import`` without ``-o``): whether it
+    does with these arguments. Then ``args.stdout`` is the stream for it, and the report goes
+    to stderr."""
 
 
 # ---- the commands ---------------------------------------------------------------------------
@@ -140,6 +144,31 @@ def _run_merge(args: argparse.Namespace, settings: Settings) -> Report:
     return api.merge(args.reports, settings=settings)
 
 
+def _configure_import(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("transcript_format", metavar="FORMAT",
+                        help="the transcripts' format: anthropic (Messages API exchanges) or "
+                             "inspect (Inspect AI eval logs)")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="transcripts")
+    parser.add_argument("-o", "--out", metavar="OUT",
+                        help="directory to write one trace per run in, created when missing "
+                             "(without it, the one run's trace goes to stdout and the report "
+                             "to stderr)")
+
+
+def _run_import(args: argparse.Namespace, settings: Settings) -> Report:
+    from tracecite import api
+
+    stream = getattr(args, "stdout", None)
+    report = api.import_transcripts(args.transcript_format, args.files, out=args.out, stream=stream,
+                                    settings=settings)
+    if stream is not None:
+        try:
+            stream.flush()
+        except BrokenPipeError:  # the reader left (| head): the import stands
+            _reader_gone(stream)
+    return report
+
+
 COMMANDS: dict[str, Command] = {
     "check": Command("offline: notes format, trace structure, and --evidence",
                      _configure_check, _run_check),
@@ -155,6 +184,9 @@ COMMANDS: dict[str, Command] = {
                     _configure_hook, _run_hook),
     "merge": Command("combine the JSON reports of a run's shards (--shard K/N) into one",
                      _configure_merge, _run_merge),
+    "import": Command("vendor transcripts (anthropic, inspect) as traces, one per run",
+                      _configure_import, _run_import,
+                      writes_stdout=lambda args: args.out is None),
 }
 """Every subcommand by name."""
 
@@ -325,6 +357,11 @@ def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] |
             args = parser.parse_args(args_list)
             if args.command is None:
                 raise UsageError("no command or file given (see 'tracecite --help')")
+            writes_stdout = COMMANDS[command].writes_stdout
+            if writes_stdout is not None and writes_stdout(args):
+                # The command's result takes stdout; its report goes to stderr.
+                args.stdout = stdout if stdout is not None else sys.stdout
+                stdout = sys.stderr
             settings = _settings(command, args, action_inputs)
             report = COMMANDS[command].run(args, settings)
         except _Exit:

@@ -161,6 +161,10 @@ class Summary:
     captured: Counts = field(default_factory=Counts)
     live: Counts = field(default_factory=Counts)
     files: Counts = field(default_factory=Counts)
+    runs: int = 0
+    """``import``: the runs written as traces (SPEC §10)."""
+    not_importable: int = 0
+    """``import``: citations that cite a span of the answer, not a quote (SPEC §10)."""
 
     def __add__(self, other: Summary) -> Summary:
         return Summary(

@@ -241,6 +241,7 @@ COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
     "compare": ("output",),
     "hook": ("hook", "files", "read", "load", "web", "output"),
     "merge": ("output",),
+    "import": ("output",),
 }
 """The option groups whose flags each command takes."""
 

@@ -23,7 +23,7 @@ from tracecite.reporters.json import (
 TOP = ["tool", "version", "schema", "command", "exit_code", "summary", "findings", "shard"]
 FIXED = ["code", "name", "severity", "exit", "file", "line", "column"]
 SUMMARY = ["inputs", "records", "citations", "findings", "errors", "warnings", "captured",
-           "live", "files"]
+           "live", "files", "runs", "not_importable"]
 COUNTS = ["checked", "matched", "not_found", "unavailable", "skipped", "cached", "unchanged",
           "retried", "interrupted"]
 

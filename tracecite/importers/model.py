@@ -25,6 +25,8 @@ class ImportedSource:
     id: str
     uri: str
     content: str | None
+    captured_at: str | None = None
+    """When the source was read, an RFC 3339 date (SPEC §8.7), where the vendor says."""
 
 
 @dataclass(frozen=True)
@@ -87,14 +89,20 @@ def trace_lines(run: ImportedRun) -> Iterator[str]:
         result: dict[str, object] = {"type": "tool_result", "run_id": run.run_id,
                                      "call_id": call.call_id, "ok": call.ok}
         if call.ok:
-            result["sources"] = [{"id": s.id, "uri": s.uri, "content": s.content}
-                                 for s in call.sources]
+            result["sources"] = [_source(s) for s in call.sources]
         yield _line(result)
     yield _line({"type": "answer", "run_id": run.run_id, "claims": [
         {"text": claim.text,
          "citations": [{"source_id": c.source_id, "quote": c.quote} for c in claim.citations]}
         for claim in run.claims
     ]})
+
+
+def _source(source: ImportedSource) -> dict[str, object]:
+    out: dict[str, object] = {"id": source.id, "uri": source.uri, "content": source.content}
+    if source.captured_at is not None:
+        out["captured_at"] = source.captured_at
+    return out
 
 
 def _line(event: dict[str, object]) -> str:

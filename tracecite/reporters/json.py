@@ -57,6 +57,7 @@ def summary_dict(report: Report) -> dict[str, Any]:
         "findings": len(report.findings), "errors": report.errors,
         "warnings": report.warnings,
         **{kind: counts.as_dict() for kind, counts in s.kinds().items()},
+        "runs": s.runs, "not_importable": s.not_importable,
     }
 
 
@@ -171,9 +172,13 @@ def _counts(value: object, where: str) -> Counts:
 
 
 def _summary(raw: dict[str, Any]) -> Summary:
-    return Summary(_typed(raw, "inputs", int, "summary"), _typed(raw, "records", int, "summary"),
-                   _typed(raw, "citations", int, "summary"),
-                   *(_counts(raw.get(kind), f"summary.{kind}") for kind in CHECK_KINDS))
+    captured, live, files = (_counts(raw.get(kind), f"summary.{kind}") for kind in CHECK_KINDS)
+    summary = Summary(_typed(raw, "inputs", int, "summary"),
+                      _typed(raw, "records", int, "summary"),
+                      _typed(raw, "citations", int, "summary"), captured, live, files)
+    # import's members (SPEC §10) are absent from reports written before them.
+    return dataclasses.replace(summary, **{key: _typed(raw, key, int, "summary")
+                                           for key in ("runs", "not_importable") if key in raw})
 
 
 def _finding(value: object, index: int) -> Finding:

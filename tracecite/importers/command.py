@@ -1,0 +1,165 @@
+"""``tracecite import FORMAT FILE… [-o OUT]`` (SPEC §10): vendor transcripts in, one trace per
+run out.
+
+Every input is read whole before anything is written: if any has an element that cannot be
+imported (TC107) or cannot be read (TC101, TC102), each input's problem is reported, nothing is
+written and the exit code is 1. Then each run's trace goes to a file of its own under OUT (a
+directory, created when missing), written to a temporary file there and renamed only when every
+trace is written; or, without OUT and when there is exactly one run, to the stream given
+(stdout on the command line).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO, cast
+
+from tracecite.errors import TraceCiteError, UsageError
+from tracecite.findings import Finding, Report, Summary
+from tracecite.importers.model import ImportedRun, Unsupported, trace_lines
+
+IMPORTERS: dict[str, str] = {
+    "anthropic": "tracecite.importers.anthropic",
+    "inspect": "tracecite.importers.inspect",
+}
+"""The module of each format's importer; each has ``read_runs(path, display)``, imported only
+when its format is asked for."""
+
+OUT_OF_SCOPE: dict[str, str] = {
+    "openai": "OpenAI's url_citation annotations",
+    "gemini": "Gemini's grounding supports",
+    "perplexity": "Perplexity's [n] markers",
+}
+"""Formats whose citations point at spans of the answer and carry no quote of the source."""
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}\Z")
+
+Reader = Callable[[Path, str], Iterator[ImportedRun]]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One run's trace: the file name it is written as (``NAME.jsonl``) and its text."""
+
+    name: str
+    text: str
+
+
+def reader(fmt: str) -> Reader:
+    """The ``read_runs`` of the importer of ``fmt``; TC100 for a format without one."""
+    if fmt in OUT_OF_SCOPE:
+        raise UsageError(
+            f"format '{fmt}' cannot be imported: {OUT_OF_SCOPE[fmt]} cite spans of the answer, "
+            "not quotes of a source, so there is no quote to check (formats: "
+            f"{', '.join(IMPORTERS)})")
+    if fmt not in IMPORTERS:
+        named = f"'{fmt}' " if re.fullmatch(r"[a-z][a-z0-9_-]{0,30}", fmt) else ""
+        raise UsageError(f"unknown format {named}(formats: {', '.join(IMPORTERS)})")
+    module = importlib.import_module(IMPORTERS[fmt])
+    return cast(Reader, module.read_runs)
+
+
+def run_import(fmt: str, paths: Sequence[str], out: str | None,
+               stream: TextIO | None) -> Report:
+    """Import ``paths`` as transcripts of ``fmt``; write the traces under ``out``, or to
+    ``stream`` when ``out`` is None (then exactly one run is needed). TC100
+    (:class:`UsageError`) for a format that cannot be imported, more or fewer than one run
+    without ``out``, or an ``out`` that cannot be written; problems of the inputs are the
+    report's findings (exit 1)."""
+    read = reader(fmt)
+    if out is not None and os.path.lexists(out) and not os.path.isdir(out):
+        raise UsageError("-o names a file, not a directory")
+    runs: list[ImportedRun] = []
+    traces: list[Trace] = []
+    problems: list[Finding] = []
+    names: set[str] = set()
+    for path in paths:
+        try:
+            these = list(read(Path(path), path))
+            texts = [_text(run, path) for run in these]
+        except TraceCiteError as exc:
+            problems.append(exc.finding)
+            continue
+        runs += these
+        traces += [Trace(_unique(run.name, names), text)
+                   for run, text in zip(these, texts, strict=True)]
+    summary = Summary(inputs=len(paths))
+    if problems:
+        return Report("import", tuple(problems), summary)
+    if out is None:
+        if len(traces) != 1:
+            raise UsageError(f"{_runs(len(traces))} to write: give -o OUT, a directory to write "
+                             "one trace per run in (without -o, one run goes to stdout)")
+        with contextlib.suppress(BrokenPipeError):  # the reader left: the import stands
+            stream_of(stream).write(traces[0].text)
+    else:
+        write_all(out, traces)
+    return Report("import", (), Summary(
+        inputs=len(paths), citations=sum(len(c.citations) for r in runs for c in r.claims),
+        runs=len(runs), not_importable=sum(r.not_importable for r in runs)))
+
+
+def stream_of(stream: TextIO | None) -> TextIO:
+    """The stream a trace without ``-o`` goes to (TC100 when the caller gave none)."""
+    if stream is None:
+        raise UsageError("import: give out= (a directory) or stream= to write the trace to")
+    return stream
+
+
+def write_all(out: str, traces: Sequence[Trace]) -> None:
+    """Write every trace under ``out`` (created when missing), each first to a temporary file
+    there, renamed only when all are written: nothing half-written, even if a write fails."""
+    written: list[tuple[str, str]] = []
+    renamed = 0
+    try:
+        os.makedirs(out, exist_ok=True)
+        for trace in traces:
+            fd, temporary = tempfile.mkstemp(dir=out, prefix=f".{trace.name}.", suffix=".tmp")
+            written.append((temporary, os.path.join(out, trace.name)))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(trace.text)
+        for temporary, final in written:
+            os.replace(temporary, final)
+            renamed += 1
+    except OSError as exc:
+        raise UsageError(f"-o: the traces cannot be written ({exc.strerror or 'error'})"
+                         ) from None
+    finally:  # a failure or a stop (Ctrl-C) leaves no temporary file behind
+        for temporary, _ in written[renamed:]:
+            with contextlib.suppress(OSError):
+                os.remove(temporary)
+
+
+def _text(run: ImportedRun, path: str) -> str:
+    """The run's trace, which must be writable as UTF-8 (TC107 if an importer let a lone
+    surrogate through)."""
+    text = "".join(line + "\n" for line in trace_lines(run))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Unsupported(path, "$", "text that cannot be written as UTF-8") from None
+    return text
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    """``NAME.jsonl``, made a safe file name and unique among ``taken`` (compared without
+    case, for file systems that ignore it), which it joins."""
+    if not _SAFE_NAME.match(name):
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-")[:100] or "run"
+    candidate, n = name, 1
+    while f"{candidate}.jsonl".casefold() in taken:
+        n += 1
+        candidate = f"{name}-{n}"
+    taken.add(f"{candidate}.jsonl".casefold())
+    return f"{candidate}.jsonl"
+
+
+def _runs(n: int) -> str:
+    return "1 run" if n == 1 else f"{n} runs"
