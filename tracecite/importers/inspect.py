@@ -261,13 +261,11 @@ def _parse(data: bytes, place: _Place) -> object:
 def _label(log: dict[str, object], place: _Place) -> str:
     """What names the eval in run ids: its ``eval_id``, else its task."""
     spec = _object(log.get("eval"), place, "$.eval")
-    eval_id = _optional_string(spec, "eval_id", place, "$.eval")
-    if eval_id:
-        return eval_id
     task = _string(spec, "task", place, "$.eval")
-    if not task:
+    eval_id = _optional_string(spec, "eval_id", place, "$.eval")
+    if not (eval_id or task):
         raise place.error("$.eval.task", "the eval has neither an eval_id nor a task name")
-    return task
+    return eval_id or task
 
 
 class _Names:
