@@ -219,6 +219,15 @@ def test_a_tool_result_marked_with_one_url_and_no_cited_text_captures_its_block(
         ("https://a.example/", "Page one text")]
 
 
+def test_a_tool_result_citing_a_span_of_its_own_text_captures_nothing(tmp_path: Path) -> None:
+    log = load()
+    log["samples"][0]["messages"][4]["content"] = [
+        {"type": "text", "text": "A summary of pages", "citations": [
+            {"type": "url", "url": "https://a.example/", "cited_text": [0, 9]}]}]
+    run = runs_of(write_log(tmp_path, log))[0]
+    assert run.calls[1].sources == ()
+
+
 def test_a_call_no_tool_message_answers_captured_nothing(tmp_path: Path) -> None:
     log = load()
     del log["samples"][0]["messages"][3]
@@ -371,6 +380,17 @@ def test_a_sample_logged_again_is_read_from_its_last_member(tmp_path: Path) -> N
     runs = runs_of(path)
     assert len(runs) == 3
     assert runs[2].claims == ()
+
+
+def test_an_archive_is_read_one_member_at_a_time(tmp_path: Path) -> None:
+    path = zip_archive(tmp_path / "run.eval", members_of(load()), zipfile.ZIP_STORED)
+    corrupt_member(path, "samples/web-2_epoch_1.json")
+    runs = read_runs(path, "run.eval")
+    assert [next(runs).run_id, next(runs).run_id] == [
+        "Hk3vX9qLmC2/1/epoch-1", "Hk3vX9qLmC2/1/epoch-2"]  # read before the bad member
+    with pytest.raises(Unsupported) as caught:
+        next(runs)
+    assert caught.value.json_path == "samples/web-2_epoch_1.json: $"
 
 
 def test_an_archive_is_recognised_by_its_bytes_whatever_its_name(tmp_path: Path) -> None:

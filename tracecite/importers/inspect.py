@@ -304,11 +304,13 @@ class _Block:
 
 @dataclass(frozen=True)
 class _Citation:
-    """A citation's shape: ``quote`` is its string ``cited_text``, None for a span or none."""
+    """A citation's shape: ``quote`` is its string ``cited_text``, None for a span or none;
+    ``span`` is true for a span."""
 
     kind: str
     url: str | None
     quote: str | None
+    span: bool
 
 
 @dataclass
@@ -445,7 +447,7 @@ class _SampleReader:
                     continue
                 if citation.quote is not None:
                     sources.append(self._source(citation.url, citation.quote))
-                elif len(block.citations) == 1:
+                elif not citation.span and len(block.citations) == 1:
                     sources.append(self._source(citation.url, block.text))
         return sources
 
@@ -530,7 +532,7 @@ class _SampleReader:
         elif cited is not None and not _is_span(cited):
             raise self._error(f"{path}.cited_text",
                               "cited_text is neither a string nor a (start, end) span")
-        return _Citation(kind, url, quote)
+        return _Citation(kind, url, quote, span=cited is not None and quote is None)
 
     def _resolved(self, text: str, path: str) -> str:
         """``text``, or the attachment it refers to (``attachment://HASH``)."""
