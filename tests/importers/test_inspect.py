@@ -405,7 +405,15 @@ def test_malformed_json_names_its_line(tmp_path: Path) -> None:
     path.write_text('{\n  "eval": {"task": "t"},\n  "samples": [,]\n}\n', encoding="utf-8")
     error = unsupported(path)
     assert (error.json_path, error.finding.line) == ("$", 3)
-    assert "not valid JSON" in error.finding.message
+    assert error.finding.message == "not valid JSON (Expecting value, column 15) at $"
+
+
+def test_a_control_character_in_a_string_is_named_without_the_readers_trailing_at(
+        tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{"eval": {"task": "t\x1b"}}', encoding="utf-8")
+    error = unsupported(path)
+    assert error.finding.message == "not valid JSON (Invalid control character, column 21) at $"
 
 
 def test_a_number_too_long_is_tc107(tmp_path: Path) -> None:

@@ -253,7 +253,10 @@ def _parse(data: bytes, place: _Place) -> object:
     try:
         return json.loads(text.removeprefix("\ufeff"))
     except json.JSONDecodeError as exc:
-        raise place.error("$", f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+        # The reader's own words, without the position it appends ("... starting at").
+        reason = re.sub(r"(?: starting)? at$", "", exc.msg)
+        raise place.error("$", f"not valid JSON ({reason}, column {exc.colno})",
+                          line=exc.lineno) from None
     except (ValueError, RecursionError):  # a number of too many digits, nesting too deep
         raise place.error("$", "not valid JSON (a number too long or nesting too deep)") from None
 
