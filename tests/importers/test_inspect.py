@@ -33,6 +33,7 @@ SPANS = FIXTURES / "spans.json"
 ZSTD = 93
 IANA = "https://www.iana.org/help/example-domains"
 RFC2606 = "https://www.rfc-editor.org/rfc/rfc2606"
+RESERVED = "https://www.iana.org/domains/reserved"
 
 
 def load(path: Path = RESEARCH) -> dict[str, Any]:
@@ -158,16 +159,59 @@ def test_the_final_answers_string_cited_texts_are_quotes_and_spans_are_counted()
     assert run.not_importable == 1
 
 
-def test_an_uncaptured_cited_url_is_a_source_without_content_and_anthropics_cut_is_dropped(
+def test_a_providers_web_search_finds_sources_without_content_and_its_cut_is_dropped(
 ) -> None:
     run = runs_of(RESEARCH)[2]
     (call,) = run.calls
-    assert (call.call_id, call.tool, call.ok) == ("cited-urls", "cited-urls", True)
+    assert (call.call_id, call.tool, call.ok) == ("srvtoolu_01A", "web_search", True)
     (source,) = call.sources
-    assert (source.uri, source.content) == ("https://www.iana.org/domains/reserved", None)
+    assert (source.uri, source.content) == (RESERVED, None)
     ((citation,),) = [claim.citations for claim in run.claims]
     assert citation.source_id == source.id
     assert citation.quote.endswith("technical purposes")
+
+
+def web_search_sample() -> dict[str, Any]:
+    sample: dict[str, Any] = load()["samples"][2]
+    return sample
+
+
+def test_a_url_no_result_names_is_a_source_without_content_of_its_own_call(
+        tmp_path: Path) -> None:
+    sample = web_search_sample()
+    del sample["messages"][1]["content"][0]  # the search
+    (run,) = runs_of(write_log(tmp_path, {**load(), "samples": [sample]}))
+    (call,) = run.calls
+    assert (call.call_id, call.tool, call.ok) == ("cited-urls", "cited-urls", True)
+    assert [(s.uri, s.content) for s in call.sources] == [(RESERVED, None)]
+    assert run.claims[0].citations[0].source_id == call.sources[0].id
+
+
+def test_a_capture_with_text_is_cited_over_a_search_result(tmp_path: Path) -> None:
+    sample = web_search_sample()
+    sample["messages"][1:1] = [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "toolu_1", "function": "fetch", "arguments": {"url": RESERVED}}]},
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "the page"}]
+    (run,) = runs_of(write_log(tmp_path, {**load(), "samples": [sample]}))
+    fetched = next(call for call in run.calls if call.call_id == "toolu_1").sources[0]
+    assert run.claims[0].citations[0].source_id == fetched.id
+
+
+@pytest.mark.parametrize(("change", "ok"), [
+    ({"error": "max_uses_exceeded"}, False),
+    ({"result": "not JSON"}, True),
+    ({"result": '{"type": "web_search_tool_result_error"}'}, True),
+    ({"tool_type": "code_execution"}, True),
+])
+def test_a_provider_tool_use_without_search_results_finds_no_source(
+        tmp_path: Path, change: dict[str, Any], ok: bool) -> None:
+    sample = web_search_sample()
+    sample["messages"][1]["content"][0].update(change)
+    (run,) = runs_of(write_log(tmp_path, {**load(), "samples": [sample]}))
+    first = run.calls[0]
+    assert (first.call_id, first.ok, first.sources) == ("srvtoolu_01A", ok, ())
+    assert run.calls[1].call_id == "cited-urls"
 
 
 def test_a_trailing_ellipsis_stays_without_anthropics_mark(tmp_path: Path) -> None:
@@ -289,13 +333,13 @@ def test_citations_inside_a_tool_message_without_a_url_give_no_source(tmp_path: 
 
 
 def test_the_call_of_uncaptured_urls_takes_a_name_no_tool_call_has(tmp_path: Path) -> None:
-    log = load()
-    sample = log["samples"][2]
+    sample = web_search_sample()
+    del sample["messages"][1]["content"][0]  # the search
     sample["messages"][1]["tool_calls"] = [
         {"id": "cited-urls", "function": "lookup", "arguments": {}}]
-    cited = sample["messages"][1]["content"][1]["citations"]
+    cited = sample["messages"][1]["content"][0]["citations"]
     cited.append(copy.deepcopy(cited[0]))  # the same URL twice: one source
-    (run,) = runs_of(write_log(tmp_path, {**log, "samples": [sample]}))
+    (run,) = runs_of(write_log(tmp_path, {**load(), "samples": [sample]}))
     assert [(c.call_id, c.tool) for c in run.calls] == [
         ("cited-urls", "lookup"), ("cited-urls-2", "cited-urls")]
     assert len(run.calls[1].sources) == 1
@@ -563,6 +607,17 @@ FINAL = f"{M}.8.content.1"
     (_set(f"{M}.3.content", "attachment://0000"), "$.samples[0].messages[3].content",
      "attachment:// reference"),
     (_set("samples.1.attachments", []), "$.samples[1].attachments", "expected an object"),
+    (_set("samples.2.messages.1.content.0.id", None), "$.samples[2].messages[1].content[0].id",
+     "a required string is missing"),
+    (_set("samples.2.messages.1.content.0.name", ""), "$.samples[2].messages[1].content[0]",
+     "needs a non-empty id and name"),
+    (_set("samples.2.messages.1.content.0.result", None),
+     "$.samples[2].messages[1].content[0].result", "a required string is missing"),
+    (_set("samples.2.messages.1.content.0.error", 3),
+     "$.samples[2].messages[1].content[0].error", "expected a string"),
+    (_set("samples.2.messages.1.tool_calls", [{"id": "srvtoolu_01A", "function": "f",
+                                               "arguments": {}}]),
+     "$.samples[2].messages[1].content[0].id", "a second tool call of the same id"),
 ])
 def test_bad_shapes_are_located(tmp_path: Path, change: Callable[[dict[str, Any]], None],
                                 json_path: str, what: str) -> None:

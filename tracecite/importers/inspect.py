@@ -11,7 +11,8 @@ What a sample becomes:
 - Each of an assistant message's ``tool_calls`` is a tool call (``id``, ``function``); the tool
   message whose ``tool_call_id`` names it is its result, failed (``ok`` false, no sources)
   when the message has an ``error``. A call that no tool message answers captured nothing and
-  is a failed result too.
+  is a failed result too. The provider's own tool uses (``tool_use`` content of an assistant
+  message, such as Anthropic's web search) are calls too, failed when they have an ``error``.
 - The sources of a result. A tool message carries no URI of its own, so the URI is taken from
   what the tool itself recorded, in this order, and nothing else is tried:
 
@@ -27,17 +28,19 @@ What a sample becomes:
   A result with neither has no source: its output is kept out of every check rather than
   given an address it may not have. (A citation of the answer cannot say which result it
   read: it has no call id. Choosing the result that happens to contain its quote would make
-  the evidence check pass by construction.)
+  the evidence check pass by construction.) The results of a provider's web search
+  (Anthropic's, whose JSON lists ``web_search_result`` blocks) are sources of their URLs
+  with ``content: null``: the provider returns no page text.
 - The final assistant message's text blocks with citations are the claims. A citation whose
-  ``cited_text`` is a string is a quote; a ``UrlCitation`` names its source by ``url`` (the
-  same stable URI, SPEC §3; of several captures the last counts), and a URL no tool result
-  captured is a source with ``content: null``, checked live (TC203 in evidence mode), as
-  Anthropic's own web search returns no page text. A ``cited_text`` cut short by Anthropic's
-  web search (a trailing ``...``) is imported without it. A ``DocumentCitation`` or
-  ``ContentCitation`` with a string ``cited_text`` is TC107: the log keeps no text of the
-  document it quotes. A citation whose ``cited_text`` is a span of the answer (OpenAI,
-  Google) or absent quotes nothing: it is counted in ``not_importable``, never a quote; a block
-  left with no quote is not a claim.
+  ``cited_text`` is a string is a quote; a ``UrlCitation`` names its source by ``url``, as
+  the same stable URI (SPEC §3): the last capture with text, else the last search result
+  without, else a source with ``content: null`` of a call named ``cited-urls``. Quotes of a
+  source without content are checked live (TC203 in evidence mode). A ``cited_text`` cut
+  short by Anthropic's web search (a trailing ``...``) is imported without it. A
+  ``DocumentCitation`` or ``ContentCitation`` with a string ``cited_text`` is TC107: the log
+  keeps no text of the document it quotes. A citation whose ``cited_text`` is a span of the
+  answer (OpenAI, Google) or absent quotes nothing: it is counted in ``not_importable``, never
+  a quote; a block left with no quote is not a claim.
 
 ``attachment://`` references in the text read are resolved from the sample's
 ``attachments``. Any shape outside these, or an archive that is truncated or corrupt, is
@@ -363,6 +366,7 @@ class _SampleReader:
                                                   "assistant, tool" + _named(role))
             if role == "assistant":
                 self._tool_calls(message, path, calls, arguments)
+                self._server_tool_uses(message, path, calls, results)
                 final = (path, message.get("content"))
             elif role == "tool":
                 self._tool_result(message, path, calls, arguments, results)
@@ -410,6 +414,31 @@ class _SampleReader:
             calls[call_id] = tool
             arguments[call_id] = _object(call.get("arguments"), self._place,
                                          f"{call_path}.arguments")
+
+    def _server_tool_uses(self, message: dict[str, object], path: str, calls: dict[str, str],
+                          results: dict[str, _Result]) -> None:
+        """The provider's own tool uses (``tool_use`` content) are calls with their results;
+        the results of Anthropic's web search are sources without content."""
+        content = message.get("content")
+        if not isinstance(content, list):
+            return  # a string, or a shape _blocks refuses when it reads the final answer
+        for index, value in enumerate(content):
+            if not isinstance(value, dict) or value.get("type") != "tool_use":
+                continue
+            use_path = f"{path}.content[{index}]"
+            call_id = _string(value, "id", self._place, use_path)
+            tool = _string(value, "name", self._place, use_path)
+            if not call_id or not tool:
+                raise self._error(use_path, "a tool use needs a non-empty id and name")
+            if call_id in calls:
+                raise self._error(f"{use_path}.id", "a second tool call of the same id")
+            error = _optional_string(value, "error", self._place, use_path)
+            result = _string(value, "result", self._place, use_path)
+            calls[call_id] = tool
+            sources = []
+            if error is None and value.get("tool_type") == "web_search":
+                sources = [self._source(url, None) for url in _search_result_urls(result)]
+            results[call_id] = _Result(ok=error is None, sources=sources)
 
     def _tool_result(self, message: dict[str, object], path: str, calls: dict[str, str],
                      arguments: dict[str, dict[str, object]],
@@ -561,15 +590,19 @@ class _Captures:
 
     def __init__(self) -> None:
         self._last: dict[str, str] = {}
+        self._last_found: dict[str, str] = {}  # sources without content: found, not read
         self._uncaptured: dict[str, ImportedSource] = {}
 
     def captured(self, source: ImportedSource) -> None:
-        self._last[stable_uri(source.uri)] = source.id
+        found = self._last if source.content is not None else self._last_found
+        found[stable_uri(source.uri)] = source.id
 
     def cited(self, url: str, new_source: Callable[[str, str | None], ImportedSource]) -> str:
         key = stable_uri(url)
         if key in self._last:
             return self._last[key]
+        if key in self._last_found:
+            return self._last_found[key]
         if key not in self._uncaptured:
             self._uncaptured[key] = new_source(url, None)
         return self._uncaptured[key].id
@@ -598,6 +631,20 @@ def _optional_string(obj: dict[str, object], key: str, place: _Place, path: str)
     if value is not None and not isinstance(value, str):
         raise place.error(f"{path}.{key}", "expected a string")
     return value
+
+
+def _search_result_urls(result: str) -> list[str]:
+    """The URLs of an Anthropic web search's results, as Inspect keeps them: ``result`` is the
+    JSON of the list of ``web_search_result`` blocks. Any other result names none."""
+    try:
+        blocks = json.loads(result)
+    except (ValueError, RecursionError):
+        return []
+    if not isinstance(blocks, list):
+        return []
+    return [block["url"] for block in blocks
+            if isinstance(block, dict) and block.get("type") == "web_search_result"
+            and isinstance(block.get("url"), str) and block["url"]]
 
 
 def _is_span(value: object) -> bool:
