@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import struct
 import sys
@@ -411,6 +412,15 @@ def test_a_zstd_member_of_several_frames_is_read_whole(tmp_path: Path) -> None:
         return compressor.compress(data[:half]) + compressor.compress(data[half:])
 
     path = zstd_archive(tmp_path / "research.eval", members_of(load()), frames)
+    assert runs_of(path) == runs_of(RESEARCH)
+
+
+def test_zstandard_reads_zstd_where_zipfile_knows_the_method_but_cannot_decompress_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = zstd_archive(tmp_path / "research.eval", members_of(load()))
+    # A Python 3.14 built without its compression.zstd module.
+    monkeypatch.setattr(zipfile, "ZIP_ZSTANDARD", ZSTD, raising=False)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None)
     assert runs_of(path) == runs_of(RESEARCH)
 
 

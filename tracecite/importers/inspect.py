@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import re
 import struct
@@ -189,7 +190,7 @@ def _member_bytes(archive: zipfile.ZipFile, opened: BinaryIO, info: zipfile.ZipI
     """One member's bytes, checked against its CRC."""
     if info.flag_bits & 0x1:
         raise place.error("$", "the member is encrypted")
-    if info.compress_type == _ZSTD and not hasattr(zipfile, "ZIP_ZSTANDARD"):
+    if info.compress_type == _ZSTD and not _zipfile_reads_zstd():
         return _zstd_member(opened, info, place)
     try:
         with archive.open(info) as member:
@@ -199,6 +200,16 @@ def _member_bytes(archive: zipfile.ZipFile, opened: BinaryIO, info: zipfile.ZipI
                                "read") from None
     except _CORRUPT:
         raise place.error("$", "the member is truncated or corrupt") from None
+
+
+def _zipfile_reads_zstd() -> bool:
+    """Whether ``zipfile`` reads zstd members itself: from Python 3.14, when the interpreter
+    was built with its ``compression.zstd`` module."""
+    try:
+        return (hasattr(zipfile, "ZIP_ZSTANDARD")
+                and importlib.util.find_spec("compression.zstd") is not None)
+    except ImportError:  # no "compression" package at all
+        return False
 
 
 def _zstd_member(opened: BinaryIO, info: zipfile.ZipInfo, place: _Place) -> bytes:
