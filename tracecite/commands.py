@@ -31,7 +31,7 @@ from tracecite.stops import Stopped
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.cache import SqliteCache
     from tracecite.checks.live import LiveResult, Loader
-    from tracecite.checks.quotes import QuoteCheck
+    from tracecite.checks.quotes import QuoteChecks
     from tracecite.settings import Settings
 
 
@@ -294,24 +294,28 @@ def _label(command: str, kind: SourceKind) -> str:
 
 
 def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
-                 ) -> tuple[list[QuoteCheck], int]:
+                 ) -> tuple[QuoteChecks, int]:
     """The quotes to check against sources of ``kind``, and how many are skipped: citations of
-    other kinds, and web pages that ``skip_urls`` match (SPEC §3, §7.4)."""
-    from tracecite.checks.quotes import QuoteCheck
+    other kinds, and web pages that ``skip_urls`` match (SPEC §3, §7.4). Notes records are
+    read from their columns (SPEC §9: memory), citations made into checks one by one."""
+    from tracecite.checks.quotes import CheckList, JoinedChecks, NoteChecks, QuoteCheck
 
-    checks = ([QuoteCheck.from_note(r) for n in inputs.notes for r in n.records]
-              if kind is SourceKind.WEB else [])
+    parts: list[QuoteChecks] = ([NoteChecks(n.records) for n in inputs.notes]
+                                if kind is SourceKind.WEB else [])
+    cited: list[QuoteCheck] = []
     skipped = 0
     for citation, uri, captured_at in inputs.cited():
         if kind.takes(uri):
-            checks.append(QuoteCheck.from_citation(citation, uri, captured_at))
+            cited.append(QuoteCheck.from_citation(citation, uri, captured_at))
         else:
             skipped += 1
+    parts.append(CheckList(cited))
+    checks: QuoteChecks = JoinedChecks(parts)
     if kind is SourceKind.WEB and settings.skip_urls:
         from tracecite.checks.skip_urls import skips, url_glob
 
         globs = [url_glob(pattern) for pattern in settings.skip_urls]
-        kept = [check for check in checks if not skips(check.target, globs)]
+        kept = checks.where(lambda target: not skips(target, globs))
         skipped += len(checks) - len(kept)
         checks = kept
     return checks, skipped
@@ -347,7 +351,7 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
     return findings, counts
 
 
-def _with_archive(result: LiveResult, checks: Sequence[QuoteCheck], loader: Loader,
+def _with_archive(result: LiveResult, checks: QuoteChecks, loader: Loader,
                   settings: Settings) -> LiveResult:
     """The result, its findings about pages that changed or are gone with what the Internet
     Archive holds of them (SPEC §8.7); web pages only. A stop during the lookups keeps what
@@ -358,7 +362,8 @@ def _with_archive(result: LiveResult, checks: Sequence[QuoteCheck], loader: Load
         return result
     from tracecite.checks.archive import with_archive
 
-    archived = with_archive(result.findings, checks, loader.fetcher, budget=settings.timeout)
+    failed = [checks[i] for i in result.failed]  # the checks of the findings only
+    archived = with_archive(result.findings, failed, loader.fetcher, budget=settings.timeout)
     return replace(result, findings=archived.findings, stopped_by=archived.stopped_by)
 
 

@@ -154,13 +154,23 @@ class NoteRecords(Sequence[NoteRecord]):
         index = range(len(self))[index]  # negative indexes, and IndexError past the end
         number, line, claim_line, quote_line, url_line = self._lines[5 * index:5 * index + 5]
         claim = None if self._claims is None else self._claims[index]
-        start = self._quote_ends[index - 1] if index else 0
-        quote = self._quotes[start:self._quote_ends[index]].decode("utf-8", "surrogatepass")
-        return NoteRecord(self._file, number, line, claim, quote, self._urls[index],
+        return NoteRecord(self._file, number, line, claim, self.quote(index), self._urls[index],
                           quote_line=quote_line, url_line=url_line, claim_line=claim_line)
 
     def __iter__(self) -> Iterator[NoteRecord]:
         return (self[i] for i in range(len(self)))
+
+    def url(self, index: int) -> str:
+        """The URL of record ``index`` (0-based), without making the record."""
+        return self._urls[index]
+
+    def quote(self, index: int) -> str:
+        """The quote of record ``index`` (0-based), as written, without making the record."""
+        end = self._quote_ends[index]  # IndexError past the end
+        if index < 0:
+            index += len(self)
+        start = self._quote_ends[index - 1] if index else 0
+        return self._quotes[start:end].decode("utf-8", "surrogatepass")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import note
 from tracecite.inputs.notes import NotesFile, parse_notes, read_notes
-from tracecite.model import NoteRecord
+from tracecite.model import NoteRecord, NoteRecords
 
 
 def parse(text: str) -> NotesFile:
@@ -334,3 +334,17 @@ def test_records_are_a_sequence_of_note_records() -> None:
     assert pickle.loads(pickle.dumps(records)) == records
     # The URLs cited by many records are one string each.
     assert records[0].url is parse(_many(4)).records[3].url
+
+
+def test_a_records_url_and_quote_are_read_without_making_the_record() -> None:
+    parsed = parse("claim: c\nquote: caf\u00e9  \u201cau\u201d lait\nurl: https://a.example/\n\n"
+                   + _many(2))
+    records = parsed.records
+    assert isinstance(records, NoteRecords)
+    for i in (0, 1, 2, -1, -3):
+        assert (records.url(i), records.quote(i)) == (records[i].url, records[i].quote)
+    assert records.quote(0) == "caf\u00e9  \u201cau\u201d lait"
+    with pytest.raises(IndexError):
+        records.quote(3)
+    with pytest.raises(IndexError):
+        records.url(3)
