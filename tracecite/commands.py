@@ -11,7 +11,7 @@ the same inputs give the same numbers whichever command or stage reads them.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -25,7 +25,7 @@ from tracecite.inputs.directories import expand_directories
 from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.inputs.sources import SourceIndex
 from tracecite.inputs.trace import scan_trace
-from tracecite.model import Citation, is_trace
+from tracecite.model import Citation, NoteRecord, NoteRecords, is_trace
 from tracecite.stops import Stopped
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
@@ -105,10 +105,8 @@ class Inputs:
             ranges = lines.get(notes.path)
             if ranges is not None:
                 starts = [first for first, _ in ranges]
-                records = tuple(r for r in notes.records
-                                if any(_in_ranges(line, starts, ranges)
-                                       for line in r.field_lines))
-                notes = replace(notes, records=records)
+                notes = replace(notes, records=_records_where(
+                    notes.records, partial(_touched, starts, ranges)))
             kept_notes.append(notes)
         left_out = sum(len(n.records) for n in self.notes) - sum(len(n.records)
                                                                  for n in kept_notes)
@@ -124,7 +122,15 @@ class Inputs:
             return self
         from tracecite.checks.shards import in_shard
 
-        notes = tuple(replace(n, records=tuple(r for r in n.records if in_shard(r.url, shard)))
+        shard_of: dict[str, bool] = {}  # each distinct URL hashed once
+
+        def in_this_shard(lines: tuple[int, int, int], url: str) -> bool:
+            kept = shard_of.get(url)
+            if kept is None:
+                kept = shard_of[url] = in_shard(url, shard)
+            return kept
+
+        notes = tuple(replace(n, records=_records_where(n.records, in_this_shard))
                       for n in self.notes)
         return Inputs(notes, self.traces, shard)
 
@@ -167,6 +173,22 @@ class Inputs:
             for citation in citations:
                 yield (citation, trace.uris[citation.source_id],
                        captured_at.get(citation.source_id))
+
+
+def _records_where(records: Sequence[NoteRecord],
+                   keep: Callable[[tuple[int, int, int], str], bool]) -> Sequence[NoteRecord]:
+    """The records that ``keep`` accepts, given each one's field lines and URL: read from
+    the columns of :class:`NoteRecords` and kept as a subset of them (SPEC §9: memory)."""
+    if isinstance(records, NoteRecords):
+        return records.subset(i for i in range(len(records))
+                              if keep(records.field_lines(i), records.url(i)))
+    return tuple(r for r in records if keep(r.field_lines, r.url))
+
+
+def _touched(starts: Sequence[int], ranges: Sequence[tuple[int, int]],
+             lines: tuple[int, int, int], url: str) -> bool:
+    """Whether a record with these field lines has one in the sorted, disjoint ``ranges``."""
+    return any(_in_ranges(line, starts, ranges) for line in lines)
 
 
 def _in_ranges(line: int, starts: Sequence[int], ranges: Sequence[tuple[int, int]]) -> bool:

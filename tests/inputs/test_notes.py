@@ -348,3 +348,26 @@ def test_a_records_url_and_quote_are_read_without_making_the_record() -> None:
         records.quote(3)
     with pytest.raises(IndexError):
         records.url(3)
+
+
+def test_a_subset_of_records_shares_their_columns() -> None:
+    import pickle
+
+    records = parse("# a comment\n\n" + _many(6)).records
+    assert isinstance(records, NoteRecords)
+    chosen = records.subset([1, 4, 5])
+    assert list(chosen) == [records[1], records[4], records[5]]
+    assert chosen == (records[1], records[4], records[5]) and len(chosen) == 3
+    assert chosen[-1] == records[5] and list(chosen[:2]) == [records[1], records[4]]
+    assert [(chosen.url(i), chosen.quote(i), chosen.field_lines(i)) for i in range(3)] == [
+        (r.url, r.quote, r.field_lines) for r in chosen]
+    assert records.field_lines(0) == records[0].field_lines == (3, 4, 5)
+    assert list(chosen.subset([2, 0])) == [records[5], records[1]]
+    assert list(records.subset([])) == []
+    assert pickle.loads(pickle.dumps(chosen)) == chosen
+    with pytest.raises(IndexError):
+        chosen[3]
+    with pytest.raises(IndexError):
+        records.subset([6])
+    with pytest.raises(ValueError):
+        chosen.append(9, 99, {"claim": ("c", 99), "quote": ("q", 100), "url": ("u", 101)})
