@@ -4,7 +4,8 @@ in the same run.
 
 - ``check NOTES`` and ``verify-notes NOTES`` on a 50 MB notes file of short records, beside
   the file's size (goal: at most 100 MB; verify-notes against a local server serving the 500
-  pages the records quote);
+  pages the records quote), and ``verify-notes --shard 1/2`` of it (a shard keeps its records
+  as indexes into the notes' columns: the same goal);
 - ``check --evidence`` on a trace with 1,000,000 small sources, beside the file's size (goal:
   at most 120 MB);
 - ``compare OLD NEW`` of two 150 MB traces (one source in ten changed), beside one
@@ -104,11 +105,13 @@ def figure(*, notes_mb: float = 50, sources: int = 1_000_000, trace_mb: float = 
               _problem(runs, 0) or f"≤ 100 MB {verdict(_peak(runs) <= NOTES_GOAL)}")
     log("  verify-notes on the same notes, against a local server …")
     with BenchServer(gen_memory.site()) as server:
-        runs = _runs([*tc, "verify-notes", str(notes), "--json", "--no-progress",
-                      *connect_flags(server.port)], repeats)
-    table.add("verify-notes NOTES", megabytes(size), megabytes(_peak(runs)),
-              seconds(_wall(runs)), f"{megabytes(size)} (file)", ratio(_peak(runs) / size),
-              _problem(runs, 0) or f"≤ 100 MB {verdict(_peak(runs) <= NOTES_GOAL)}")
+        for name, flags in (("verify-notes NOTES", []),
+                            ("verify-notes --shard 1/2", ["--shard", "1/2"])):
+            runs = _runs([*tc, "verify-notes", str(notes), "--json", "--no-progress", *flags,
+                          *connect_flags(server.port)], repeats)
+            table.add(name, megabytes(size), megabytes(_peak(runs)), seconds(_wall(runs)),
+                      f"{megabytes(size)} (file)", ratio(_peak(runs) / size),
+                      _problem(runs, 0) or f"≤ 100 MB {verdict(_peak(runs) <= NOTES_GOAL)}")
     (many,) = cached(f"trace-{sources}-sources",
                      lambda p: gen_memory.many_sources(p[0], sources), log=log)
     size = many.stat().st_size

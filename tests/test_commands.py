@@ -148,3 +148,25 @@ def test_notes_records_are_kept_only_for_the_live_checks_and_without_claims(
     assert len(offline.notes[0].records) == 0
     assert [(r.claim, r.url) for r in live.notes[0].records] == [(None, URL), (None, URL)]
     assert offline.summary() == live.summary() and offline.summary().records == 2
+
+
+def test_a_shards_records_and_a_diffs_are_subsets_of_the_columns(tmp_path: Path) -> None:
+    """SPEC §9: the records a shard or a diff keeps are those an object per record chose, but
+    kept as indexes into the notes' columns, not as objects."""
+    from tracecite.checks.shards import in_shard
+    from tracecite.commands import read_inputs
+    from tracecite.model import NoteRecords
+
+    notes = tmp_path / "many.notes"
+    notes.write_text("".join(f"claim: c\nquote: q{i}\nurl: https://site.test/{i % 7}\n\n"
+                             for i in range(40)), encoding="utf-8")
+    inputs = read_inputs([str(notes)], [], evidence=False, keep_uris=True)
+    every = list(inputs.notes[0].records)
+    for k in (1, 2, 3):
+        kept = inputs.in_shard((k, 3)).notes[0].records
+        assert isinstance(kept, NoteRecords)
+        assert list(kept) == [r for r in every if in_shard(r.url, (k, 3))]
+    changed, left_out = inputs.changed_only({str(notes): [(6, 9), (150, 150)]})
+    kept = changed.notes[0].records
+    assert isinstance(kept, NoteRecords)
+    assert [r.index for r in kept] == [2, 3, 38] and left_out == 37

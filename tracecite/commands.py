@@ -11,7 +11,7 @@ the same inputs give the same numbers whichever command or stage reads them.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -22,14 +22,14 @@ from tracecite.errors import UsageError
 from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary
 from tracecite.inputs.directories import expand_directories
 from tracecite.inputs.notes import NotesFile, read_notes
-from tracecite.model import Citation, is_trace
+from tracecite.model import Citation, NoteRecord, NoteRecords, is_trace
 from tracecite.stops import Stopped
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.cache import SqliteCache
     from tracecite.checks.evidence import EvidenceScan
     from tracecite.checks.live import LiveResult, Loader
-    from tracecite.checks.quotes import QuoteCheck
+    from tracecite.checks.quotes import QuoteChecks
     from tracecite.settings import Settings
 
 
@@ -103,10 +103,8 @@ class Inputs:
             ranges = lines.get(notes.path)
             if ranges is not None:
                 starts = [first for first, _ in ranges]
-                records = tuple(r for r in notes.records
-                                if any(_in_ranges(line, starts, ranges)
-                                       for line in r.field_lines))
-                notes = replace(notes, records=records)
+                notes = replace(notes, records=_records_where(
+                    notes.records, partial(_touched, starts, ranges)))
             kept_notes.append(notes)
         left_out = sum(len(n.records) for n in self.notes) - sum(len(n.records)
                                                                  for n in kept_notes)
@@ -122,7 +120,15 @@ class Inputs:
             return self
         from tracecite.checks.shards import in_shard
 
-        notes = tuple(replace(n, records=tuple(r for r in n.records if in_shard(r.url, shard)))
+        shard_of: dict[str, bool] = {}  # each distinct URL hashed once
+
+        def in_this_shard(lines: tuple[int, int, int], url: str) -> bool:
+            kept = shard_of.get(url)
+            if kept is None:
+                kept = shard_of[url] = in_shard(url, shard)
+            return kept
+
+        notes = tuple(replace(n, records=_records_where(n.records, in_this_shard))
                       for n in self.notes)
         return Inputs(notes, self.traces, shard)
 
@@ -165,6 +171,22 @@ class Inputs:
             for citation in citations:
                 yield (citation, trace.uris[citation.source_id],
                        captured_at.get(citation.source_id))
+
+
+def _records_where(records: Sequence[NoteRecord],
+                   keep: Callable[[tuple[int, int, int], str], bool]) -> Sequence[NoteRecord]:
+    """The records that ``keep`` accepts, given each one's field lines and URL: read from
+    the columns of :class:`NoteRecords` and kept as a subset of them (SPEC §9: memory)."""
+    if isinstance(records, NoteRecords):
+        return records.subset(i for i in range(len(records))
+                              if keep(records.field_lines(i), records.url(i)))
+    return tuple(r for r in records if keep(r.field_lines, r.url))
+
+
+def _touched(starts: Sequence[int], ranges: Sequence[tuple[int, int]],
+             lines: tuple[int, int, int], url: str) -> bool:
+    """Whether a record with these field lines has one in the sorted, disjoint ``ranges``."""
+    return any(_in_ranges(line, starts, ranges) for line in lines)
 
 
 def _in_ranges(line: int, starts: Sequence[int], ranges: Sequence[tuple[int, int]]) -> bool:
@@ -297,24 +319,28 @@ def _label(command: str, kind: SourceKind) -> str:
 
 
 def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
-                 ) -> tuple[list[QuoteCheck], int]:
+                 ) -> tuple[QuoteChecks, int]:
     """The quotes to check against sources of ``kind``, and how many are skipped: citations of
-    other kinds, and web pages that ``skip_urls`` match (SPEC §3, §7.4)."""
-    from tracecite.checks.quotes import QuoteCheck
+    other kinds, and web pages that ``skip_urls`` match (SPEC §3, §7.4). Notes records are
+    read from their columns (SPEC §9: memory), citations made into checks one by one."""
+    from tracecite.checks.quotes import CheckList, JoinedChecks, NoteChecks, QuoteCheck
 
-    checks = ([QuoteCheck.from_note(r) for n in inputs.notes for r in n.records]
-              if kind is SourceKind.WEB else [])
+    parts: list[QuoteChecks] = ([NoteChecks(n.records) for n in inputs.notes]
+                                if kind is SourceKind.WEB else [])
+    cited: list[QuoteCheck] = []
     skipped = 0
     for citation, uri, captured_at in inputs.cited():
         if kind.takes(uri):
-            checks.append(QuoteCheck.from_citation(citation, uri, captured_at))
+            cited.append(QuoteCheck.from_citation(citation, uri, captured_at))
         else:
             skipped += 1
+    parts.append(CheckList(cited))
+    checks: QuoteChecks = JoinedChecks(parts)
     if kind is SourceKind.WEB and settings.skip_urls:
         from tracecite.checks.skip_urls import skips, url_glob
 
         globs = [url_glob(pattern) for pattern in settings.skip_urls]
-        kept = [check for check in checks if not skips(check.target, globs)]
+        kept = checks.where(lambda target: not skips(target, globs))
         skipped += len(checks) - len(kept)
         checks = kept
     return checks, skipped
@@ -350,7 +376,7 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
     return findings, counts
 
 
-def _with_archive(result: LiveResult, checks: Sequence[QuoteCheck], loader: Loader,
+def _with_archive(result: LiveResult, checks: QuoteChecks, loader: Loader,
                   settings: Settings) -> LiveResult:
     """The result, its findings about pages that changed or are gone with what the Internet
     Archive holds of them (SPEC §8.7); web pages only. A stop during the lookups keeps what
@@ -361,7 +387,8 @@ def _with_archive(result: LiveResult, checks: Sequence[QuoteCheck], loader: Load
         return result
     from tracecite.checks.archive import with_archive
 
-    archived = with_archive(result.findings, checks, loader.fetcher, budget=settings.timeout)
+    failed = [checks[i] for i in result.failed]  # the checks of the findings only
+    archived = with_archive(result.findings, failed, loader.fetcher, budget=settings.timeout)
     return replace(result, findings=archived.findings, stopped_by=archived.stopped_by)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import overload
 
@@ -114,9 +114,10 @@ class NoteRecords(Sequence[NoteRecord]):
     made each time one is read. A notes file can hold hundreds of thousands of short records,
     and columns (the quotes one blob, the URLs shared, the claims left out when no check
     needs them) take a fraction of the memory of as many objects. Equal to any sequence of
-    the same records."""
+    the same records. Some of them (:meth:`subset`: a shard's, a diff's) share the columns
+    of all."""
 
-    __slots__ = ("_claims", "_file", "_lines", "_quote_ends", "_quotes", "_urls")
+    __slots__ = ("_chosen", "_claims", "_file", "_lines", "_quote_ends", "_quotes", "_urls")
 
     def __init__(self, file: str, *, claims: bool = True) -> None:
         self._file = file
@@ -127,9 +128,13 @@ class NoteRecords(Sequence[NoteRecord]):
         self._quote_ends: array[int] = array("q")
         self._urls: list[str] = []
         self._claims: list[str] | None = [] if claims else None
+        # A subset's records: where each is in the columns (None: every record, in order).
+        self._chosen: array[int] | None = None
 
     def append(self, index: int, line: int, fields: Mapping[str, tuple[str, int]]) -> None:
         """Add a record from its fields (name → (value, line)); the reader's only write."""
+        if self._chosen is not None:
+            raise ValueError("a subset of records shares its columns: nothing is added to it")
         (claim, claim_line), (quote, quote_line) = fields["claim"], fields["quote"]
         url, url_line = fields["url"]
         self._lines.extend((index, line, claim_line, quote_line, url_line))
@@ -140,7 +145,20 @@ class NoteRecords(Sequence[NoteRecord]):
             self._claims.append(claim)
 
     def __len__(self) -> int:
-        return len(self._urls)
+        return len(self._urls) if self._chosen is None else len(self._chosen)
+
+    def _column(self, index: int) -> int:
+        """Where record ``index`` (negative: from the end) is in the columns; IndexError past
+        the end."""
+        if self._chosen is not None:
+            return self._chosen[index]
+        if 0 <= index < len(self._urls):
+            return index
+        return range(len(self._urls))[index]
+
+    def _quote_at(self, column: int) -> str:
+        start = self._quote_ends[column - 1] if column else 0
+        return self._quotes[start:self._quote_ends[column]].decode("utf-8", "surrogatepass")
 
     @overload
     def __getitem__(self, index: int) -> NoteRecord: ...
@@ -151,16 +169,38 @@ class NoteRecords(Sequence[NoteRecord]):
     def __getitem__(self, index: int | slice) -> NoteRecord | Sequence[NoteRecord]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        index = range(len(self))[index]  # negative indexes, and IndexError past the end
-        number, line, claim_line, quote_line, url_line = self._lines[5 * index:5 * index + 5]
-        claim = None if self._claims is None else self._claims[index]
-        start = self._quote_ends[index - 1] if index else 0
-        quote = self._quotes[start:self._quote_ends[index]].decode("utf-8", "surrogatepass")
-        return NoteRecord(self._file, number, line, claim, quote, self._urls[index],
+        at = self._column(index)
+        number, line, claim_line, quote_line, url_line = self._lines[5 * at:5 * at + 5]
+        claim = None if self._claims is None else self._claims[at]
+        return NoteRecord(self._file, number, line, claim, self._quote_at(at), self._urls[at],
                           quote_line=quote_line, url_line=url_line, claim_line=claim_line)
 
     def __iter__(self) -> Iterator[NoteRecord]:
         return (self[i] for i in range(len(self)))
+
+    def url(self, index: int) -> str:
+        """The URL of record ``index`` (0-based), without making the record."""
+        return self._urls[self._column(index)]
+
+    def quote(self, index: int) -> str:
+        """The quote of record ``index`` (0-based), as written, without making the record."""
+        return self._quote_at(self._column(index))
+
+    def field_lines(self, index: int) -> tuple[int, int, int]:
+        """The lines of record ``index``'s claim, quote and url, as
+        :attr:`NoteRecord.field_lines`, without making the record."""
+        at = 5 * self._column(index)
+        return self._lines[at + 2], self._lines[at + 3], self._lines[at + 4]
+
+    def subset(self, indexes: Iterable[int]) -> NoteRecords:
+        """The records at ``indexes`` (0-based, in the order given), sharing these records'
+        columns: four bytes a record chosen."""
+        chosen = NoteRecords.__new__(NoteRecords)
+        chosen._file, chosen._lines, chosen._claims = self._file, self._lines, self._claims
+        chosen._quotes, chosen._quote_ends, chosen._urls = (self._quotes, self._quote_ends,
+                                                            self._urls)
+        chosen._chosen = array("I", (self._column(i) for i in indexes))
+        return chosen
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str):

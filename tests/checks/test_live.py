@@ -21,7 +21,7 @@ from tracecite.checks import live
 from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.live import LiveResult, LiveRun, Loaded, Loader, NoProgress
 from tracecite.checks.parse_pool import ParsePool
-from tracecite.checks.quotes import QuoteCheck
+from tracecite.checks.quotes import QuoteCheck, QuoteChecks
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.hosts import HostSlots
@@ -145,6 +145,69 @@ def test_citation_locations_are_kept() -> None:
     (finding,) = run(Loads({"u": "text"}), [quote], concurrency=1).findings
     assert (finding.file, finding.line, finding.claim, finding.citation, finding.source_id,
             finding.uri, finding.record) == ("t.jsonl", 9, 2, 3, "s7", "u", None)
+
+
+class Counted(QuoteChecks):
+    """Checks read by index that count how many are made into objects."""
+
+    def __init__(self, checks: list[QuoteCheck]) -> None:
+        self.checks = checks
+        self.made: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.checks)
+
+    def check(self, index: int) -> QuoteCheck:
+        self.made.append(index)
+        return self.checks[index]
+
+    def target(self, index: int) -> str:
+        return self.checks[index].target
+
+    def quote(self, index: int) -> str:
+        return self.checks[index].quote
+
+
+def test_only_the_quotes_with_a_finding_are_made_into_checks() -> None:
+    """SPEC §9: a run reads its checks' targets and quotes by index and makes a check only
+    for a finding; ``failed`` names the check of each finding, for the archive."""
+    gone = FetchError(Code.HTTP_STATUS, "HTTP status 404", status=404)
+    checks = Counted([check("alpha", "a", record=1), check("gone", "b", record=2),
+                      check("zeta", "a", record=3), check("beta", "a", record=4),
+                      check("also gone", "b", record=5)])
+    result = run(Loads({"a": "alpha beta", "b": gone}), checks, concurrency=1)
+    assert sorted(checks.made) == [1, 2, 4]
+    assert len(result.failed) == len(result.findings) == 3
+    assert [checks.checks[i].record for i in result.failed] == [f.record
+                                                                for f in result.findings]
+    assert result.counts == Counts(checked=5, matched=2, not_found=1, unavailable=2)
+
+
+def test_memory_per_quote_is_a_few_bytes_beyond_its_record() -> None:
+    """SPEC §9: checking 20,000 notes records on 200 pages keeps an index per record, the
+    quotes of a page only while it is matched, and no object per quote that matched."""
+    import tracemalloc
+
+    from tracecite.checks.quotes import NoteChecks
+    from tracecite.inputs.notes import parse_notes
+
+    records = 20_000
+    text = "".join(f"claim: c\nquote: word{i} end\nurl: https://example.com/{i % 200}\n\n"
+                   for i in range(records))
+    checks = NoteChecks(parse_notes(text, "n.md").records)
+    pages = {f"https://example.com/{n}": " ".join(f"word{i} end" for i in range(n, records, 200))
+             for n in range(200)}
+    loader = Loads(dict(pages))
+    del text
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        result = run(loader, checks, concurrency=2, parse_workers=1)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert result.counts == Counts(checked=records, matched=records)
+    assert peak / records < 40, f"{peak / records:.0f} bytes a record"
 
 
 @pytest.mark.parametrize("concurrency", [1, 3])

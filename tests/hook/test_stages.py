@@ -317,8 +317,12 @@ def test_each_input_is_read_once_however_many_checks_use_it(
     write(tmp_path, "run.trace.jsonl", "\n".join(json.dumps(e) for e in trace) + "\n")
     scans: list[str] = []
     notes_read: list[str] = []
-    for name in ("scan_with_evidence", "scan_trace"):  # with evidence, and without
-        _count_calls(monkeypatch, commands, name, scans)
+    from tracecite.checks import evidence
+    from tracecite.inputs import trace as trace_reader
+
+    # With evidence, and without: where they are defined, as they are imported when used.
+    _count_calls(monkeypatch, evidence, "scan_with_evidence", scans)
+    _count_calls(monkeypatch, trace_reader, "scan_trace", scans)
     _count_calls(monkeypatch, commands, "read_notes", notes_read)
     net = ["--connect-to", f"docs.test:80:127.0.0.1:{local_site}", "--allow-net", "127.0.0.0/8"]
     code, report = run_json(["hook", "--stage", stage, "--verify-files", "--root", "site", *net,

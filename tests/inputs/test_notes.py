@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import note
 from tracecite.inputs.notes import NotesFile, parse_notes, read_notes
-from tracecite.model import NoteRecord
+from tracecite.model import NoteRecord, NoteRecords
 
 
 def parse(text: str) -> NotesFile:
@@ -334,3 +334,40 @@ def test_records_are_a_sequence_of_note_records() -> None:
     assert pickle.loads(pickle.dumps(records)) == records
     # The URLs cited by many records are one string each.
     assert records[0].url is parse(_many(4)).records[3].url
+
+
+def test_a_records_url_and_quote_are_read_without_making_the_record() -> None:
+    parsed = parse("claim: c\nquote: caf\u00e9  \u201cau\u201d lait\nurl: https://a.example/\n\n"
+                   + _many(2))
+    records = parsed.records
+    assert isinstance(records, NoteRecords)
+    for i in (0, 1, 2, -1, -3):
+        assert (records.url(i), records.quote(i)) == (records[i].url, records[i].quote)
+    assert records.quote(0) == "caf\u00e9  \u201cau\u201d lait"
+    with pytest.raises(IndexError):
+        records.quote(3)
+    with pytest.raises(IndexError):
+        records.url(3)
+
+
+def test_a_subset_of_records_shares_their_columns() -> None:
+    import pickle
+
+    records = parse("# a comment\n\n" + _many(6)).records
+    assert isinstance(records, NoteRecords)
+    chosen = records.subset([1, 4, 5])
+    assert list(chosen) == [records[1], records[4], records[5]]
+    assert chosen == (records[1], records[4], records[5]) and len(chosen) == 3
+    assert chosen[-1] == records[5] and list(chosen[:2]) == [records[1], records[4]]
+    assert [(chosen.url(i), chosen.quote(i), chosen.field_lines(i)) for i in range(3)] == [
+        (r.url, r.quote, r.field_lines) for r in chosen]
+    assert records.field_lines(0) == records[0].field_lines == (3, 4, 5)
+    assert list(chosen.subset([2, 0])) == [records[5], records[1]]
+    assert list(records.subset([])) == []
+    assert pickle.loads(pickle.dumps(chosen)) == chosen
+    with pytest.raises(IndexError):
+        chosen[3]
+    with pytest.raises(IndexError):
+        records.subset([6])
+    with pytest.raises(ValueError):
+        chosen.append(9, 99, {"claim": ("c", 99), "quote": ("q", 100), "url": ("u", 101)})

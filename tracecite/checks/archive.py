@@ -138,8 +138,10 @@ class _Snapshot:
 
 def with_archive(findings: Sequence[Finding], checks: Sequence[QuoteCheck], fetcher: Fetcher,
                  *, budget: float = MAX_TIMEOUT) -> ArchiveResult:
-    """``findings`` (of a live web check of ``checks``), each eligible one with the archived
-    copy of its page: one lookup per page and capture time, at most :data:`IN_FLIGHT` at once,
+    """``findings`` (of a live web check), each eligible one with the archived copy of its
+    page; ``checks``: those the findings are about (a finding is matched to its check by file,
+    record or claim and citation, and URI, so the run passes only its failing checks, not every
+    quote it matched). One lookup per page and capture time, at most :data:`IN_FLIGHT` at once,
     each snapshot parsed within ``budget`` seconds. A stop (SIGINT, SIGTERM) ends the lookups:
     what finished is kept, and the result says which signal stopped them."""
     by_place = {_place(c.file, c.record, c.claim, c.citation, c.target): c for c in checks}

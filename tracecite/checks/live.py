@@ -7,6 +7,12 @@ page to the workers and goes on to its next source without waiting for the parse
 workers fall behind, at most ``concurrency`` pages wait for them and the loaders pause, so at
 most ``2 × concurrency`` pages are in memory at once, however many sources there are.
 
+Memory follows the sources, not the quotes: the checks are read by index from their inputs
+(:class:`~tracecite.checks.quotes.QuoteChecks`), a source's group is an array of indexes, its
+quotes are read when its page is matched, and what a run keeps of a source (its group, its
+stored verdicts) goes once the source is settled. A :class:`QuoteCheck` is made only for a
+quote that gets a finding.
+
 An optional :class:`VerdictCache` (SPEC §7.5) is consulted on the run's thread before any
 source is loaded and fed as sources settle: the loader threads only read the validators it
 gave and take the digest of what they loaded.
@@ -20,14 +26,15 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections import defaultdict, deque
-from collections.abc import Mapping, Sequence
+from array import array
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.parse_pool import ParsePool, Verdict
-from tracecite.checks.quotes import LoadInfo, QuoteCheck
+from tracecite.checks.quotes import LoadInfo, QuoteCheck, QuoteChecks, as_checks
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.hosts import HostSlots
@@ -154,11 +161,14 @@ class Loader(Protocol):
 @dataclass(frozen=True)
 class LiveResult:
     """What a live run found, in the order the sources finished, and its counts;
-    ``stopped_by``: the signal that stopped it before every source finished."""
+    ``stopped_by``: the signal that stopped it before every source finished; ``failed``: for
+    each finding, the index of its check among the run's checks (the archive looks up those,
+    SPEC §8.7)."""
 
     findings: tuple[Finding, ...]
     counts: Counts
     stopped_by: int | None = None
+    failed: tuple[int, ...] = ()
 
 
 class LiveRun:
@@ -189,10 +199,9 @@ class LiveRun:
         source never fails another; an unexpected exception (a bug) propagates. A stop
         (:class:`KeyboardInterrupt`, see :mod:`tracecite.stops`) ends the parse workers,
         abandons the loads in flight and returns what finished, the rest ``interrupted``."""
-        groups: dict[str, list[QuoteCheck]] = defaultdict(list)
-        for check in checks:
-            groups[self._loader.key(check.target)].append(check)
-        tally = _Tally(self._loader.kind, checked=len(checks), cache=cache)
+        columns = as_checks(checks)
+        groups = _grouped(columns, self._loader.key)
+        tally = _Tally(self._loader.kind, columns, cache=cache)
         groups = tally.recall(groups)
         if cache is not None and not groups:
             return tally.result()  # every verdict came from the cache: no request, no parse
@@ -202,7 +211,7 @@ class LiveRun:
                     parser.start()  # before any thread of ours runs (see ParsePool)
                 self._progress.start(len(groups))
                 try:
-                    _Loading(self._loader, groups, parser, self._concurrency,
+                    _Loading(self._loader, columns, groups, parser, self._concurrency,
                              self._parse_budget).run(tally, self._progress)
                 finally:
                     self._progress.stop()
@@ -213,16 +222,36 @@ class LiveRun:
         return tally.result()
 
 
-class _Tally:
-    """The findings and counts of one run, settled source by source."""
+def _grouped(checks: QuoteChecks, key: Callable[[str], str]) -> dict[str, array[int]]:
+    """The indexes of ``checks`` by the key of their source, the sources in the order first
+    cited; each distinct target's key is worked out once."""
+    keys: dict[str, str] = {}
+    groups: dict[str, array[int]] = {}
+    for i in range(len(checks)):
+        target = checks.target(i)
+        k = keys.get(target)
+        if k is None:
+            k = keys[target] = key(target)
+        group = groups.get(k)
+        if group is None:
+            group = groups[k] = array("I")
+        group.append(i)
+    return groups
 
-    def __init__(self, kind: SourceKind, *, checked: int, cache: VerdictCache | None = None
-                 ) -> None:
+
+class _Tally:
+    """The findings and counts of one run, settled source by source; a group is the indexes
+    of a source's checks among ``checks``."""
+
+    def __init__(self, kind: SourceKind, checks: QuoteChecks, *,
+                 cache: VerdictCache | None = None) -> None:
         self._kind = kind
-        self._checked = checked
+        self._checks = checks
+        self._checked = len(checks)
         self._cache = cache
         self._remembered: dict[str, Remembered] = {}
         self._findings: list[Finding] = []
+        self._failed: list[int] = []  # the check of each finding
         self._matched = self._not_found = self._unavailable = self._retried = 0
         self._cached = 0
 
@@ -231,14 +260,19 @@ class _Tally:
         """Whether loads are kept in a cache (their text's digest is then taken)."""
         return self._cache is not None
 
-    def recall(self, groups: dict[str, list[QuoteCheck]]) -> dict[str, list[QuoteCheck]]:
+    def quotes(self, group: Sequence[int]) -> list[str]:
+        """The normalised quotes of a group, read now."""
+        checks = self._checks
+        return [checks.quote(i) for i in group]
+
+    def recall(self, groups: dict[str, array[int]]) -> dict[str, array[int]]:
         """Settle the sources whose verdicts are all fresh in the cache; the groups left to
         load (those with old verdicts are loaded with :meth:`validators`)."""
         if self._cache is None:
             return groups
-        left: dict[str, list[QuoteCheck]] = {}
+        left: dict[str, array[int]] = {}
         for k, group in groups.items():
-            remembered = self._cache.recall(k, [c.quote for c in group])
+            remembered = self._cache.recall(k, self.quotes(group))
             if remembered is None:
                 left[k] = group
             elif remembered.validators is None:
@@ -253,7 +287,7 @@ class _Tally:
         remembered = self._remembered.get(k)
         return remembered.validators if remembered is not None else None
 
-    def settle(self, k: str, group: Sequence[QuoteCheck],
+    def settle(self, k: str, group: Sequence[int],
                outcome: list[Verdict] | FetchError | Fetched, info: LoadInfo) -> None:
         """Record the outcome of source ``k``: each quote's match, or why it is unavailable;
         a :class:`Fetched` outcome alone is a 304 (the stored verdicts stand)."""
@@ -264,36 +298,41 @@ class _Tally:
         if isinstance(outcome, Fetched):
             if self._cache is not None:
                 self._cache.revalidated(k, outcome)
-            self._from_cache(group, self._remembered[k], info)
+            self._from_cache(group, self._remembered.pop(k), info)
             return
+        self._remembered.pop(k, None)
         if isinstance(outcome, FetchError):
             flaky = self._cache.failed(k, outcome) if self._cache is not None else None
             self._unavailable += len(group)
-            self._findings.extend(_deferred(check.unavailable(outcome), flaky)
-                                  for check in group)
+            for i in group:
+                self._findings.append(_deferred(self._checks.check(i).unavailable(outcome),
+                                                flaky))
+            self._failed.extend(group)
             return
         self._matches(group, outcome, info)
 
-    def remember(self, k: str, group: Sequence[QuoteCheck], fetched: Fetched,
+    def remember(self, k: str, quotes: Sequence[str], fetched: Fetched,
                  verdicts: list[Verdict]) -> None:
-        """Keep a source's verdicts in the cache (if there is one)."""
+        """Keep a source's verdicts of its ``quotes`` in the cache (if there is one)."""
         if self._cache is not None:
-            self._cache.remember(k, fetched, [c.quote for c in group], verdicts)
+            self._cache.remember(k, fetched, quotes, verdicts)
 
-    def _from_cache(self, group: Sequence[QuoteCheck], remembered: Remembered,
+    def _from_cache(self, group: Sequence[int], remembered: Remembered,
                     info: LoadInfo | None = None) -> None:
         self._cached += len(group)
-        self._matches(group, list(remembered.verdicts), info or remembered.info, cached=True)
+        self._matches(group, remembered.verdicts, info or remembered.info, cached=True)
 
-    def _matches(self, group: Sequence[QuoteCheck], verdicts: list[Verdict], info: LoadInfo,
+    def _matches(self, group: Sequence[int], verdicts: Sequence[Verdict], info: LoadInfo,
                  *, cached: bool = False) -> None:
-        for check, verdict in zip(group, verdicts, strict=True):
+        for i, verdict in zip(group, verdicts, strict=True):
             if verdict is True:
                 self._matched += 1
             else:
                 self._not_found += 1
-                finding = check.not_found(self._kind, info, diagnosis=verdict or None)
+                finding = self._checks.check(i).not_found(self._kind, info,
+                                                          diagnosis=verdict or None)
                 self._findings.append(replace(finding, cached=True) if cached else finding)
+                self._failed.append(i)
 
     def result(self, *, stopped_by: int | None = None) -> LiveResult:
         """Everything settled so far; with ``stopped_by`` (the run was stopped), the quotes
@@ -304,7 +343,7 @@ class _Tally:
         return LiveResult(tuple(self._findings), Counts(
             checked=checked, matched=self._matched, not_found=self._not_found,
             unavailable=self._unavailable, cached=self._cached, retried=self._retried,
-            interrupted=self._checked - checked), stopped_by)
+            interrupted=self._checked - checked), stopped_by, tuple(self._failed))
 
 
 def _deferred(finding: Finding, flaky: tuple[int, int] | None) -> Finding:
@@ -364,20 +403,23 @@ class _Loading:
     """One run's loader threads: each takes sources (:class:`_Sources`), loads them and hands
     the pages to the parser; what they finish comes back to the run's thread on one queue."""
 
-    def __init__(self, loader: Loader, groups: dict[str, list[QuoteCheck]], parser: ParsePool,
-                 concurrency: int, parse_budget: float) -> None:
+    def __init__(self, loader: Loader, checks: QuoteChecks, groups: dict[str, array[int]],
+                 parser: ParsePool, concurrency: int, parse_budget: float) -> None:
         import queue
 
         self._loader = loader
+        self._checks = checks
         self._groups = groups
         self._parser = parser
         self._parse_budget = parse_budget
-        self._sources = _Sources([(k, loader.host(group[0].target))
+        self._sources = _Sources([(k, loader.host(checks.target(group[0])))
                                   for k, group in groups.items()], loader.hosts)
         # What the loader threads hand back for a source: its parse (with how it was loaded),
-        # why it failed, or (a 304) what the cache keeps; and what the cache keeps of it.
+        # why it failed, or (a 304) what the cache keeps; what the cache keeps of it, and the
+        # quotes matched (kept for the cache only: None without one).
         self._done: queue.SimpleQueue[
-            tuple[str, Future[list[Verdict]] | BaseException | None, LoadInfo, Fetched | None]
+            tuple[str, Future[list[Verdict]] | BaseException | None, LoadInfo, Fetched | None,
+                  list[str] | None]
         ] = queue.SimpleQueue()
         self._tally: _Tally | None = None
         self._threads = min(max(1, concurrency), self._sources.useful_threads())
@@ -403,10 +445,10 @@ class _Loading:
             # first requests are out: its import (ctypes) then costs the run nothing.
             _return_freed_buffers()
             for _ in range(len(self._groups)):
-                k, outcome, info, fetched = self._done.get()
+                k, outcome, info, fetched, quotes = self._done.get()
                 if k == _THREAD_FAILED:
                     raise outcome if isinstance(outcome, BaseException) else RuntimeError(k)
-                group = self._groups[k]
+                group = self._groups.pop(k)  # its load is over: nothing else reads it
                 if isinstance(outcome, FetchError):
                     tally.settle(k, group, outcome, info)
                 elif isinstance(outcome, BaseException):
@@ -416,8 +458,9 @@ class _Loading:
                 elif outcome is not None:
                     matched = _matched(outcome, info)
                     tally.settle(k, group, matched, info)
-                    if fetched is not None and not isinstance(matched, FetchError):
-                        tally.remember(k, group, fetched, matched)
+                    if quotes is not None and fetched is not None and not isinstance(
+                            matched, FetchError):
+                        tally.remember(k, quotes, fetched, matched)
                 progress.advance()
         except KeyboardInterrupt:
             stopped = True  # loads in flight are abandoned (daemon threads), never waited for
@@ -434,7 +477,7 @@ class _Loading:
             while (taken := self._sources.take()) is not None:
                 self._load_one(*taken)
         except BaseException as error:  # a bug here must end the run, never leave it waiting
-            self._done.put((_THREAD_FAILED, error, LoadInfo(), None))
+            self._done.put((_THREAD_FAILED, error, LoadInfo(), None, None))
 
     def _load_one(self, k: str, claimed: bool) -> None:
         group = self._groups[k]
@@ -442,7 +485,7 @@ class _Loading:
         validators = tally.validators(k) if tally is not None else None
         fetched: Fetched | None = None
         try:
-            target = group[0].target
+            target = self._checks.target(group[0])
             loaded = (self._loader.load(target, claimed=claimed) if validators is None else
                       self._loader.load(target, claimed=claimed, validators=validators))
             if tally is not None and tally.caching:
@@ -450,22 +493,26 @@ class _Loading:
                                   loaded.last_modified,
                                   "" if loaded.status == 304 else digest(loaded.text))
             if validators is not None and loaded.status == 304:
-                self._done.put((k, None, loaded.info, fetched))
+                self._done.put((k, None, loaded.info, fetched, None))
                 return
+            quotes = [self._checks.quote(i) for i in group]
             self._parse_slots.acquire()
             try:
-                parsed = self._parser.submit(loaded.kind, loaded.text, [c.quote for c in group],
+                parsed = self._parser.submit(loaded.kind, loaded.text, quotes,
                                              budget=self._parse_budget)
             except BaseException:
                 self._parse_slots.release()
                 raise
         except BaseException as error:  # settled (FetchError) or raised (a bug) by the run
-            self._done.put((k, error, LoadInfo(), None))
+            self._done.put((k, error, LoadInfo(), None, None))
             return
+        info = loaded.info
+        del loaded  # the page is the parser's now: this frame need not keep it
+        kept = quotes if fetched is not None else None  # the cache stores their verdicts
 
         def parse_done(future: Future[list[Verdict]]) -> None:
             self._parse_slots.release()
-            self._done.put((k, future, loaded.info, fetched))
+            self._done.put((k, future, info, fetched, kept))
 
         parsed.add_done_callback(parse_done)
 

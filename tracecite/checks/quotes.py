@@ -1,15 +1,26 @@
-"""A quote to check against a live source, wherever it came from (a note or a citation)."""
+"""A quote to check against a live source, wherever it came from (a note or a citation), and
+the checks of a run kept in columns (:class:`QuoteChecks`).
+
+A notes file can hold hundreds of thousands of records: the live run reads each check's target
+and quote by index from the records themselves, and a :class:`QuoteCheck` is made only for a
+quote that gets a finding.
+"""
 
 from __future__ import annotations
 
+from abc import abstractmethod
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import overload
 
 from tracecite.checks.kinds import SourceKind
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.findings import Diagnosis, Finding
 from tracecite.matching import normalise
-from tracecite.model import Citation, NoteRecord
+from tracecite.model import Citation, NoteRecord, NoteRecords
 
 _THERE = {SourceKind.WEB: "on the page", SourceKind.FILE: "in the file"}
 """Where a diagnosis phrase says a quote was looked for, by kind of source."""
@@ -94,3 +105,153 @@ class QuoteCheck:
                        claim=self.claim, citation=self.citation, source_id=self.source_id,
                        uri=self.target, status=status, final_url=final_url, attempts=attempts,
                        column=self.column)
+
+
+class QuoteChecks(Sequence[QuoteCheck]):
+    """The checks of a live run, read by index: :meth:`target` and :meth:`quote` say what the
+    run groups and matches without making a :class:`QuoteCheck`; indexing makes one (for a
+    finding). The kinds below keep nothing per check beyond what their inputs already hold."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def check(self, index: int) -> QuoteCheck:
+        """The check at ``index`` (0 to ``len - 1``), made now."""
+
+    def target(self, index: int) -> str:
+        """The source the quote at ``index`` must be in."""
+        return self.check(index).target
+
+    def quote(self, index: int) -> str:
+        """The normalised quote at ``index``."""
+        return self.check(index).quote
+
+    @overload
+    def __getitem__(self, index: int) -> QuoteCheck: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[QuoteCheck]: ...
+
+    def __getitem__(self, index: int | slice) -> QuoteCheck | Sequence[QuoteCheck]:
+        if isinstance(index, slice):
+            return [self.check(i) for i in range(*index.indices(len(self)))]
+        return self.check(range(len(self))[index])  # negative indexes; IndexError past the end
+
+    def where(self, keep: Callable[[str], bool]) -> QuoteChecks:
+        """The checks whose target ``keep`` accepts, in order (four bytes each)."""
+        return _Chosen(self, array("I", (i for i in range(len(self)) if keep(self.target(i)))))
+
+
+def as_checks(checks: Sequence[QuoteCheck]) -> QuoteChecks:
+    """``checks`` as :class:`QuoteChecks` (a list of checks is read as it is)."""
+    return checks if isinstance(checks, QuoteChecks) else CheckList(checks)
+
+
+class CheckList(QuoteChecks):
+    """Checks made beforehand, one object each (a trace's citations: a few per answer)."""
+
+    __slots__ = ("_checks",)
+
+    def __init__(self, checks: Sequence[QuoteCheck]) -> None:
+        self._checks = checks
+
+    def __len__(self) -> int:
+        return len(self._checks)
+
+    def check(self, index: int) -> QuoteCheck:
+        """The check at ``index``."""
+        return self._checks[index]
+
+
+class NoteChecks(QuoteChecks):
+    """The checks of notes records (:meth:`QuoteCheck.from_note`), read from the records'
+    columns: a quote is decoded and normalised each time it is read, never kept."""
+
+    __slots__ = ("_columns", "_records")
+
+    def __init__(self, records: Sequence[NoteRecord]) -> None:
+        self._records = records
+        self._columns = records if isinstance(records, NoteRecords) else None
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def check(self, index: int) -> QuoteCheck:
+        """The check of record ``index`` (0-based, in the file's order)."""
+        return QuoteCheck.from_note(self._records[index])
+
+    def target(self, index: int) -> str:
+        """The URL of record ``index``."""
+        if self._columns is not None:
+            return self._columns.url(index)
+        return self._records[index].url
+
+    def quote(self, index: int) -> str:
+        """The normalised quote of record ``index``."""
+        if self._columns is not None:
+            return normalise(self._columns.quote(index))
+        return normalise(self._records[index].quote)
+
+
+class JoinedChecks(QuoteChecks):
+    """Several runs' worth of checks one after the other (notes files, then citations)."""
+
+    __slots__ = ("_ends", "_parts")
+
+    def __init__(self, parts: Sequence[QuoteChecks]) -> None:
+        self._parts = [p for p in parts if len(p)]
+        self._ends: list[int] = []
+        total = 0
+        for part in self._parts:
+            total += len(part)
+            self._ends.append(total)
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def _where(self, index: int) -> tuple[QuoteChecks, int]:
+        n = bisect_right(self._ends, index)
+        return self._parts[n], index - (self._ends[n - 1] if n else 0)
+
+    def check(self, index: int) -> QuoteCheck:
+        """The check at ``index`` of all the parts together."""
+        part, i = self._where(index)
+        return part.check(i)
+
+    def target(self, index: int) -> str:
+        """The target of the check at ``index``."""
+        part, i = self._where(index)
+        return part.target(i)
+
+    def quote(self, index: int) -> str:
+        """The quote of the check at ``index``."""
+        part, i = self._where(index)
+        return part.quote(i)
+
+
+class _Chosen(QuoteChecks):
+    """Some of a run's checks, by their indexes (:meth:`QuoteChecks.where`)."""
+
+    __slots__ = ("_base", "_indexes")
+
+    def __init__(self, base: QuoteChecks, indexes: array[int]) -> None:
+        self._base = base
+        self._indexes = indexes
+
+    def __len__(self) -> int:
+        return len(self._indexes)
+
+    def check(self, index: int) -> QuoteCheck:
+        """The ``index``-th check chosen."""
+        return self._base.check(self._indexes[index])
+
+    def target(self, index: int) -> str:
+        """Its target."""
+        return self._base.target(self._indexes[index])
+
+    def quote(self, index: int) -> str:
+        """Its quote."""
+        return self._base.quote(self._indexes[index])
