@@ -589,3 +589,32 @@ def test_a_loader_thread_that_fails_outside_a_load_ends_the_run_instead_of_hangi
     thread.join(10)
     assert not thread.is_alive(), "the run hung"
     assert [str(e) for e in done] == ["the scheduler broke"]
+
+
+def test_loader_threads_that_die_before_they_start_end_the_run_instead_of_hanging(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread can die in Python's own start-up, before its target runs (a tracer that
+    cannot be installed raises there): no thread reports, and the run must not wait for
+    ever."""
+    from tracecite.checks import live
+
+    class Stillborn(threading.Thread):
+        def run(self) -> None:
+            pass  # the target never runs
+
+    done: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            LiveRun(Loads({"a": "text"}), concurrency=2, parse_budget=5).check(
+                [check("text", "a")])
+        except BaseException as error:
+            done.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)  # made before the patch: a real one
+    monkeypatch.setattr(live.threading, "Thread", Stillborn)
+    monkeypatch.setattr(live, "_WATCH", 0.05)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "the run hung"
+    assert [str(e) for e in done] == ["the loader threads ended with sources still to load"]

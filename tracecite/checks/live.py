@@ -395,6 +395,9 @@ def _matched(parsed: Future[list[Verdict]], info: LoadInfo) -> list[Verdict] | F
         raise
 
 
+_WATCH = 1.0
+"""Seconds between two looks at whether any loader thread is still alive."""
+
 _THREAD_FAILED = "\x00loader thread failed"
 """Put on the done queue, with the exception, by a loader thread that failed outside a load."""
 
@@ -445,7 +448,7 @@ class _Loading:
             # first requests are out: its import (ctypes) then costs the run nothing.
             _return_freed_buffers()
             for _ in range(len(self._groups)):
-                k, outcome, info, fetched, quotes = self._done.get()
+                k, outcome, info, fetched, quotes = self._next_done(threads)
                 if k == _THREAD_FAILED:
                     raise outcome if isinstance(outcome, BaseException) else RuntimeError(k)
                 group = self._groups.pop(k)  # its load is over: nothing else reads it
@@ -470,6 +473,27 @@ class _Loading:
             if not stopped:
                 for thread in threads:
                     thread.join()
+
+    def _next_done(self, threads: Sequence[threading.Thread]
+                   ) -> tuple[str, Future[list[Verdict]] | BaseException | None, LoadInfo,
+                              Fetched | None, list[str] | None]:
+        """What a loader thread finished next. A thread can die before its first line runs
+        (Python's thread start-up itself can fail, e.g. a tracer refusing to be installed),
+        and so never report: when every loader thread is gone and nothing is left to read,
+        that is a bug, raised, never a wait without end."""
+        import queue
+
+        while True:
+            try:
+                return self._done.get(timeout=_WATCH)
+            except queue.Empty:
+                if any(thread.is_alive() for thread in threads):
+                    continue
+            try:  # what the last of them put before it ended
+                return self._done.get_nowait()
+            except queue.Empty:
+                raise RuntimeError("the loader threads ended with sources still to "
+                                   "load") from None
 
     def _load_sources(self) -> None:
         # Each load runs in its own call, so no page outlives it here while the next loads.
