@@ -604,3 +604,24 @@ def test_an_unwritable_step_summary_only_warns(capsys: pytest.CaptureFixture[str
     assert code == 2
     assert "::error " in captured.out
     assert "step summary" in captured.err
+
+
+def test_the_command_leaves_its_objects_to_the_exit_and_main_does_not(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``tracecite`` (the console script, ``python -m tracecite``) ends its process next, so
+    it freezes what is left for the collector to skip on the way out; :func:`main`, which the
+    library's callers and the tests run in their own process, leaves the collector alone."""
+    import gc
+
+    from tracecite import cli
+
+    monkeypatch.setattr("sys.argv", ["tracecite", "--version"])
+    assert gc.get_freeze_count() == 0
+    try:
+        assert cli.main() == 0
+        assert gc.get_freeze_count() == 0
+        assert cli.entry() == 0
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert "tracecite" in capsys.readouterr().out

@@ -1,5 +1,5 @@
 """``python -m tracecite``."""
 
-from tracecite.cli import main
+from tracecite.cli import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())
