@@ -65,9 +65,19 @@ def test_a_changed_file_is_detected(tmp_path: Path) -> None:
         read_sources_at(handle, 0)
 
 
+def test_a_source_not_captured_is_read_back_without_content(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"sources": [{"id": "a", "uri": "u", "content": null},'
+                     b' {"id": "b", "uri": "v", "content": "x"}]}\n')
+    with path.open("rb") as handle:
+        assert read_sources_at(handle, 0) == {"a": ("u", None), "b": ("v", "x")}
+
+
 @pytest.mark.parametrize("line", [
     b"{}\n", b"[]\n", b'{"sources": 3}\n', b'{"sources": [{"id": 1, "uri": "u", "content": ""}]}\n',
-    b'{"sources": [{"id": "a", "uri": "u", "content": 5}]}\n', b"\xff\n", b"",
+    b'{"sources": [{"id": "a", "uri": "u", "content": 5}]}\n',
+    b'{"sources": [{"id": "a", "uri": "u", "content": [null]}]}\n',
+    b'{"sources": [{"id": "a", "uri": "u"}]}\n', b"\xff\n", b"",
 ])
 def test_read_sources_at_refuses_lines_that_are_not_results(tmp_path: Path, line: bytes) -> None:
     path = tmp_path / "t.jsonl"

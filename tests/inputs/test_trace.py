@@ -39,7 +39,7 @@ class Recorder:
             self.on_wait(sum(1 for c in self.calls if c[0] == "wait_for"))
         self.wanted = quotes
 
-    def test(self, source_id: str, uri: str, content: str) -> None:
+    def test(self, source_id: str, uri: str, content: str | None) -> None:
         self.calls.append(("test", source_id, uri, content))
         if source_id == self.fail_on:
             raise RuntimeError("a bug in the check")
@@ -157,7 +157,7 @@ def test_the_second_pass_when_the_answer_is_not_last(tmp_path: Path, opened: Ope
     path = write_trace(tmp_path / "t.jsonl", [*_events(), DONE, ""])
     reads: list[int] = []
 
-    def counted(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]:
+    def counted(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str | None]]:
         reads.append(offset)
         return read_sources_at(handle, offset)
 
@@ -199,6 +199,21 @@ def test_a_tester_and_a_sink_both_see_the_sources(tmp_path: Path) -> None:
     tester = Recorder()
     read_trace(str(path), tester=tester, sink=lambda ref, content: seen.append(ref.id))
     assert seen == tester.tested() == ["a", "b", "u", "d"]
+
+
+@pytest.mark.parametrize("last", [True, False], ids=["answer-last", "answer-not-last"])
+def test_a_source_not_captured_is_handed_to_the_tester_without_content(tmp_path: Path,
+                                                                       last: bool) -> None:
+    events = [call(), result(sources=[source("a", "https://a/", None),
+                                      source("b", "https://b/", "gamma")]),
+              answer([claim(citations=[cite("a", "alpha"), cite("b", "gamma")])])]
+    path = write_trace(tmp_path / "t.jsonl", events if last else [*events, DONE])
+    tester = Recorder()
+    scanned = read_trace(str(path), tester=tester)
+    assert scanned.valid and scanned.answer_read_ahead is last
+    assert [c for c in tester.calls if c[0] == "test"] == [
+        ("test", "a", "https://a/", None), ("test", "b", "https://b/", "gamma")]
+    assert not tester.waiting
 
 
 def test_an_answer_changed_after_it_was_read_ahead_is_tested_again(tmp_path: Path,

@@ -19,8 +19,9 @@ class TraceChangedError(Exception):
     """A line read again is not what the validator saw: the file changed in between."""
 
 
-def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]:
-    """The sources of the event on the line at ``offset`` of an open trace: id → (uri, content).
+def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str | None]]:
+    """The sources of the event on the line at ``offset`` of an open trace: id → (uri, content),
+    the content None where it was not captured (``"content": null``).
 
     Raises :class:`TraceChangedError` if that line no longer holds a valid result event.
     """
@@ -30,11 +31,11 @@ def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]
         event = fast_loads(raw)
         if event is REFUSED:
             event = loads(line_text(raw))
-        found: dict[str, tuple[str, str]] = {}
+        found: dict[str, tuple[str, str | None]] = {}
         for source in event["sources"]:
             source_id, uri, content = source["id"], source["uri"], source["content"]
             if not (isinstance(source_id, str) and isinstance(uri, str)
-                    and isinstance(content, str)):
+                    and (content is None or isinstance(content, str))):
                 raise TypeError("not a valid source")
             found.setdefault(source_id, (uri, content))  # the first one with an id counts
     except (ValueError, UnicodeDecodeError, TypeError, KeyError) as exc:

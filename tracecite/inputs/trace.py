@@ -34,9 +34,10 @@ class QuoteTester(Protocol):
         """Start over, forgetting any earlier verdicts: expect these normalised quotes, per
         source id (the mapping is the tester's to keep and change)."""
 
-    def test(self, source_id: str, uri: str, content: str) -> None:
-        """Test the quotes cited from this source, if it is one still waited for. Each source
-        is handed over at most once after :meth:`wait_for`."""
+    def test(self, source_id: str, uri: str, content: str | None) -> None:
+        """Test the quotes cited from this source, if it is one still waited for (``content``
+        None: the trace did not capture it). Each source is handed over at most once after
+        :meth:`wait_for`."""
 
     @property
     def waiting(self) -> bool:
@@ -154,7 +155,7 @@ def _testing(tester: QuoteTester, sink: SourceSink | None) -> SourceSink:
         return lambda ref, content: test(ref.id, ref.uri, content)
     also = sink
 
-    def both(ref: SourceRef, content: str) -> None:
+    def both(ref: SourceRef, content: str | None) -> None:
         test(ref.id, ref.uri, content)
         also(ref, content)
 

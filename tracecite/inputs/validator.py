@@ -23,8 +23,9 @@ from tracecite.inputs.events import Event, LineError, read_events
 from tracecite.inputs.sources import IdTable, SourceIndex
 from tracecite.model import Citation, SourceRef
 
-SourceSink = Callable[[SourceRef, str], None]
-"""Called with every valid source and its captured content, in trace order."""
+SourceSink = Callable[[SourceRef, str | None], None]
+"""Called with every valid source and its captured content, in trace order: None for a source
+whose content was not captured (``"content": null``, SPEC §1.2's extension)."""
 
 
 class TraceValidator(FieldChecker):
@@ -131,7 +132,7 @@ class TraceValidator(FieldChecker):
             return
         source_id = self.non_empty_field(source, "id", line, where)
         uri = self.non_empty_field(source, "uri", line, where)
-        content = self.field(source, "content", str, line, where)
+        content = self.content(source, line, where)
         if source_id is MISSING:
             return
         if source_id in self.store:
@@ -145,6 +146,18 @@ class TraceValidator(FieldChecker):
         self.store.add(source_id, self.offset)
         if self.sink is not None:
             self.sink(SourceRef(source_id, uri, line), content)
+
+    def content(self, source: dict[str, Any], line: int, where: str) -> Any:
+        """A source's ``content``: a string, None when it was not captured (null), or
+        :data:`MISSING` after a finding (absent, or any other JSON type)."""
+        value = source.get("content", MISSING)
+        if value is None or type(value) is str:
+            return value
+        if value is MISSING:
+            return self.field(source, "content", str, line, where)
+        self.problem(Code.TRACE_WRONG_TYPE, f"field {where}.content must be a string or null, "
+                                            f"not {json_type_of(value)}", line)
+        return MISSING
 
     def captured(self, source: dict[str, Any], source_id: str, line: int, where: str) -> None:
         """Check a source's optional ``captured_at`` (null: not known) and keep it."""
