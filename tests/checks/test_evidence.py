@@ -286,11 +286,11 @@ def test_a_trace_changed_between_passes_is_an_input_error(tmp_path: Path,
     original = trace.open_input
     opened: list[str] = []
 
-    def second_open_rewrites(name: str) -> Any:
+    def second_open_rewrites(name: str, **options: Any) -> Any:
         opened.append(name)
         if len(opened) == 2:  # the second pass: the trace was validated
             path.write_text("{}\n" * 10)
-        return original(name)
+        return original(name, **options)
 
     monkeypatch.setattr(trace, "open_input", second_open_rewrites)
     checked = scan_with_evidence(str(path))

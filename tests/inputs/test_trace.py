@@ -82,8 +82,8 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> Opened:
     record = Opened([], _fd_count())
     original = trace.open_input
 
-    def recording(path: str) -> BinaryIO | Finding:
-        got = original(path)
+    def recording(path: str, **options: Any) -> BinaryIO | Finding:
+        got = original(path, **options)
         if not isinstance(got, Finding):
             record.handles.append(got)
         return got
@@ -299,8 +299,8 @@ def test_a_read_that_fails_midway(tmp_path: Path, opened: Opened,
     path = write_trace(tmp_path / "t.jsonl", _events() if last else [*_events(), DONE])
     real = trace.open_input  # the recording double
 
-    def failing(name: str) -> Any:
-        got = real(name)
+    def failing(name: str, **options: Any) -> Any:
+        got = real(name, **options)
         return got if isinstance(got, Finding) else _Failing(got, 2)
 
     monkeypatch.setattr(trace, "open_input", failing)

@@ -26,6 +26,11 @@ from tracecite.model import Citation, SourceRef
 
 TRACE_CHANGED = "the trace changed or became unreadable while it was checked"
 
+STREAM_BUFFER = 1 << 20
+"""Bytes read at a time by the validating pass, which reads the whole file in order: trace
+lines are often longer than the default 8 KiB buffer, which then takes several reads and a
+join for each of them."""
+
 
 class QuoteTester(Protocol):
     """What the reader asks of a check that tests cited quotes against captured contents."""
@@ -94,7 +99,7 @@ def read_trace(path: str, *, tester: QuoteTester | None = None,
     source and its content as it goes by (``compare`` hashes contents with it). Every file
     opened here is closed before this returns or raises: nothing in the scan needs closing.
     """
-    opened = open_input(path)
+    opened = open_input(path, buffering=STREAM_BUFFER)
     if isinstance(opened, Finding):
         return TraceScan(path, (opened,), (), (), None, SourceIndex())
     with opened:
