@@ -187,7 +187,7 @@ def test_without_a_tester_nothing_is_read_ahead_or_again(tmp_path: Path, opened:
     path = write_trace(tmp_path / "t.jsonl", _events())
     monkeypatch.setattr(trace, "read_final_answer", lambda *a: pytest.fail("read ahead"))
     seen: list[str] = []
-    scanned = scan_trace(str(path), sink=lambda ref, content: seen.append(ref.id))
+    scanned = scan_trace(str(path), sink=lambda source_id, *_: seen.append(source_id))
     assert scanned.valid and not scanned.answer_read_ahead
     assert seen == ["a", "b", "u", "d"]
     assert len(opened.handles) == 1 and opened.all_closed()
@@ -197,7 +197,7 @@ def test_a_tester_and_a_sink_both_see_the_sources(tmp_path: Path) -> None:
     path = write_trace(tmp_path / "t.jsonl", _events())
     seen: list[str] = []
     tester = Recorder()
-    read_trace(str(path), tester=tester, sink=lambda ref, content: seen.append(ref.id))
+    read_trace(str(path), tester=tester, sink=lambda source_id, *_: seen.append(source_id))
     assert seen == tester.tested() == ["a", "b", "u", "d"]
 
 

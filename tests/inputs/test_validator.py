@@ -23,7 +23,7 @@ from tests.conftest import (
 )
 from tracecite.inputs.sources import read_sources_at
 from tracecite.inputs.trace import TraceScan, scan_trace
-from tracecite.model import Citation, SourceRef
+from tracecite.model import Citation
 
 
 @pytest.fixture
@@ -106,10 +106,9 @@ def test_sink_sees_every_valid_source_in_order(tmp_path: Path) -> None:
         call("c2"), result("c2", sources=[source("a", "u3", "dup"), source("c", "u4", "z")]),
         answer(claims=[]),
     ])
-    seen: list[tuple[SourceRef, str]] = []
-    scanned = scan_trace(str(path), sink=lambda ref, content: seen.append((ref, content)))
-    assert seen == [(SourceRef("a", "u1", 2), "x"), (SourceRef("b", "u2", 2), "y"),
-                    (SourceRef("c", "u4", 4), "z")]
+    seen: list[tuple[str, str, int, str | None]] = []
+    scanned = scan_trace(str(path), sink=lambda *source: seen.append(source))
+    assert seen == [("a", "u1", 2, "x"), ("b", "u2", 2, "y"), ("c", "u4", 4, "z")]
     assert codes(scanned) == [("TC129", 4)]
     assert scanned.findings[0].source_id == "a"
 
@@ -123,11 +122,10 @@ def test_a_source_not_captured_is_valid_and_seen_without_content(tmp_path: Path)
                                            "captured_at": "2024-05-01T12:00:00Z"}]),
         answer([claim(citations=[cite("a"), cite("c")])]),
     ])
-    seen: list[tuple[SourceRef, str | None]] = []
-    scanned = scan_trace(str(path), sink=lambda ref, content: seen.append((ref, content)))
+    seen: list[tuple[str, str, int, str | None]] = []
+    scanned = scan_trace(str(path), sink=lambda *source: seen.append(source))
     assert scanned.findings == ()
-    assert seen == [(SourceRef("a", "u1", 2), None), (SourceRef("b", "u2", 2), "y"),
-                    (SourceRef("c", "u3", 4), None)]
+    assert seen == [("a", "u1", 2, None), ("b", "u2", 2, "y"), ("c", "u3", 4, None)]
     assert [c.source_id for c in scanned.citations] == ["a", "c"]
     assert read_back(scanned, "a") == ("u1", None)
     assert scanned.captured_at == {"c": "20240501120000"}

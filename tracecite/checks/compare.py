@@ -16,7 +16,6 @@ from tracecite.findings import Changes, Finding
 from tracecite.inputs.sources import IdTable
 from tracecite.inputs.trace import scan_trace
 from tracecite.matching import normalise
-from tracecite.model import SourceRef
 
 _DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
 _URI = re.compile(r"^(?:([A-Za-z][A-Za-z0-9+.-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#.*)?$",
@@ -108,9 +107,10 @@ class _Captures:
         self.lines: array[int] = array("q")
         self.uncaptured = IdTable()
 
-    def add(self, ref: SourceRef, content: str | None) -> None:
-        """Note a capture: a later one of a URI replaces an earlier one."""
-        uri = stable_uri(ref.uri)
+    def add(self, source_id: str, uri: str, line: int, content: str | None) -> None:
+        """Note a capture (a :data:`~tracecite.inputs.validator.SourceSink`): a later one of a
+        URI replaces an earlier one."""
+        uri = stable_uri(uri)
         if content is None:
             self.uncaptured.add(uri)
             return
@@ -118,11 +118,11 @@ class _Captures:
         digest = hashlib.sha256(data).digest()
         if self.uris.add(uri):
             self.digests += digest
-            self.lines.append(ref.line)
+            self.lines.append(line)
             return
         number = self.uris.number(uri)
         self.digests[_DIGEST * number:_DIGEST * (number + 1)] = digest
-        self.lines[number] = ref.line
+        self.lines[number] = line
 
     def digest(self, number: int) -> bytes:
         """The digest of the URI numbered ``number``."""

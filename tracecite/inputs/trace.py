@@ -22,7 +22,7 @@ from tracecite.inputs.answer import quote_columns, read_final_answer
 from tracecite.inputs.files import open_input
 from tracecite.inputs.sources import SourceIndex, TraceChangedError, read_sources_at
 from tracecite.inputs.validator import SourceSink, validate
-from tracecite.model import Citation, SourceRef
+from tracecite.model import Citation
 
 TRACE_CHANGED = "the trace changed or became unreadable while it was checked"
 
@@ -157,12 +157,12 @@ def _testing(tester: QuoteTester, sink: SourceSink | None) -> SourceSink:
     """A sink that hands each source to ``tester`` (and then to ``sink``, if any)."""
     test = tester.test
     if sink is None:
-        return lambda ref, content: test(ref.id, ref.uri, content)
+        return lambda source_id, uri, line, content: test(source_id, uri, content)
     also = sink
 
-    def both(ref: SourceRef, content: str | None) -> None:
-        test(ref.id, ref.uri, content)
-        also(ref, content)
+    def both(source_id: str, uri: str, line: int, content: str | None) -> None:
+        test(source_id, uri, content)
+        also(source_id, uri, line, content)
 
     return both
 

@@ -21,11 +21,12 @@ from tracecite.inputs.captured import CAPTURED_AT_FORMAT, wayback_timestamp
 from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
 from tracecite.inputs.events import Event, LineError, read_events
 from tracecite.inputs.sources import IdTable, SourceIndex
-from tracecite.model import Citation, SourceRef
+from tracecite.model import Citation
 
-SourceSink = Callable[[SourceRef, str | None], None]
-"""Called with every valid source and its captured content, in trace order: None for a source
-whose content was not captured (``"content": null``, SPEC §1.2's extension)."""
+SourceSink = Callable[[str, str, int, str | None], None]
+"""Called with every valid source as ``(id, uri, line, content)``, in trace order: the content
+None for a source whose content was not captured (``"content": null``, SPEC §1.2's
+extension). Plain values, not a record: this runs for every source of a trace of any size."""
 
 
 class TraceValidator(FieldChecker):
@@ -118,7 +119,7 @@ class TraceValidator(FieldChecker):
                         and source_id.strip() and uri.strip()
                         and store.add(source_id, self.offset)):  # False: an earlier id
                     if sink is not None:
-                        sink(SourceRef(source_id, uri, line), content)
+                        sink(source_id, uri, line, content)
                     if "captured_at" in source:
                         self.captured(source, source_id, line, f"sources[{number}]")
                     continue
@@ -145,7 +146,7 @@ class TraceValidator(FieldChecker):
             return
         self.store.add(source_id, self.offset)
         if self.sink is not None:
-            self.sink(SourceRef(source_id, uri, line), content)
+            self.sink(source_id, uri, line, content)
 
     def content(self, source: dict[str, Any], line: int, where: str) -> Any:
         """A source's ``content``: a string, None when it was not captured (null), or
