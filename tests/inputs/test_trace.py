@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.conftest import answer, call, cite, claim, result, source, write_trace
 from tracecite.findings import Finding
@@ -325,6 +327,18 @@ def test_quotes_by_source() -> None:
     cited = [("a", "x"), ("b", None), ("a", "y"), ("a", "x"), ("c", "z"), ("b", "w")]
     assert quotes_by_source(cited) == {"a": ("x", "y"), "c": ("z",), "b": ("w",)}
     assert quotes_by_source([("a", None)]) == {}
+
+
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.none() | st.integers(0, 12).map(str)),
+                max_size=60))
+def test_quotes_by_source_are_each_sources_distinct_quotes_in_order(
+        cited: list[tuple[str, str | None]]) -> None:
+    expected: dict[str, list[str]] = {}
+    for source_id, quote in cited:
+        if quote is not None and quote not in expected.setdefault(source_id, []):
+            expected[source_id].append(quote)
+    assert quotes_by_source(cited) == {
+        source_id: tuple(quotes) for source_id, quotes in expected.items() if quotes}
 
 
 def test_the_evidence_tester_is_a_quote_tester() -> None:

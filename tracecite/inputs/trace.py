@@ -11,7 +11,6 @@ holding cited sources again, each once, in file order, once the trace is known t
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO, Protocol
@@ -122,12 +121,30 @@ def scan_trace(path: str, *, sink: SourceSink | None = None) -> TraceScan:
 def quotes_by_source(cited: Iterable[tuple[str, str | None]]) -> dict[str, tuple[str, ...]]:
     """The quotes cited from each source id, in order and without repeats; a citation without
     a quote (``None``, its quote field was bad) adds nothing."""
-    wanted: dict[str, list[str]] = defaultdict(list)
-    for source_id, quote in cited:
-        if quote is not None:
-            wanted[source_id].append(quote)
     # Tuples, without repeats: a few quotes per source, and a tuple is smaller than a set.
-    return {source_id: tuple(dict.fromkeys(q)) for source_id, q in wanted.items()}
+    # Most sources are cited once or twice, so a tuple is made at once and looked through;
+    # past _FEW_QUOTES a source's further quotes wait in a list, deduplicated at the end.
+    wanted: dict[str, tuple[str, ...]] = {}
+    more: dict[str, list[str]] = {}
+    for source_id, quote in cited:
+        if quote is None:
+            continue
+        got = wanted.get(source_id)
+        if got is None:
+            wanted[source_id] = (quote,)
+        elif quote in got:
+            continue
+        elif len(got) < _FEW_QUOTES:
+            wanted[source_id] = (*got, quote)
+        else:
+            more.setdefault(source_id, []).append(quote)
+    for source_id, quotes in more.items():
+        wanted[source_id] = tuple(dict.fromkeys((*wanted[source_id], *quotes)))
+    return wanted
+
+
+_FEW_QUOTES = 8
+"""Quotes of one source kept in a tuple as they come (looked through for repeats)."""
 
 
 def _validate(path: str, handle: BinaryIO, tester: QuoteTester | None,
