@@ -579,7 +579,7 @@ def test_unreadable_without_root(cli: Cli, tmp_path: Path,
 
     monkeypatch.setattr("tracecite.inputs.files.os_open", os.open)
 
-    def failing(fd: int, mode: str) -> _FailingFile:
+    def failing(fd: int, mode: str, **options: Any) -> _FailingFile:
         os.close(fd)
         return _FailingFile()
 
