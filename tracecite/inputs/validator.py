@@ -53,15 +53,20 @@ class TraceValidator(FieldChecker):
 
     def event(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None = None) -> None:
         """Check one event; ``draft``: its claims, already checked (an answer read ahead)."""
-        kind = self.field(obj, "type", str, line, "")
-        run_id = self.non_empty_field(obj, "run_id", line, "")
-        if isinstance(run_id, str):
-            if self.run_id is None:
-                self.run_id = run_id
-            elif run_id != self.run_id:
-                self.problem(
-                    Code.TRACE_RUN_ID_MISMATCH, "run_id differs from the first event's", line
-                )
+        kind = obj.get("type")
+        run_id = obj.get("run_id")
+        # The usual case first, without a call per field: a type, and the first event's run_id
+        # (not empty, or it would not be kept).
+        if type(kind) is not str or run_id is None or run_id != self.run_id:
+            kind = self.field(obj, "type", str, line, "")
+            run_id = self.non_empty_field(obj, "run_id", line, "")
+            if isinstance(run_id, str):
+                if self.run_id is None:
+                    self.run_id = run_id
+                elif run_id != self.run_id:
+                    self.problem(
+                        Code.TRACE_RUN_ID_MISMATCH, "run_id differs from the first event's", line
+                    )
         if kind == "tool_call":
             self.tool_call(obj, line)
         elif kind == "tool_result":
@@ -71,8 +76,12 @@ class TraceValidator(FieldChecker):
 
     def tool_call(self, obj: dict[str, Any], line: int) -> None:
         """Check a ``tool_call``: its call id is new."""
-        call_id = self.non_empty_field(obj, "call_id", line, "")
-        self.non_empty_field(obj, "tool", line, "")
+        call_id, tool = obj.get("call_id"), obj.get("tool")
+        if type(call_id) is str and type(tool) is str and call_id.strip() and tool.strip():
+            pass  # the usual case, as the checks below would find it
+        else:
+            call_id = self.non_empty_field(obj, "call_id", line, "")
+            self.non_empty_field(obj, "tool", line, "")
         if isinstance(call_id, str):
             if self.calls.add(call_id):
                 self.answered.append(False)
@@ -82,8 +91,12 @@ class TraceValidator(FieldChecker):
 
     def tool_result(self, obj: dict[str, Any], line: int) -> None:
         """Check a ``tool_result`` and note its sources."""
-        call_id = self.non_empty_field(obj, "call_id", line, "")
-        ok = self.field(obj, "ok", bool, line, "")
+        call_id, ok = obj.get("call_id"), obj.get("ok")
+        if type(call_id) is str and type(ok) is bool and call_id.strip():
+            pass  # the usual case, as the checks below would find it
+        else:
+            call_id = self.non_empty_field(obj, "call_id", line, "")
+            ok = self.field(obj, "ok", bool, line, "")
         if isinstance(call_id, str):
             number = self.calls.number(call_id)
             if number < 0:
