@@ -101,6 +101,12 @@ texts = st.text(st.sampled_from(TRICKY), max_size=30) | st.text(max_size=30)
 
 
 @settings(max_examples=400, deadline=None)
+@given(texts | st.text(st.characters(max_codepoint=127), max_size=30))
+def test_normalise_is_its_definition(text: str) -> None:
+    assert normalise(text) == " ".join(unicodedata.normalize("NFC", text).split())
+
+
+@settings(max_examples=400, deadline=None)
 @given(texts)
 def test_normalise_properties(text: str) -> None:
     out = normalise(text)

@@ -13,6 +13,12 @@ import unicodedata
 
 def normalise(text: str) -> str:
     """NFC, then whitespace runs (``str.isspace``, so no-break space too) to one space, stripped."""
+    # Printable ASCII is NFC and its only whitespace is the space: with no two spaces together
+    # and none at either end it is normalised already (most quotes are), and this finds out
+    # without the copies below.
+    if (text.isascii() and text.isprintable() and "  " not in text
+            and text[:1] != " " and text[-1:] != " "):
+        return text
     # str.split() with no argument splits on exactly the str.isspace() characters.
     return " ".join(unicodedata.normalize("NFC", text).split())
 
