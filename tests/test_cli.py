@@ -169,6 +169,9 @@ CASES = [
          "t.jsonl", 3, 115,
          files={"t.jsonl": _t(call(), result(), answer([claim(citations=[cite(
              quote="quick red fox")])]))}),
+    Case("source-not-captured", ("check", "t.jsonl", "--evidence", "--json"), "TC203", 0,
+         "t.jsonl", 3, 115,
+         files={"t.jsonl": _t(call(), result(sources=[source(content=None)]), answer())}),
     # ---- TC400–TC402: compare ----
     Case("source-added", ("compare", "old.jsonl", "new.jsonl", "--json"), "TC400", 2,
          "new.jsonl", 2,
@@ -189,7 +192,7 @@ CASES = [
 
 # The codes of the offline core (the hook's TC103/TC104 are tested with the hook).
 OWNED = {"TC100", "TC101", "TC102", *(f"TC{n}" for n in range(110, 115)),
-         *(f"TC{n}" for n in range(120, 132)), "TC200", "TC201", "TC202",
+         *(f"TC{n}" for n in range(120, 132)), "TC200", "TC201", "TC202", "TC203",
          "TC400", "TC401", "TC402"}
 
 
@@ -297,6 +300,63 @@ def test_passing_run(cli: Cli, tmp_path: Path) -> None:
     assert report["summary"]["records"] == 1
     assert report["summary"]["captured"]["checked"] == 1
     assert report["summary"]["captured"]["matched"] == 1
+
+
+NOT_CAPTURED = _t(call(), result(sources=[source(content=None),
+                                          source("s2", "file:doc.txt", "quick brown fox")]),
+                  answer([claim(citations=[cite(quote="SECRET one"), cite("s2")]),
+                          claim(citations=[cite(quote="SECRET two")])]))
+
+
+def test_citations_of_a_source_not_captured_are_warnings_counted_as_skipped(
+        cli: Cli, tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(NOT_CAPTURED)
+    run = cli("check", trace, "--evidence", "--json")
+    assert run.exit == 0
+    report = run.json()
+    assert report["exit_code"] == 0
+    assert [(f["code"], f["name"], f["severity"], f["exit"], f["line"], f["claim"],
+             f["citation"], f["source_id"], f["uri"]) for f in report["findings"]] == [
+        ("TC203", "source-not-captured", "warning", 0, 3, c, n, "s1", "https://example.com/a")
+        for c, n in ((1, 1), (2, 1))]
+    assert all(f["column"] is not None and f.get("diagnosis") is None
+               for f in report["findings"])
+    assert report["summary"]["citations"] == 3
+    assert report["summary"]["captured"] == {**Counts().as_dict(), "checked": 1, "matched": 1,
+                                             "skipped": 2}
+    assert (report["summary"]["errors"], report["summary"]["warnings"]) == (0, 2)
+    # Without --evidence nothing is said about it: the trace is structurally valid.
+    assert cli("check", trace, "--json").json()["findings"] == []
+
+
+def test_a_trace_of_sources_not_captured_never_reads_as_verified(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(_t(call(), result(sources=[source(content=None)]),
+                         answer([claim(citations=[cite(quote="SECRET one")])])))
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    run = cli("check", trace, "--evidence")
+    assert run.exit == 0
+    said = run.out + run.err
+    assert "TC203" in said
+    assert "nothing verified" in said and "passed" not in said
+    assert "1 skipped" in said and "1 citation of a source not captured" in said
+    assert "verify-urls" in said
+    sarif = json.loads(cli("check", trace, "--evidence", "--format", "sarif").out)
+    (result_,) = sarif["runs"][0]["results"]
+    assert (result_["ruleId"], result_["level"]) == ("TC203", "warning")
+    rules = {r["id"]: r for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["TC203"]["defaultConfiguration"]["level"] == "warning"
+    github = cli("check", trace, "--evidence", "--format", "github")
+    assert github.exit == 0
+    assert github.out.startswith("::warning ") and "TC203" in github.out
+    markdown = summary.read_text(encoding="utf-8")
+    assert "**nothing verified**" in markdown and "(warning)" in markdown
+    assert "the trace captured none for it (`content: null`)" in markdown
+    for text in (said, markdown, json.dumps(sarif), github.out + github.err):
+        assert "SECRET" not in text
 
 
 def test_structure_only_without_evidence(cli: Cli, tmp_path: Path) -> None:
@@ -519,7 +579,7 @@ def test_unreadable_without_root(cli: Cli, tmp_path: Path,
 
     monkeypatch.setattr("tracecite.inputs.files.os_open", os.open)
 
-    def failing(fd: int, mode: str) -> _FailingFile:
+    def failing(fd: int, mode: str, **options: Any) -> _FailingFile:
         os.close(fd)
         return _FailingFile()
 

@@ -606,6 +606,31 @@ def test_evidence_structure_findings(cli: Cli, site: Site, tmp_path: Path) -> No
     assert res.json()["findings"][0]["claim"] == 2
 
 
+def test_a_source_not_captured_is_checked_live(cli: Cli, site: Site, tmp_path: Path) -> None:
+    """``"content": null``: the evidence step warns (TC203) and the live check fetches the
+    page by its URI as usual, its verdict the page's; the cache keeps it like any other."""
+    good = site.route("/a", html(f"<p>{PAGE}</p>"))
+    changed = site.route("/b", text("The page has changed since."))
+    path = trace(tmp_path, [source("s1", good, None), source("s2", changed, None)],
+                 [cite("s1", QUOTE), cite("s2", QUOTE)])
+    cache = tmp_path / "verdicts.sqlite"
+    res = cli("verify-urls", path, "--json", "--cache", cache, *site.flags)
+    report = res.json()
+    assert res.exit == 2, report
+    assert [(f["code"], f["severity"], f["citation"], f["uri"]) for f in report["findings"]] == [
+        ("TC203", "warning", 1, good), ("TC203", "warning", 2, changed),
+        ("TC210", "error", 2, changed)]
+    assert report["summary"]["captured"]["skipped"] == 2
+    assert report["summary"]["captured"]["checked"] == 0
+    live = report["summary"]["live"]
+    assert (live["checked"], live["matched"], live["not_found"]) == (2, 1, 1)
+    assert sorted(site.paths) == ["/a", "/b"]
+    again = cli("verify-urls", path, "--json", "--cache", cache, *site.flags).json()
+    assert again["summary"]["live"]["cached"] == 2
+    assert sorted(site.paths) == ["/a", "/b"]  # nothing fetched again
+    assert [f["code"] for f in again["findings"]] == ["TC203", "TC203", "TC210"]
+
+
 def test_verify_urls_skips_other_schemes_and_never_fetches_uncited(
     cli: Cli, site: Site, no_dns: Lookups, tmp_path: Path,
 ) -> None:
@@ -694,6 +719,21 @@ def test_verify_files_passes(cli: Cli, tmp_path: Path, root: Path) -> None:
     report = res.json()
     assert res.exit == 0, report
     assert report["summary"]["files"]["checked"] == report["summary"]["files"]["matched"] == 5
+
+
+def test_verify_files_checks_a_source_not_captured(cli: Cli, tmp_path: Path,
+                                                   root: Path) -> None:
+    path = trace(tmp_path, [source("s1", "file:doc.txt", None)], [cite("s1", QUOTE)])
+    res = cli("verify-files", path, "--root", root, "--json")
+    report = res.json()
+    assert res.exit == 0, report
+    assert [(f["code"], f["severity"]) for f in report["findings"]] == [("TC203", "warning")]
+    assert "verify-files" in report["findings"][0]["message"]
+    files = report["summary"]["files"]
+    assert (files["checked"], files["matched"]) == (1, 1)
+    assert report["summary"]["captured"]["skipped"] == 1
+    (root / "doc.txt").write_text("Something else.", encoding="utf-8")
+    assert cli("verify-files", path, "--root", root, "--json").codes() == ["TC203", "TC211"]
 
 
 def test_verify_files_default_root_is_the_current_directory(

@@ -108,6 +108,23 @@ def test_evidence_misses_and_their_diagnoses_come_back_in_order(
     assert serial.json()["summary"]["captured"]["checked"] == 2 + 1 + 1 + 12
 
 
+def test_citations_of_sources_not_captured_come_back_from_the_workers(
+        tmp_path: Path, cli: Cli, pooled: list[int]) -> None:
+    paths = [str(write_trace(tmp_path / f"t{n}.jsonl", [
+        call(), result(sources=[source(content=None if n % 2 else "quick brown fox",
+                                       uri=f"https://example.com/{n}")]),
+        answer()])) for n in range(6)]
+    serial = cli("check", "--evidence", "--json", "--jobs", "1", *paths)
+    parallel = cli("check", "--evidence", "--json", "--jobs", "3", *paths)
+    assert pooled == [3]
+    assert parallel.out == serial.out
+    assert serial.exit == 0
+    assert serial.codes() == ["TC203"] * 3
+    assert serial.json()["summary"]["captured"]["skipped"] == 3
+    inputs = read_inputs((), paths, evidence=True, keep_uris=True, jobs=2)
+    assert [uri for _, uri, _ in inputs.cited()] == [f"https://example.com/{n}" for n in range(6)]
+
+
 def test_a_verify_command_gets_the_uris_it_checks_from_the_workers(
         tmp_path: Path, pooled: list[int]) -> None:
     paths = [str(write_trace(tmp_path / f"t{n}.jsonl", [

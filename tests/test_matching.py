@@ -101,6 +101,12 @@ texts = st.text(st.sampled_from(TRICKY), max_size=30) | st.text(max_size=30)
 
 
 @settings(max_examples=400, deadline=None)
+@given(texts | st.text(st.characters(max_codepoint=127), max_size=30))
+def test_normalise_is_its_definition(text: str) -> None:
+    assert normalise(text) == " ".join(unicodedata.normalize("NFC", text).split())
+
+
+@settings(max_examples=400, deadline=None)
 @given(texts)
 def test_normalise_properties(text: str) -> None:
     out = normalise(text)
@@ -126,3 +132,29 @@ def test_fast_path_agrees_with_definition(text: str, data: st.DataObject) -> Non
     expected = normalise(quote) in normalise(text)
     assert MatchText(text).contains(normalise(quote)) == expected
     assert quote_in(quote, text) == expected
+
+
+# Words of NFC text (composed letters, marks that stay apart) with whitespace runs of every kind
+# between them: the texts where a quote is found across whitespace without normalising.
+nfc_words = st.text(st.sampled_from(["a", "b", "\u00e9", "\u0301", ".", "\U0001f600"]),
+                    min_size=1, max_size=4).filter(lambda w: unicodedata.is_normalized("NFC", w))
+spaced_texts = st.lists(st.tuples(nfc_words, st.text(st.sampled_from(WHITESPACE[:12]),
+                                                     min_size=1, max_size=3)),
+                        max_size=12).map(lambda parts: "".join(w + gap for w, gap in parts))
+
+
+@settings(max_examples=400, deadline=None)
+@given(spaced_texts, st.data())
+def test_quotes_across_whitespace_agree_with_definition(text: str, data: st.DataObject) -> None:
+    normalised = normalise(text)
+    i, j = sorted(data.draw(st.tuples(st.integers(0, len(normalised)),
+                                      st.integers(0, len(normalised))), label="slice"))
+    quote = data.draw(st.just(normalised[i:j]) | spaced_texts, label="quote")
+    expected = normalise(quote) in normalised
+    assert MatchText(text).contains(normalise(quote)) == expected
+
+
+def test_a_quote_whose_first_word_is_everywhere_is_still_found() -> None:
+    text = "a " * 200 + "a\u00a0\u00a0b"
+    assert MatchText(text).contains("a b")
+    assert not MatchText(text).contains("a c")

@@ -13,6 +13,12 @@ import unicodedata
 
 def normalise(text: str) -> str:
     """NFC, then whitespace runs (``str.isspace``, so no-break space too) to one space, stripped."""
+    # Printable ASCII is NFC and its only whitespace is the space: with no two spaces together
+    # and none at either end it is normalised already (most quotes are), and this finds out
+    # without the copies below.
+    if (text.isascii() and text.isprintable() and "  " not in text
+            and text[:1] != " " and text[-1:] != " "):
+        return text
     # str.split() with no argument splits on exactly the str.isspace() characters.
     return " ".join(unicodedata.normalize("NFC", text).split())
 
@@ -46,11 +52,54 @@ class MatchText:
             end = start + len(normalised_quote)
             if normalised_quote[:1] < "\x80" and (end == len(raw) or raw[end] < "\x80"):
                 return True
+        if self._normalised is None:
             if self._raw_is_nfc is None:
                 self._raw_is_nfc = unicodedata.is_normalized("NFC", raw)
             if self._raw_is_nfc:
-                return True
-        if self._normalised is None:
+                # Normalising an NFC text only collapses its whitespace: the quote is there
+                # as it is, or with whitespace runs between its words. Looking for that is
+                # cheaper than normalising the whole text for each source.
+                if start != -1:
+                    return True
+                found = _across_whitespace(raw, normalised_quote)
+                if found is not None:
+                    return found
             self._normalised = normalise(raw)
         return normalised_quote in self._normalised
+
+
+_MOST_TRIES = 64
+"""Places where a quote's first word is tried before the text is normalised whole instead."""
+
+
+def _across_whitespace(text: str, quote: str) -> bool | None:
+    """Whether a normalised ``quote`` is in the normalised ``text``, an NFC text in which it
+    is not found as it is, or None after :data:`_MOST_TRIES` places (then normalise).
+
+    In the normalised text the quote's first word ends a word of the text, its middle words
+    are words of the text and its last word starts one, each after a run of whitespace.
+    """
+    first, space, rest = quote.partition(" ")
+    if not space:
+        return False  # one word, not in the text: the text's words are not changed
+    words = rest.split(" ")
+    size = len(text)
+    i = text.find(first)
+    for _ in range(_MOST_TRIES):
+        if i == -1:
+            return False
+        j = i + len(first)
+        for word in words:
+            if j == size or not text[j].isspace():
+                break
+            j += 1
+            while j < size and text[j].isspace():
+                j += 1
+            if not text.startswith(word, j):
+                break
+            j += len(word)
+        else:
+            return True
+        i = text.find(first, i + 1)
+    return None
 

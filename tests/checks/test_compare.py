@@ -176,6 +176,41 @@ def test_last_capture_wins(cli: Cli, tmp_path: Path) -> None:
     assert run.json()["changes"]["changed"] == ["https://a/"]
 
 
+def test_a_source_not_captured_is_no_capture_of_its_uri(cli: Cli, tmp_path: Path) -> None:
+    """``"content": null`` captured nothing: such a source is no change, and an earlier
+    capture of its URI still counts; a URI captured in one trace only is added or removed,
+    its message saying the other trace has it without content."""
+    old = trace_with(tmp_path, "old.jsonl",
+                     source("a", "https://kept/", "text"),
+                     source("b", "https://both-null/", None),
+                     source("c", "https://now-null/", "before"),
+                     source("d", "https://was-null/", None))
+    new = write_trace(tmp_path / "new.jsonl", [
+        call(), result(sources=[source("a", "https://kept/", "text"),
+                                source("b", "https://both-null/", None),
+                                source("c", "https://now-null/", None),
+                                source("d", "https://was-null/", "after")]),
+        call("c2"), result("c2", sources=[source("e", "https://kept/", None)]),
+        answer(claims=[]),
+    ])
+    run = cli("compare", old, new, "--json")
+    assert run.exit == 2
+    report = run.json()
+    assert report["changes"] == {"added": ["https://was-null/"],
+                                 "removed": ["https://now-null/"], "changed": []}
+    assert [(f["code"], f["file"], f["line"], f["uri"], f["message"])
+            for f in report["findings"]] == [
+        ("TC400", str(new), 2, "https://was-null/",
+         "source captured only in the new trace (the old trace has it with content null)"),
+        ("TC401", str(old), 2, "https://now-null/",
+         "source captured only in the old trace (the new trace has it with content null)"),
+    ]
+    assert "before" not in run.out and "after" not in run.out
+    nulls = trace_with(tmp_path, "nulls.jsonl", source("b", "https://both-null/", None))
+    assert cli("compare", nulls, nulls, "--json").json()["changes"] == {
+        "added": [], "removed": [], "changed": []}
+
+
 def test_whitespace_and_nfc_changes_are_not_changes(cli: Cli, tmp_path: Path) -> None:
     old = trace_with(tmp_path, "old.jsonl", source("a", "https://a/", "un caf\u00e9\nnoir"))
     new = trace_with(tmp_path, "new.jsonl",

@@ -128,6 +128,48 @@ def test_case_and_punctuation_are_kept(evidence: Evidence, content: str, quote: 
     assert [f.code.code for f in findings] == ["TC202"]
 
 
+def test_a_citation_of_a_source_not_captured_is_tc203_and_skipped(evidence: Evidence) -> None:
+    """``"content": null``: each citation of the source is a TC203 warning, counted as
+    skipped, never as matched or not found; the other sources are checked as usual."""
+    findings, summary = evidence([
+        call(), result(sources=[source("s1", "https://one/", None),
+                                source("s2", "https://two/", "alpha beta")]),
+        answer([claim(citations=[cite("s1", "alpha"), cite("s2", "alpha")]),
+                claim(citations=[cite("s2", "gamma"), cite("s1", "anything")])]),
+    ])
+    assert [(f.code.code, f.severity, f.exit, f.line, f.claim, f.citation, f.source_id, f.uri)
+            for f in findings] == [
+        ("TC203", "warning", 0, 3, 1, 1, "s1", "https://one/"),
+        ("TC202", "error", 2, 3, 2, 1, "s2", "https://two/"),
+        ("TC203", "warning", 0, 3, 2, 2, "s1", "https://one/"),
+    ]
+    assert all(f.column is not None for f in findings)
+    assert findings[0].diagnosis is None
+    assert summary == Counts(checked=2, matched=1, not_found=1, skipped=2)
+
+
+@pytest.mark.parametrize("uri, how", [
+    ("https://example.com/a", "verify it live with tracecite verify-urls"),
+    ("file:docs/a.txt", "verify it live with tracecite verify-files"),
+    ("urn:isbn:0451450523", "no command of TraceCite can verify it"),
+])
+def test_tc203_says_how_to_verify_the_citation(evidence: Evidence, uri: str, how: str) -> None:
+    findings, summary = evidence([call(), result(sources=[source("s1", uri, None)]),
+                                  answer([claim(citations=[cite("s1", "SECRET quote")])])])
+    assert [f.code.code for f in findings] == ["TC203"]
+    assert how in findings[0].message
+    assert "SECRET" not in findings[0].message
+    assert summary == Counts(skipped=1)
+
+
+def test_an_uncited_source_not_captured_is_no_finding(evidence: Evidence) -> None:
+    findings, summary = evidence([
+        call(), result(sources=[source("s1"), source("s2", "https://two/", None)]),
+        answer()])
+    assert findings == []
+    assert summary == Counts(checked=1, matched=1)
+
+
 def test_cli_reports_no_quote_text(cli: Cli, tmp_path: Path) -> None:
     path = write_trace(tmp_path / "t.jsonl", one_quote("The SECRET content.", "SECRET quote"))
     run = cli("check", path, "--evidence")
@@ -244,11 +286,11 @@ def test_a_trace_changed_between_passes_is_an_input_error(tmp_path: Path,
     original = trace.open_input
     opened: list[str] = []
 
-    def second_open_rewrites(name: str) -> Any:
+    def second_open_rewrites(name: str, **options: Any) -> Any:
         opened.append(name)
         if len(opened) == 2:  # the second pass: the trace was validated
             path.write_text("{}\n" * 10)
-        return original(name)
+        return original(name, **options)
 
     monkeypatch.setattr(trace, "open_input", second_open_rewrites)
     checked = scan_with_evidence(str(path))
@@ -285,6 +327,12 @@ def test_the_quote_tester_starts_over_when_told_what_to_wait_for() -> None:
     assert (set(tester.missed), tester.uris, tester.waiting) == (set(), {}, True)
     tester.test("s2", "https://two/", "x")
     assert (set(tester.missed), tester.uris, tester.waiting) == (set(), {}, False)
+    tester.wait_for({"s3": ("y",)})
+    tester.test("s3", "https://three/", None)  # not captured: noted, with its URI
+    assert (tester.uncaptured, tester.uris, tester.waiting) == (
+        {"s3"}, {"s3": "https://three/"}, False)
+    tester.wait_for({})
+    assert tester.uncaptured == set()
 
 
 # ---- the verdict, however the check gets there --------------------------------------------------
@@ -293,44 +341,49 @@ ALPHABET = st.sampled_from(["a", "b", "c", " ", "\u00a0", "\n", "e", "\u0301", "
 
 
 @st.composite
-def cited_traces(draw: st.DrawFn) -> tuple[list[Any], set[tuple[int, int]]]:
-    """A valid trace with random contents and quotes, and the (claim, citation) pairs whose
-    quote is not in its source by the definition of SPEC §2."""
-    contents: dict[str, str] = {}
+def cited_traces(draw: st.DrawFn
+                 ) -> tuple[list[Any], set[tuple[int, int]], set[tuple[int, int]]]:
+    """A valid trace with random contents and quotes (some sources not captured), the
+    (claim, citation) pairs whose quote is not in its source by the definition of SPEC §2,
+    and those that cite a source not captured."""
+    contents: dict[str, str | None] = {}
     events: list[Any] = []
     for n in range(draw(st.integers(1, 3))):
         sources = []
         for _ in range(draw(st.integers(0, 3))):
             sid = f"s{len(contents)}"
-            contents[sid] = draw(st.text(ALPHABET, max_size=12))
+            contents[sid] = draw(st.none() | st.text(ALPHABET, max_size=12))
             sources.append(source(sid, f"https://example.com/{sid}", contents[sid]))
         events += [call(f"c{n}"), result(f"c{n}", sources=sources)]
-    claims, missing = [], set()
+    claims, missing, uncaptured = [], set(), set()
     for c in range(1, draw(st.integers(1, 3)) + 1):
         citations = []
         for n in range(1, draw(st.integers(0, 3)) + 1):
             if not contents:
                 break
             sid = draw(st.sampled_from(sorted(contents)))
-            text = contents[sid]
+            text = contents[sid] or ""
             i, j = sorted(draw(st.tuples(st.integers(0, len(text)), st.integers(0, len(text)))))
             quote = draw(st.just(text[i:j]) | st.text(ALPHABET, min_size=1, max_size=6))
             if not normalise(quote):
                 quote = "a"
             citations.append(cite(sid, quote))
-            if normalise(quote) not in normalise(text):
+            if contents[sid] is None:
+                uncaptured.add((c, n))
+            elif normalise(quote) not in normalise(text):
                 missing.add((c, n))
         claims.append(claim(citations=citations))
     events.append(answer(claims))
-    return events, missing
+    return events, missing, uncaptured
 
 
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cited_traces())
 def test_verdicts_match_the_definition_in_one_pass_and_two(
-        cli: Cli, tmp_path: Path, case: tuple[list[Any], set[tuple[int, int]]]) -> None:
-    events, missing = case
+        cli: Cli, tmp_path: Path,
+        case: tuple[list[Any], set[tuple[int, int]], set[tuple[int, int]]]) -> None:
+    events, missing, uncaptured = case
     one_pass = write_trace(tmp_path / "last.jsonl", events)
     # An event after the answer: the answer is not on the last line, so a second pass decides.
     two_pass = write_trace(tmp_path / "not-last.jsonl", [*events, {"type": "end", "run_id": "r1"}])
@@ -338,9 +391,17 @@ def test_verdicts_match_the_definition_in_one_pass_and_two(
     for report in reports:
         found = {(f["claim"], f["citation"]) for f in report["findings"] if f["code"] == "TC202"}
         assert found == missing
+        not_captured = {(f["claim"], f["citation"]) for f in report["findings"]
+                        if f["code"] == "TC203"}
+        assert not_captured == uncaptured
         uncited = [f["claim"] for f in report["findings"] if f["code"] == "TC201"]
         assert uncited == [c for c, cl in enumerate(events[-1]["claims"], 1)
                            if not cl["citations"]]
+        captured = report["summary"]["captured"]
+        assert (captured["not_found"], captured["skipped"]) == (len(missing), len(uncaptured))
+        assert captured["checked"] == captured["matched"] + captured["not_found"]
+        assert captured["checked"] + captured["skipped"] == report["summary"]["citations"]
+        assert report["exit_code"] == (2 if missing or uncited else 0)
     strip = [[{k: v for k, v in f.items() if k != "file"} for f in r["findings"]]
              for r in reports]
     assert strip[0] == strip[1]

@@ -73,7 +73,7 @@ def test_a_bad_capture_time_beside_another_problem_is_reported_too(tmp_path: Pat
     assert sorted(f.message for f in scanned.findings if "sources[1]" in f.message) == [
         "field sources[1].captured_at must be an RFC 3339 date and time, like "
         "2024-05-01T12:00:00Z",
-        "field sources[1].content must be a string, not a number"]
+        "field sources[1].content must be a string or null, not a number"]
 
 
 def test_check_reports_it_with_file_and_line_and_never_the_value(tmp_path: Path,

@@ -41,6 +41,7 @@ _EVENTS = st.sampled_from([
     call(),
     result(),
     result(sources=[source(content="the quick brown fox"), source(id="s2")]),
+    result(sources=[source(content=None), source(id="s2", content=7)]),
     answer(),
     answer(claims=[claim(citations=[cite(quote="quick brown"), cite("s9")])]),
     {"type": "tool_call", "type ": 1},

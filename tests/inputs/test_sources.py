@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tracecite.inputs import sources
 from tracecite.inputs.sources import IdTable, SourceIndex, TraceChangedError, read_sources_at
+
+
+@pytest.fixture(params=[sources.SMALL_IDS, 1, 3], ids=["dict", "compact", "dict-then-compact"])
+def small_ids(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Id tables made in the test hold up to this many ids in a dict, then the compact form:
+    each test of them runs in both forms and across the move from one to the other."""
+    monkeypatch.setattr(sources, "SMALL_IDS", request.param)
+    limit: int = request.param
+    return limit
 
 
 def _result_line(sources: list[tuple[str, str, str]]) -> bytes:
@@ -65,9 +76,19 @@ def test_a_changed_file_is_detected(tmp_path: Path) -> None:
         read_sources_at(handle, 0)
 
 
+def test_a_source_not_captured_is_read_back_without_content(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"sources": [{"id": "a", "uri": "u", "content": null},'
+                     b' {"id": "b", "uri": "v", "content": "x"}]}\n')
+    with path.open("rb") as handle:
+        assert read_sources_at(handle, 0) == {"a": ("u", None), "b": ("v", "x")}
+
+
 @pytest.mark.parametrize("line", [
     b"{}\n", b"[]\n", b'{"sources": 3}\n', b'{"sources": [{"id": 1, "uri": "u", "content": ""}]}\n',
-    b'{"sources": [{"id": "a", "uri": "u", "content": 5}]}\n', b"\xff\n", b"",
+    b'{"sources": [{"id": "a", "uri": "u", "content": 5}]}\n',
+    b'{"sources": [{"id": "a", "uri": "u", "content": [null]}]}\n',
+    b'{"sources": [{"id": "a", "uri": "u"}]}\n', b"\xff\n", b"",
 ])
 def test_read_sources_at_refuses_lines_that_are_not_results(tmp_path: Path, line: bytes) -> None:
     path = tmp_path / "t.jsonl"
@@ -93,7 +114,7 @@ def test_round_trip(entries: list[tuple[str, str, str]]) -> None:
             assert _read(path, index, source_id) == (uri, content)
 
 
-def test_an_index_of_many_sources_finds_each_and_no_other() -> None:
+def test_an_index_of_many_sources_finds_each_and_no_other(small_ids: int) -> None:
     index = SourceIndex()
     for n in range(5000):
         assert index.add(f"s{n}", 10 * n)
@@ -105,9 +126,8 @@ def test_an_index_of_many_sources_finds_each_and_no_other() -> None:
         index.offset("s5000")
 
 
-def test_ids_whose_hashes_collide_stay_apart(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracecite.inputs import sources
-
+def test_ids_whose_hashes_collide_stay_apart(monkeypatch: pytest.MonkeyPatch,
+                                            small_ids: int) -> None:
     monkeypatch.setattr(sources, "hash", lambda key: 7, raising=False)
     table = IdTable()
     assert [table.add(k) for k in ("a", "b", "a", "c\ud800", "b")] == [
@@ -135,12 +155,29 @@ def test_an_index_is_the_same_in_another_process() -> None:
     assert index.add("id-300-\u00e9", 300) and not index.add("id-7-\u00e9", 1)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.text(max_size=4), max_size=200))
-def test_an_id_table_is_a_set_numbered_in_order(keys: list[str]) -> None:
+def test_an_id_table_is_a_set_numbered_in_order(small_ids: int, keys: list[str]) -> None:
     table = IdTable()
     firsts = list(dict.fromkeys(keys))
     assert [table.add(k) for k in keys] == [
         k not in keys[:i] for i, k in enumerate(keys)]
     assert [table.number(k) for k in firsts] == list(range(len(firsts)))
     assert len(table) == len(firsts) and list(table) == firsts
+    again = pickle.loads(pickle.dumps(table))
+    assert list(again) == firsts and len(again) == len(firsts)
+    assert [again.number(k) for k in firsts] == list(range(len(firsts)))
+    assert again.add("\ud800 new") and again.number("\ud800 new") == len(firsts)
+
+
+def test_an_id_table_moves_to_the_compact_form_at_its_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sources, "SMALL_IDS", 4)
+    table = IdTable()
+    for n in range(3):
+        table.add(f"k{n}")
+    assert table._small is not None  # three ids: still a dict
+    table.add("k3")
+    assert table._small is None and bytes(table._ids) == b"k0k1k2k3"
+    assert [table.number(f"k{n}") for n in range(5)] == [0, 1, 2, 3, -1]

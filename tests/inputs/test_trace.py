@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.conftest import answer, call, cite, claim, result, source, write_trace
 from tracecite.findings import Finding
@@ -39,7 +41,7 @@ class Recorder:
             self.on_wait(sum(1 for c in self.calls if c[0] == "wait_for"))
         self.wanted = quotes
 
-    def test(self, source_id: str, uri: str, content: str) -> None:
+    def test(self, source_id: str, uri: str, content: str | None) -> None:
         self.calls.append(("test", source_id, uri, content))
         if source_id == self.fail_on:
             raise RuntimeError("a bug in the check")
@@ -82,8 +84,8 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> Opened:
     record = Opened([], _fd_count())
     original = trace.open_input
 
-    def recording(path: str) -> BinaryIO | Finding:
-        got = original(path)
+    def recording(path: str, **options: Any) -> BinaryIO | Finding:
+        got = original(path, **options)
         if not isinstance(got, Finding):
             record.handles.append(got)
         return got
@@ -157,7 +159,7 @@ def test_the_second_pass_when_the_answer_is_not_last(tmp_path: Path, opened: Ope
     path = write_trace(tmp_path / "t.jsonl", [*_events(), DONE, ""])
     reads: list[int] = []
 
-    def counted(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]:
+    def counted(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str | None]]:
         reads.append(offset)
         return read_sources_at(handle, offset)
 
@@ -187,7 +189,7 @@ def test_without_a_tester_nothing_is_read_ahead_or_again(tmp_path: Path, opened:
     path = write_trace(tmp_path / "t.jsonl", _events())
     monkeypatch.setattr(trace, "read_final_answer", lambda *a: pytest.fail("read ahead"))
     seen: list[str] = []
-    scanned = scan_trace(str(path), sink=lambda ref, content: seen.append(ref.id))
+    scanned = scan_trace(str(path), sink=lambda source_id, *_: seen.append(source_id))
     assert scanned.valid and not scanned.answer_read_ahead
     assert seen == ["a", "b", "u", "d"]
     assert len(opened.handles) == 1 and opened.all_closed()
@@ -197,8 +199,23 @@ def test_a_tester_and_a_sink_both_see_the_sources(tmp_path: Path) -> None:
     path = write_trace(tmp_path / "t.jsonl", _events())
     seen: list[str] = []
     tester = Recorder()
-    read_trace(str(path), tester=tester, sink=lambda ref, content: seen.append(ref.id))
+    read_trace(str(path), tester=tester, sink=lambda source_id, *_: seen.append(source_id))
     assert seen == tester.tested() == ["a", "b", "u", "d"]
+
+
+@pytest.mark.parametrize("last", [True, False], ids=["answer-last", "answer-not-last"])
+def test_a_source_not_captured_is_handed_to_the_tester_without_content(tmp_path: Path,
+                                                                       last: bool) -> None:
+    events = [call(), result(sources=[source("a", "https://a/", None),
+                                      source("b", "https://b/", "gamma")]),
+              answer([claim(citations=[cite("a", "alpha"), cite("b", "gamma")])])]
+    path = write_trace(tmp_path / "t.jsonl", events if last else [*events, DONE])
+    tester = Recorder()
+    scanned = read_trace(str(path), tester=tester)
+    assert scanned.valid and scanned.answer_read_ahead is last
+    assert [c for c in tester.calls if c[0] == "test"] == [
+        ("test", "a", "https://a/", None), ("test", "b", "https://b/", "gamma")]
+    assert not tester.waiting
 
 
 def test_an_answer_changed_after_it_was_read_ahead_is_tested_again(tmp_path: Path,
@@ -284,8 +301,8 @@ def test_a_read_that_fails_midway(tmp_path: Path, opened: Opened,
     path = write_trace(tmp_path / "t.jsonl", _events() if last else [*_events(), DONE])
     real = trace.open_input  # the recording double
 
-    def failing(name: str) -> Any:
-        got = real(name)
+    def failing(name: str, **options: Any) -> Any:
+        got = real(name, **options)
         return got if isinstance(got, Finding) else _Failing(got, 2)
 
     monkeypatch.setattr(trace, "open_input", failing)
@@ -310,6 +327,18 @@ def test_quotes_by_source() -> None:
     cited = [("a", "x"), ("b", None), ("a", "y"), ("a", "x"), ("c", "z"), ("b", "w")]
     assert quotes_by_source(cited) == {"a": ("x", "y"), "c": ("z",), "b": ("w",)}
     assert quotes_by_source([("a", None)]) == {}
+
+
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.none() | st.integers(0, 12).map(str)),
+                max_size=60))
+def test_quotes_by_source_are_each_sources_distinct_quotes_in_order(
+        cited: list[tuple[str, str | None]]) -> None:
+    expected: dict[str, list[str]] = {}
+    for source_id, quote in cited:
+        if quote is not None and quote not in expected.setdefault(source_id, []):
+            expected[source_id].append(quote)
+    assert quotes_by_source(cited) == {
+        source_id: tuple(quotes) for source_id, quotes in expected.items() if quotes}
 
 
 def test_the_evidence_tester_is_a_quote_tester() -> None:

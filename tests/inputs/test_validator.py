@@ -23,7 +23,7 @@ from tests.conftest import (
 )
 from tracecite.inputs.sources import read_sources_at
 from tracecite.inputs.trace import TraceScan, scan_trace
-from tracecite.model import Citation, SourceRef
+from tracecite.model import Citation
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def scan(tmp_path: Path) -> Any:
     return run
 
 
-def read_back(scanned: TraceScan, source_id: str) -> tuple[str, str]:
+def read_back(scanned: TraceScan, source_id: str) -> tuple[str, str | None]:
     """A source's URI and content, read again from the line the index says it is on."""
     with open(scanned.path, "rb") as handle:
         return read_sources_at(handle, scanned.sources.offset(source_id))[source_id]
@@ -106,12 +106,43 @@ def test_sink_sees_every_valid_source_in_order(tmp_path: Path) -> None:
         call("c2"), result("c2", sources=[source("a", "u3", "dup"), source("c", "u4", "z")]),
         answer(claims=[]),
     ])
-    seen: list[tuple[SourceRef, str]] = []
-    scanned = scan_trace(str(path), sink=lambda ref, content: seen.append((ref, content)))
-    assert seen == [(SourceRef("a", "u1", 2), "x"), (SourceRef("b", "u2", 2), "y"),
-                    (SourceRef("c", "u4", 4), "z")]
+    seen: list[tuple[str, str, int, str | None]] = []
+    scanned = scan_trace(str(path), sink=lambda *source: seen.append(source))
+    assert seen == [("a", "u1", 2, "x"), ("b", "u2", 2, "y"), ("c", "u4", 4, "z")]
     assert codes(scanned) == [("TC129", 4)]
     assert scanned.findings[0].source_id == "a"
+
+
+def test_a_source_not_captured_is_valid_and_seen_without_content(tmp_path: Path) -> None:
+    """``"content": null`` (SPEC §1.2's extension): the source is valid, indexed and cited
+    like any other; the sink is handed None for its content."""
+    path = write_trace(tmp_path / "t.jsonl", [
+        call(), result(sources=[source("a", "u1", None), source("b", "u2", "y")]),
+        call("c2"), result("c2", sources=[{"id": "c", "uri": "u3", "content": None,
+                                           "captured_at": "2024-05-01T12:00:00Z"}]),
+        answer([claim(citations=[cite("a"), cite("c")])]),
+    ])
+    seen: list[tuple[str, str, int, str | None]] = []
+    scanned = scan_trace(str(path), sink=lambda *source: seen.append(source))
+    assert scanned.findings == ()
+    assert seen == [("a", "u1", 2, None), ("b", "u2", 2, "y"), ("c", "u3", 4, None)]
+    assert [c.source_id for c in scanned.citations] == ["a", "c"]
+    assert read_back(scanned, "a") == ("u1", None)
+    assert scanned.captured_at == {"c": "20240501120000"}
+
+
+@pytest.mark.parametrize("content, kind", [
+    (7, "a number"), (["x"], "a list"), ({"text": "x"}, "an object"), (True, "a boolean")])
+def test_content_of_another_type_is_tc123(scan: Any, content: Any, kind: str) -> None:
+    scanned = scan([call(), result(sources=[source(content=content)]), answer(claims=[])])
+    assert [(f.code.code, f.line, f.message) for f in scanned.findings] == [
+        ("TC123", 2, f"field sources[1].content must be a string or null, not {kind}")]
+
+
+def test_content_absent_is_still_missing(scan: Any) -> None:
+    scanned = scan([call(), result(sources=[{"id": "s1", "uri": "u"}]), answer(claims=[])])
+    assert [(f.code.code, f.message) for f in scanned.findings] == [
+        ("TC122", "field sources[1].content is missing")]
 
 
 # ---- TC120 / TC121 ---------------------------------------------------------------------------
@@ -195,8 +226,10 @@ def test_missing_field(scan: Any, events: list[Any], line: int, name: str) -> No
     ([call(), result(sources=[source(id="")]), answer(claims=[])], 2),
     ([call(), result(sources=[source(id=1)]), answer(claims=[])], 2),
     ([call(), result(sources=[source(uri="")]), answer(claims=[])], 2),
-    ([call(), result(sources=[source(content=None)]), answer(claims=[])], 2),
     ([call(), result(sources=[source(content=["x"])]), answer(claims=[])], 2),
+    ([call(), result(sources=[source(content=3)]), answer(claims=[])], 2),
+    ([call(), result(sources=[source(content={"text": "x"})]), answer(claims=[])], 2),
+    ([call(), result(sources=[source(content=False)]), answer(claims=[])], 2),
     ([call(), result(ok=False, sources="none"), answer(claims=[])], 2),
     ([call(), result(), answer(claims={"text": "x"})], 3),
     ([call(), result(), answer(claims=["x"])], 3),

@@ -16,7 +16,6 @@ from tracecite.findings import Changes, Finding
 from tracecite.inputs.sources import IdTable
 from tracecite.inputs.trace import scan_trace
 from tracecite.matching import normalise
-from tracecite.model import SourceRef
 
 _DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
 _URI = re.compile(r"^(?:([A-Za-z][A-Za-z0-9+.-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#.*)?$",
@@ -97,25 +96,33 @@ _DIGEST = hashlib.sha256().digest_size
 
 class _Captures:
     """The last capture of each stable URI of one trace (SPEC §3), without its content: the
-    SHA-256 of its normalised text and its line, kept in columns by the URI's number."""
+    SHA-256 of its normalised text and its line, kept in columns by the URI's number.
+
+    A source with ``"content": null`` captured nothing: it is no capture of its URI (an
+    earlier capture still counts), only noted in :attr:`uncaptured` for the messages."""
 
     def __init__(self) -> None:
         self.uris = IdTable()
         self.digests = bytearray()
         self.lines: array[int] = array("q")
+        self.uncaptured = IdTable()
 
-    def add(self, ref: SourceRef, content: str) -> None:
-        """Note a capture: a later one of a URI replaces an earlier one."""
-        uri = stable_uri(ref.uri)
+    def add(self, source_id: str, uri: str, line: int, content: str | None) -> None:
+        """Note a capture (a :data:`~tracecite.inputs.validator.SourceSink`): a later one of a
+        URI replaces an earlier one."""
+        uri = stable_uri(uri)
+        if content is None:
+            self.uncaptured.add(uri)
+            return
         data = normalise(content).encode("utf-8", "surrogatepass")
         digest = hashlib.sha256(data).digest()
         if self.uris.add(uri):
             self.digests += digest
-            self.lines.append(ref.line)
+            self.lines.append(line)
             return
         number = self.uris.number(uri)
         self.digests[_DIGEST * number:_DIGEST * (number + 1)] = digest
-        self.lines[number] = ref.line
+        self.lines[number] = line
 
     def digest(self, number: int) -> bytes:
         """The digest of the URI numbered ``number``."""
@@ -127,6 +134,15 @@ def _captures(path: str) -> tuple[tuple[Finding, ...], _Captures]:
     source index are not kept)."""
     captures = _Captures()
     return scan_trace(path, sink=captures.add).findings, captures
+
+
+def _only_in(trace: str, uncaptured_in_other: bool) -> str:
+    """The message of a source captured in one trace only (``trace``: "old" or "new")."""
+    if uncaptured_in_other:
+        other = "new" if trace == "old" else "old"
+        return (f"source captured only in the {trace} trace (the {other} trace has it with "
+                "content null)")
+    return f"source only in the {trace} trace"
 
 
 def compare_traces(old: str, new: str) -> tuple[list[Finding], Changes | None]:
@@ -149,10 +165,10 @@ def compare_traces(old: str, new: str) -> tuple[list[Finding], Changes | None]:
     removed.sort()
     changed.sort()
     findings = [
-        *(Finding(Code.SOURCE_ADDED, "source only in the new trace", file=new, line=line, uri=u)
-          for u, line in added),
-        *(Finding(Code.SOURCE_REMOVED, "source only in the old trace", file=old, line=line,
-                  uri=u) for u, line in removed),
+        *(Finding(Code.SOURCE_ADDED, _only_in("new", u in old_captures.uncaptured), file=new,
+                  line=line, uri=u) for u, line in added),
+        *(Finding(Code.SOURCE_REMOVED, _only_in("old", u in new_captures.uncaptured), file=old,
+                  line=line, uri=u) for u, line in removed),
         *(Finding(Code.SOURCE_CHANGED, "captured content differs from the old trace", file=new,
                   line=line, uri=u) for u, line in changed),
     ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from tracecite.checks.kinds import SourceKind
 from tracecite.codes import Code
 from tracecite.findings import Counts, Diagnosis, Finding
 from tracecite.inputs.trace import TraceScan, read_trace
@@ -33,19 +34,44 @@ def _claim_findings(scan: TraceScan) -> list[Finding]:
 
 
 def _verdicts(scan: TraceScan, tester: _QuoteTester) -> tuple[list[Finding], Counts]:
-    """The findings and counts once ``tester`` has seen every cited source."""
+    """The findings and counts once ``tester`` has seen every cited source. A citation of a
+    source the trace did not capture is TC203 and counted ``skipped``: it was not checked."""
     findings = _claim_findings(scan)
-    if tester.missed:
-        missed = [c for c in scan.citations if (c.source_id, c.quote) in tester.missed]
+    missed, uncaptured = tester.missed, tester.uncaptured
+    if missed or uncaptured:
+        chosen = [c for c in scan.citations
+                  if c.source_id in uncaptured or (c.source_id, c.quote) in missed]
     else:  # the usual case, without making a Citation of each one to find out
-        missed = []
-    findings.extend(not_found(c, Code.QUOTE_NOT_IN_CAPTURE, "quote is not in the captured content",
-                              tester.uris[c.source_id],
-                              tester.missed[(c.source_id, c.quote)])
-                    for c in scan.located(missed))
-    checked = len(scan.citations)
-    return findings, Counts(checked=checked, matched=checked - len(missed),
-                            not_found=len(missed))
+        chosen = []
+    skipped = 0
+    for c in scan.located(chosen):
+        uri = tester.uris[c.source_id]
+        if c.source_id in uncaptured:
+            skipped += 1
+            findings.append(_not_captured(c, uri))
+        else:
+            findings.append(not_found(c, Code.QUOTE_NOT_IN_CAPTURE,
+                                      "quote is not in the captured content", uri,
+                                      missed[(c.source_id, c.quote)]))
+    checked = len(scan.citations) - skipped
+    not_matched = len(chosen) - skipped
+    return findings, Counts(checked=checked, matched=checked - not_matched,
+                            not_found=not_matched, skipped=skipped)
+
+
+def _not_captured(citation: Citation, uri: str) -> Finding:
+    """TC203 for a citation of a source with ``"content": null``: a warning that names the
+    command that can verify it (SPEC §1.2's extension)."""
+    how = next((f"verify it live with tracecite {kind.command}" for kind in SourceKind
+                if kind.takes(uri)),
+               "no command of TraceCite can verify it (its URI is neither http(s) nor file:)")
+    return Finding(
+        Code.SOURCE_NOT_CAPTURED,
+        f"the trace captured no content for this source (content is null), so the quote "
+        f"was not checked against it; {how}",
+        file=citation.file, line=citation.line, column=citation.column, claim=citation.claim,
+        citation=citation.citation, source_id=citation.source_id, uri=uri,
+    )
 
 
 def not_found(citation: Citation, code: Code, message: str, uri: str | None,
@@ -69,27 +95,35 @@ class _QuoteTester:
     :class:`~tracecite.inputs.trace.QuoteTester`).
 
     It keeps what is needed afterwards and little else: the quotes not found with their
-    diagnoses (SPEC §8.1, worked out only for them, once per source), and URIs — of
-    every tested source only when ``keep_uris`` (the live checks need them), else of the
-    sources with a quote missing (for the findings). A source's quotes are dropped once tested.
+    diagnoses (SPEC §8.1, worked out only for them, once per source), the cited sources whose
+    content was not captured, and URIs — of every tested source only when ``keep_uris`` (the
+    live checks need them), else of the sources with a finding. A source's quotes are dropped
+    once tested.
     """
 
     def __init__(self, *, keep_uris: bool) -> None:
         self.keep_uris = keep_uris
         self.wanted: dict[str, tuple[str, ...]] = {}
         self.missed: dict[tuple[str, str], Diagnosis] = {}
+        self.uncaptured: set[str] = set()
         self.uris: dict[str, str] = {}
 
     def wait_for(self, quotes: dict[str, tuple[str, ...]]) -> None:
         """Start over, expecting these normalised quotes per source id."""
         self.wanted = quotes
         self.missed = {}
+        self.uncaptured = set()
         self.uris = {}
 
-    def test(self, source_id: str, uri: str, content: str) -> None:
-        """Test the quotes cited from this source, if it is one still waited for."""
+    def test(self, source_id: str, uri: str, content: str | None) -> None:
+        """Test the quotes cited from this source, if it is one still waited for; a source
+        whose content was not captured (None) is noted, its quotes untested."""
         quotes = self.wanted.pop(source_id, None)  # each id is handed over once
         if not quotes:
+            return
+        if content is None:
+            self.uncaptured.add(source_id)
+            self.uris[source_id] = uri
             return
         text = MatchText(content)
         missed = [q for q in quotes if not text.contains(q)]
@@ -115,7 +149,7 @@ class EvidenceScan:
     findings: tuple[Finding, ...]
     summary: Counts
     uris: Mapping[str, str]
-    """The URI of every cited source (``keep_uris``), or of those with a quote not found."""
+    """The URI of every cited source (``keep_uris``), or of those with a finding."""
 
 
 def scan_with_evidence(path: str, *, keep_uris: bool = True) -> EvidenceScan:

@@ -54,6 +54,14 @@ class AnswerDraft(FieldChecker):
     def add_claim(self, claim: Any) -> None:
         """Check the next element of the ``claims`` list."""
         c = len(self.per_claim) + 1
+        if type(claim) is dict:
+            # The usual case, without building a location for findings that will not happen.
+            citations = claim.get("citations")
+            if type(citations) is list and type(claim.get("text")) is str:
+                self.per_claim.append(len(citations))
+                for n, citation in enumerate(citations, start=1):
+                    self._add_citation(citation, c, n)
+                return
         where = f"claims[{c}]"
         if not isinstance(claim, dict):
             self.problem(Code.TRACE_WRONG_TYPE,
@@ -76,8 +84,11 @@ class AnswerDraft(FieldChecker):
             if type(source_id) is str and type(quote) is str and source_id.strip() and quote:
                 quote = normalise(quote)
                 if quote:
-                    # Interned: one string per id, shared with the source index.
-                    self._keep(c, n, sys.intern(source_id), quote)
+                    # _keep inline. Interned: one string per id, shared with the source index.
+                    self.claim_numbers.append(c)
+                    self.citation_numbers.append(n)
+                    self.source_ids.append(sys.intern(source_id))
+                    self.quotes.append(quote)
                     return
         where = f"claims[{c}].citations[{n}]"
         if not isinstance(citation, dict):

@@ -13,8 +13,9 @@ from tracecite.codes import Code
 from tracecite.findings import Finding
 
 
-def open_input(path: str) -> BinaryIO | Finding:
-    """Open ``path`` for binary reading, or say why it cannot be (TC101).
+def open_input(path: str, *, buffering: int = -1) -> BinaryIO | Finding:
+    """Open ``path`` for binary reading (``buffering``: the read buffer's size in bytes, as
+    :func:`open` takes it), or say why it cannot be (TC101).
 
     Only regular files: a FIFO would block, a device could be read for ever. The file is opened
     without waiting (``O_NONBLOCK``) and then examined, so nothing swapped in between a check
@@ -37,7 +38,7 @@ def open_input(path: str) -> BinaryIO | Finding:
         os.close(fd)
         what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         return Finding(Code.INPUT_UNREADABLE, f"input is {what}", file=path)
-    return fdopen(fd, "rb")  # the caller closes it
+    return fdopen(fd, "rb", buffering=buffering)  # the caller closes it
 
 
 def _pattern_hint(path: str) -> str:

@@ -19,8 +19,9 @@ class TraceChangedError(Exception):
     """A line read again is not what the validator saw: the file changed in between."""
 
 
-def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]:
-    """The sources of the event on the line at ``offset`` of an open trace: id → (uri, content).
+def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str | None]]:
+    """The sources of the event on the line at ``offset`` of an open trace: id → (uri, content),
+    the content None where it was not captured (``"content": null``).
 
     Raises :class:`TraceChangedError` if that line no longer holds a valid result event.
     """
@@ -30,11 +31,11 @@ def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]
         event = fast_loads(raw)
         if event is REFUSED:
             event = loads(line_text(raw))
-        found: dict[str, tuple[str, str]] = {}
+        found: dict[str, tuple[str, str | None]] = {}
         for source in event["sources"]:
             source_id, uri, content = source["id"], source["uri"], source["content"]
             if not (isinstance(source_id, str) and isinstance(uri, str)
-                    and isinstance(content, str)):
+                    and (content is None or isinstance(content, str))):
                 raise TypeError("not a valid source")
             found.setdefault(source_id, (uri, content))  # the first one with an id counts
     except (ValueError, UnicodeDecodeError, TypeError, KeyError) as exc:
@@ -44,13 +45,20 @@ def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str]]
 
 class IdTable:
     """A set of ids (strings) numbered in the order they were added, kept compactly: a trace
-    can hold a million sources or calls, so nothing here is a Python object per id. The ids
-    are one UTF-8 blob with their ends, found through an open-addressing table of their
-    hashes: about 40 bytes per short id, where a dict of strings takes about 150."""
+    can hold a million sources or calls, so beyond :data:`SMALL_IDS` ids nothing here is a
+    Python object per id. The ids are then one UTF-8 blob with their ends, found through an
+    open-addressing table of their hashes: about 40 bytes per short id, where a dict of
+    strings takes about 150. Up to :data:`SMALL_IDS` ids a plain dict holds them (a few MB at
+    most), which is several times faster for the traces most runs see."""
 
-    __slots__ = ("_ends", "_ids", "_table")
+    __slots__ = ("_ends", "_ids", "_small", "_table")
 
     def __init__(self) -> None:
+        self._empty()
+
+    def _empty(self) -> None:
+        # id → number while there are few; None once they moved to the compact form below.
+        self._small: dict[str, int] | None = {}
         self._ids = bytearray()  # every id, UTF-8, one after another
         self._ends: array[int] = array("q")  # where each id ends in the blob
         # Per place: 0 (free), or the low 32 bits of an id's hash() above its number + 1.
@@ -58,30 +66,45 @@ class IdTable:
 
     def __getstate__(self) -> tuple[bytes, array[int]]:
         # Hashes of strings differ between processes: an unpickled table hashes its ids again.
+        if self._small is not None:
+            ids, ends = bytearray(), array("q")
+            for key in self._small:
+                ids += key.encode("utf-8", "surrogatepass")
+                ends.append(len(ids))
+            return bytes(ids), ends
         return bytes(self._ids), self._ends
 
     def __setstate__(self, state: tuple[bytes, array[int]]) -> None:
-        ids, self._ends = state
-        self._ids = bytearray(ids)
-        self._table = array("Q", bytes(8 * _FIRST_TABLE))
-        for number in range(len(self._ends)):
-            h = hash(self._id(number)) & _LOW
-            self._table[self._free(h)] = h << 32 | (number + 1)
-            self._grow()
+        blob, ends = state
+        self._empty()
+        start = 0
+        for end in ends:
+            self.add(blob[start:end].decode("utf-8", "surrogatepass"))
+            start = end
 
     def __contains__(self, key: str) -> bool:
         return self.number(key) >= 0
 
     def __len__(self) -> int:
-        return len(self._ends)
+        return len(self._ends) if self._small is None else len(self._small)
 
     def __iter__(self) -> Iterator[str]:
         """The ids, in the order they were added."""
+        if self._small is not None:
+            return iter(list(self._small))
         return (self._id(number) for number in range(len(self._ends)))
 
     def add(self, key: str) -> bool:
         """Add an id, numbered ``len(self) - 1`` then; False (and nothing added) if it is
         there already."""
+        small = self._small
+        if small is not None:
+            number = len(small)
+            if small.setdefault(key, number) != number:
+                return False
+            if number + 1 >= SMALL_IDS:
+                self._compact()
+            return True
         # The lookup inline: this runs for every source of a trace of any size.
         h = hash(key) & _LOW
         table = self._table
@@ -93,13 +116,18 @@ class IdTable:
             i = (i + 1) & mask
         ids = self._ids
         ids += key.encode("utf-8", "surrogatepass")
-        self._ends.append(len(ids))
-        table[i] = h << 32 | len(self._ends)
-        self._grow()
+        ends = self._ends
+        ends.append(len(ids))
+        table[i] = h << 32 | len(ends)
+        if 2 * len(ends) > len(table):
+            self._grow()
         return True
 
     def number(self, key: str) -> int:
         """The number of an id (0 for the first added), or -1 if it is not there."""
+        small = self._small
+        if small is not None:
+            return small.get(key, -1)
         h = hash(key) & _LOW
         table = self._table
         mask = len(table) - 1
@@ -109,6 +137,12 @@ class IdTable:
                 return (entry & _LOW) - 1
             i = (i + 1) & mask
         return -1
+
+    def _compact(self) -> None:
+        """Move the ids from the dict to the compact form (once there are many of them)."""
+        small, self._small = self._small, None
+        for key in small or ():
+            self.add(key)
 
     def _id(self, number: int) -> str:
         start = self._ends[number - 1] if number else 0
@@ -124,15 +158,16 @@ class IdTable:
         return i
 
     def _grow(self) -> None:
-        """Double the table once it is half full (probes stay short)."""
-        if 2 * len(self._ends) <= len(self._table):
-            return
+        """Double the table (once it is half full: probes stay short)."""
         old = self._table
         self._table = array("Q", bytes(16 * len(old)))
         for entry in old:
             if entry:
                 self._table[self._free(entry >> 32)] = entry
 
+
+SMALL_IDS = 1 << 16
+"""Up to this many ids an :class:`IdTable` is a dict; from then on, the compact form."""
 
 _LOW = 0xFFFF_FFFF
 """The bits of an id's hash that are kept: enough to place it in any table an index reaches,

@@ -11,7 +11,6 @@ holding cited sources again, each once, in file order, once the trace is known t
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO, Protocol
@@ -22,9 +21,14 @@ from tracecite.inputs.answer import quote_columns, read_final_answer
 from tracecite.inputs.files import open_input
 from tracecite.inputs.sources import SourceIndex, TraceChangedError, read_sources_at
 from tracecite.inputs.validator import SourceSink, validate
-from tracecite.model import Citation, SourceRef
+from tracecite.model import Citation
 
 TRACE_CHANGED = "the trace changed or became unreadable while it was checked"
+
+STREAM_BUFFER = 1 << 20
+"""Bytes read at a time by the validating pass, which reads the whole file in order: trace
+lines are often longer than the default 8 KiB buffer, which then takes several reads and a
+join for each of them."""
 
 
 class QuoteTester(Protocol):
@@ -34,9 +38,10 @@ class QuoteTester(Protocol):
         """Start over, forgetting any earlier verdicts: expect these normalised quotes, per
         source id (the mapping is the tester's to keep and change)."""
 
-    def test(self, source_id: str, uri: str, content: str) -> None:
-        """Test the quotes cited from this source, if it is one still waited for. Each source
-        is handed over at most once after :meth:`wait_for`."""
+    def test(self, source_id: str, uri: str, content: str | None) -> None:
+        """Test the quotes cited from this source, if it is one still waited for (``content``
+        None: the trace did not capture it). Each source is handed over at most once after
+        :meth:`wait_for`."""
 
     @property
     def waiting(self) -> bool:
@@ -93,7 +98,7 @@ def read_trace(path: str, *, tester: QuoteTester | None = None,
     source and its content as it goes by (``compare`` hashes contents with it). Every file
     opened here is closed before this returns or raises: nothing in the scan needs closing.
     """
-    opened = open_input(path)
+    opened = open_input(path, buffering=STREAM_BUFFER)
     if isinstance(opened, Finding):
         return TraceScan(path, (opened,), (), (), None, SourceIndex())
     with opened:
@@ -116,12 +121,30 @@ def scan_trace(path: str, *, sink: SourceSink | None = None) -> TraceScan:
 def quotes_by_source(cited: Iterable[tuple[str, str | None]]) -> dict[str, tuple[str, ...]]:
     """The quotes cited from each source id, in order and without repeats; a citation without
     a quote (``None``, its quote field was bad) adds nothing."""
-    wanted: dict[str, list[str]] = defaultdict(list)
-    for source_id, quote in cited:
-        if quote is not None:
-            wanted[source_id].append(quote)
     # Tuples, without repeats: a few quotes per source, and a tuple is smaller than a set.
-    return {source_id: tuple(dict.fromkeys(q)) for source_id, q in wanted.items()}
+    # Most sources are cited once or twice, so a tuple is made at once and looked through;
+    # past _FEW_QUOTES a source's further quotes wait in a list, deduplicated at the end.
+    wanted: dict[str, tuple[str, ...]] = {}
+    more: dict[str, list[str]] = {}
+    for source_id, quote in cited:
+        if quote is None:
+            continue
+        got = wanted.get(source_id)
+        if got is None:
+            wanted[source_id] = (quote,)
+        elif quote in got:
+            continue
+        elif len(got) < _FEW_QUOTES:
+            wanted[source_id] = (*got, quote)
+        else:
+            more.setdefault(source_id, []).append(quote)
+    for source_id, quotes in more.items():
+        wanted[source_id] = tuple(dict.fromkeys((*wanted[source_id], *quotes)))
+    return wanted
+
+
+_FEW_QUOTES = 8
+"""Quotes of one source kept in a tuple as they come (looked through for repeats)."""
 
 
 def _validate(path: str, handle: BinaryIO, tester: QuoteTester | None,
@@ -151,12 +174,12 @@ def _testing(tester: QuoteTester, sink: SourceSink | None) -> SourceSink:
     """A sink that hands each source to ``tester`` (and then to ``sink``, if any)."""
     test = tester.test
     if sink is None:
-        return lambda ref, content: test(ref.id, ref.uri, content)
+        return lambda source_id, uri, line, content: test(source_id, uri, content)
     also = sink
 
-    def both(ref: SourceRef, content: str) -> None:
-        test(ref.id, ref.uri, content)
-        also(ref, content)
+    def both(source_id: str, uri: str, line: int, content: str | None) -> None:
+        test(source_id, uri, content)
+        also(source_id, uri, line, content)
 
     return both
 

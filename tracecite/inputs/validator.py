@@ -21,10 +21,12 @@ from tracecite.inputs.captured import CAPTURED_AT_FORMAT, wayback_timestamp
 from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
 from tracecite.inputs.events import Event, LineError, read_events
 from tracecite.inputs.sources import IdTable, SourceIndex
-from tracecite.model import Citation, SourceRef
+from tracecite.model import Citation
 
-SourceSink = Callable[[SourceRef, str], None]
-"""Called with every valid source and its captured content, in trace order."""
+SourceSink = Callable[[str, str, int, str | None], None]
+"""Called with every valid source as ``(id, uri, line, content)``, in trace order: the content
+None for a source whose content was not captured (``"content": null``, SPEC §1.2's
+extension). Plain values, not a record: this runs for every source of a trace of any size."""
 
 
 class TraceValidator(FieldChecker):
@@ -51,15 +53,20 @@ class TraceValidator(FieldChecker):
 
     def event(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None = None) -> None:
         """Check one event; ``draft``: its claims, already checked (an answer read ahead)."""
-        kind = self.field(obj, "type", str, line, "")
-        run_id = self.non_empty_field(obj, "run_id", line, "")
-        if isinstance(run_id, str):
-            if self.run_id is None:
-                self.run_id = run_id
-            elif run_id != self.run_id:
-                self.problem(
-                    Code.TRACE_RUN_ID_MISMATCH, "run_id differs from the first event's", line
-                )
+        kind = obj.get("type")
+        run_id = obj.get("run_id")
+        # The usual case first, without a call per field: a type, and the first event's run_id
+        # (not empty, or it would not be kept).
+        if type(kind) is not str or run_id is None or run_id != self.run_id:
+            kind = self.field(obj, "type", str, line, "")
+            run_id = self.non_empty_field(obj, "run_id", line, "")
+            if isinstance(run_id, str):
+                if self.run_id is None:
+                    self.run_id = run_id
+                elif run_id != self.run_id:
+                    self.problem(
+                        Code.TRACE_RUN_ID_MISMATCH, "run_id differs from the first event's", line
+                    )
         if kind == "tool_call":
             self.tool_call(obj, line)
         elif kind == "tool_result":
@@ -69,8 +76,12 @@ class TraceValidator(FieldChecker):
 
     def tool_call(self, obj: dict[str, Any], line: int) -> None:
         """Check a ``tool_call``: its call id is new."""
-        call_id = self.non_empty_field(obj, "call_id", line, "")
-        self.non_empty_field(obj, "tool", line, "")
+        call_id, tool = obj.get("call_id"), obj.get("tool")
+        if type(call_id) is str and type(tool) is str and call_id.strip() and tool.strip():
+            pass  # the usual case, as the checks below would find it
+        else:
+            call_id = self.non_empty_field(obj, "call_id", line, "")
+            self.non_empty_field(obj, "tool", line, "")
         if isinstance(call_id, str):
             if self.calls.add(call_id):
                 self.answered.append(False)
@@ -80,8 +91,12 @@ class TraceValidator(FieldChecker):
 
     def tool_result(self, obj: dict[str, Any], line: int) -> None:
         """Check a ``tool_result`` and note its sources."""
-        call_id = self.non_empty_field(obj, "call_id", line, "")
-        ok = self.field(obj, "ok", bool, line, "")
+        call_id, ok = obj.get("call_id"), obj.get("ok")
+        if type(call_id) is str and type(ok) is bool and call_id.strip():
+            pass  # the usual case, as the checks below would find it
+        else:
+            call_id = self.non_empty_field(obj, "call_id", line, "")
+            ok = self.field(obj, "ok", bool, line, "")
         if isinstance(call_id, str):
             number = self.calls.number(call_id)
             if number < 0:
@@ -117,7 +132,7 @@ class TraceValidator(FieldChecker):
                         and source_id.strip() and uri.strip()
                         and store.add(source_id, self.offset)):  # False: an earlier id
                     if sink is not None:
-                        sink(SourceRef(source_id, uri, line), content)
+                        sink(source_id, uri, line, content)
                     if "captured_at" in source:
                         self.captured(source, source_id, line, f"sources[{number}]")
                     continue
@@ -131,7 +146,7 @@ class TraceValidator(FieldChecker):
             return
         source_id = self.non_empty_field(source, "id", line, where)
         uri = self.non_empty_field(source, "uri", line, where)
-        content = self.field(source, "content", str, line, where)
+        content = self.content(source, line, where)
         if source_id is MISSING:
             return
         if source_id in self.store:
@@ -144,7 +159,19 @@ class TraceValidator(FieldChecker):
             return
         self.store.add(source_id, self.offset)
         if self.sink is not None:
-            self.sink(SourceRef(source_id, uri, line), content)
+            self.sink(source_id, uri, line, content)
+
+    def content(self, source: dict[str, Any], line: int, where: str) -> Any:
+        """A source's ``content``: a string, None when it was not captured (null), or
+        :data:`MISSING` after a finding (absent, or any other JSON type)."""
+        value = source.get("content", MISSING)
+        if value is None or type(value) is str:
+            return value
+        if value is MISSING:
+            return self.field(source, "content", str, line, where)
+        self.problem(Code.TRACE_WRONG_TYPE, f"field {where}.content must be a string or null, "
+                                            f"not {json_type_of(value)}", line)
+        return MISSING
 
     def captured(self, source: dict[str, Any], source_id: str, line: int, where: str) -> None:
         """Check a source's optional ``captured_at`` (null: not known) and keep it."""

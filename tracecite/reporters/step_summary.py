@@ -43,7 +43,8 @@ _COUNT_COLUMNS = ("checked", "matched", "not_found", "unavailable", "skipped", "
                   "cached", "retried", "interrupted")
 _WHY_NOT_CHECKED = {
     "skipped": "their source is not of the kind this check reads (http(s) for live pages, "
-               "`file:` for local files), or `skip_urls` matches it",
+               "`file:` for local files), `skip_urls` matches it, or, against captured "
+               "content, the trace captured none for it (`content: null`)",
     "unchanged": "notes records that this change does not touch (`--all-records` checks "
                  "every record)",
     "interrupted": "the run was stopped before they were checked",
