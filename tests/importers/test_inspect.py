@@ -21,9 +21,7 @@ from tracecite.codes import Code
 from tracecite.errors import TraceCiteError
 from tracecite.importers.inspect import INSTALL_HINT, read_runs
 from tracecite.importers.model import (
-    ImportedCall,
     ImportedRun,
-    ImportedSource,
     Unsupported,
     trace_lines,
 )
@@ -349,18 +347,6 @@ def test_the_call_of_uncaptured_urls_takes_a_name_no_tool_call_has(tmp_path: Pat
 
 # -- round trips: the traces written pass check --------------------------------------------------
 
-@pytest.fixture
-def null_content(tmp_path: Path) -> None:
-    """Traces may hold sources with ``"content": null`` (SPEC §1.2): until the trace validator
-    accepts them, a test of a run with one is an expected failure, and says so."""
-    (tmp_path / "probe").mkdir()
-    uncaptured = ImportedSource("s", "https://a.example/", None)
-    probe = write_trace(tmp_path / "probe", ImportedRun(
-        "r", "null", (ImportedCall("c", "t", True, (uncaptured,)),), ()))
-    if api.check([probe]).exit_code != 0:
-        pytest.xfail('the trace validator refuses "content": null (SPEC §1.2) on this branch')
-
-
 def test_every_imported_run_passes_check(tmp_path: Path) -> None:
     # The run of research.json's third sample, whose source has no content, is checked below.
     for run in [*runs_of(RESEARCH)[:2], *runs_of(SPANS)]:
@@ -381,7 +367,6 @@ def test_a_misquote_fails_check_evidence(tmp_path: Path) -> None:
     assert [f.code for f in report.findings] == [Code.QUOTE_NOT_IN_CAPTURE]
 
 
-@pytest.mark.usefixtures("null_content")
 def test_an_uncaptured_source_is_a_warning_to_verify_live(tmp_path: Path) -> None:
     run = runs_of(RESEARCH)[2]
     assert api.check([write_trace(tmp_path, run)]).exit_code == 0
