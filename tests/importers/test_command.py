@@ -74,9 +74,10 @@ def test_with_out_each_run_is_a_file_named_uniquely(cli: Cli, tmp_path: Path) ->
     assert res.exit == 0, res.out
     # Named by file, and a list's runs by their place in it; a name already taken gets -2.
     runs = {p.name: lines(p)[0]["run_id"] for p in out.iterdir()}
-    assert runs == {"exchange.jsonl": "msg_01CharLocation", "exchange-2.jsonl": "msg_01WebFetch",
-                    "exchange-1.jsonl": "msg_01WebFetch",
-                    "exchange-2-2.jsonl": "msg_01SearchResult"}
+    assert runs == {"exchange.trace.jsonl": "msg_01CharLocation",
+                    "exchange-2.trace.jsonl": "msg_01WebFetch",
+                    "exchange-1.trace.jsonl": "msg_01WebFetch",
+                    "exchange-2-2.trace.jsonl": "msg_01SearchResult"}
     summary = res.json()["summary"]
     assert (summary["inputs"], summary["runs"], summary["citations"]) == (3, 4, 5)
     # The report reads back as it was written (tracecite merge reads it so).
@@ -86,7 +87,8 @@ def test_with_out_each_run_is_a_file_named_uniquely(cli: Cli, tmp_path: Path) ->
 def test_names_differing_in_case_only_are_made_unique(tmp_path: Path) -> None:
     taken: set[str] = set()
     assert [command._unique(name, taken) for name in ("Run", "run", "../x", "", "run")] == [
-        "Run.jsonl", "run-2.jsonl", "x.jsonl", "run-3.jsonl", "run-4.jsonl"]
+        "Run.trace.jsonl", "run-2.trace.jsonl", "x.trace.jsonl", "run-3.trace.jsonl",
+        "run-4.trace.jsonl"]
 
 
 def test_several_runs_without_out_are_a_usage_error(cli: Cli, tmp_path: Path) -> None:
@@ -193,7 +195,7 @@ def test_the_library_writes_to_the_stream_or_the_directory(tmp_path: Path) -> No
     assert report.exit_code == 0 and report.summary.runs == 1
     assert json.loads(stream.getvalue().splitlines()[-1])["type"] == "answer"
     report = api.import_transcripts("anthropic", [path], tmp_path / "out")
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["web_fetch.jsonl"]
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["web_fetch.trace.jsonl"]
     with pytest.raises(UsageError, match="give out="):
         api.import_transcripts("anthropic", [path])
     with pytest.raises(UsageError, match="takes no option 'evidence'"):
@@ -227,7 +229,7 @@ def test_each_citation_kind_imports_checks_and_verifies_live(
     out = tmp_path / "traces"
     imported = cli("import", "anthropic", copy_fixture(tmp_path, kind), "-o", out)
     assert imported.exit == 0, imported.err
-    trace = out / f"{kind}.jsonl"
+    trace = out / f"{kind}.trace.jsonl"
     checked = cli("check", "--evidence", trace, "--json")
     report = checked.json()
     assert checked.exit == 0, report["findings"]
@@ -252,7 +254,7 @@ def test_a_quote_gone_from_the_live_page_is_found_by_verify_urls(
     out = tmp_path / "traces"
     assert cli("import", "anthropic", copy_fixture(tmp_path, "web_fetch"), "-o", out).exit == 0
     site.route("/fetched", text("Owls hunt at night."))
-    res = cli("verify-urls", out / "web_fetch.jsonl", "--json", *site.flags)
+    res = cli("verify-urls", out / "web_fetch.trace.jsonl", "--json", *site.flags)
     assert res.exit == 2 and res.codes() == ["TC210"]
     finding = res.json()["findings"][0]
     assert (finding["source_id"], finding["uri"]) == ("document-0",
@@ -263,7 +265,7 @@ def test_the_readme_example_imports_and_passes_check_evidence(
         cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     steps = ["tracecite import anthropic examples/anthropic/exchange.json -o runs/imported",
-             "tracecite check --evidence runs/imported/exchange.jsonl"]
+             "tracecite check --evidence runs/imported/exchange.trace.jsonl"]
     assert all(step in readme for step in steps)
     shutil.copytree(EXAMPLES / "anthropic", tmp_path / "examples" / "anthropic")
     monkeypatch.chdir(tmp_path)
@@ -272,7 +274,7 @@ def test_the_readme_example_imports_and_passes_check_evidence(
         assert res.exit == 0, res.out
     report = res.json()
     assert report["summary"]["captured"]["matched"] == 2 and report["findings"] == []
-    sources = lines(tmp_path / "runs" / "imported" / "exchange.jsonl")[3]["sources"]
+    sources = lines(tmp_path / "runs" / "imported" / "exchange.trace.jsonl")[3]["sources"]
     assert sources == [{"id": "document-1", "uri": "https://www.iana.org/help/example-domains",
                         "content": sources[0]["content"], "captured_at": "2025-08-25T10:30:00Z"}]
 
@@ -309,3 +311,14 @@ def test_a_stop_while_writing_leaves_no_temporary_file(tmp_path: Path,
     with pytest.raises(KeyboardInterrupt):
         command.write_all(str(out), traces)
     assert [p.name for p in out.iterdir()] == ["t0.jsonl"]
+
+
+def test_the_folder_imported_into_is_checked_whole_by_its_name(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The traces are named ``*.trace.jsonl``, which the default globs select in any folder:
+    ``tracecite check OUT`` checks every run imported, whatever OUT is called."""
+    monkeypatch.chdir(tmp_path)
+    assert cli("import", "anthropic", copy_fixture(tmp_path, "web_fetch"), "-o", "out").exit == 0
+    checked = cli("check", "out", "--evidence", "--json")
+    assert checked.exit == 0, checked.out
+    assert checked.json()["summary"]["inputs"] == 1

@@ -46,7 +46,7 @@ Reader = Callable[[Path, str], Iterator[ImportedRun]]
 
 @dataclass(frozen=True)
 class Trace:
-    """One run's trace: the file name it is written as (``NAME.jsonl``) and its text."""
+    """One run's trace: the file name it is written as (``NAME.trace.jsonl``) and its text."""
 
     name: str
     text: str
@@ -148,17 +148,22 @@ def _text(run: ImportedRun, path: str) -> str:
     return text
 
 
+TRACE_NAME = "{}.trace.jsonl"
+"""How a run's trace is named under OUT: the default ``traces`` glob ``*.trace.jsonl`` selects
+it wherever OUT is, so ``tracecite check OUT`` checks every run imported."""
+
+
 def _unique(name: str, taken: set[str]) -> str:
-    """``NAME.jsonl``, made a safe file name and unique among ``taken`` (compared without
-    case, for file systems that ignore it), which it joins."""
+    """``NAME.trace.jsonl``, made a safe file name and unique among ``taken`` (compared
+    without case, for file systems that ignore it), which it joins."""
     if not _SAFE_NAME.match(name):
         name = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-")[:100] or "run"
     candidate, n = name, 1
-    while f"{candidate}.jsonl".casefold() in taken:
+    while TRACE_NAME.format(candidate).casefold() in taken:
         n += 1
         candidate = f"{name}-{n}"
-    taken.add(f"{candidate}.jsonl".casefold())
-    return f"{candidate}.jsonl"
+    taken.add(TRACE_NAME.format(candidate).casefold())
+    return TRACE_NAME.format(candidate)
 
 
 def _runs(n: int) -> str:
