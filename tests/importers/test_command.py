@@ -322,3 +322,38 @@ def test_the_folder_imported_into_is_checked_whole_by_its_name(
     checked = cli("check", "out", "--evidence", "--json")
     assert checked.exit == 0, checked.out
     assert checked.json()["summary"]["inputs"] == 1
+
+
+@pytest.mark.network
+def test_an_inspect_log_imports_checks_and_verifies_live(
+        cli: Cli, site: Site, tmp_path: Path) -> None:
+    """Inspect's research log, its sources moved to the test site: the runs whose tool output
+    was captured pass ``check --evidence`` but the one that misquotes (TC202); the web-search
+    run's quote is TC203 there; ``verify-urls`` then checks every quote against the pages."""
+    from tests.importers.test_inspect import RESEARCH
+
+    hosts = ("https://www.iana.org/", "https://www.rfc-editor.org/",
+             "https://datatracker.ietf.org/")
+    log = RESEARCH.read_text(encoding="utf-8")
+    for n, host in enumerate(hosts):  # as the log spells them, in either case
+        for spelling in (host, host.upper()):
+            log = log.replace(spelling, f"https://example.test/h{n}/")
+    (tmp_path / "research.json").write_text(log, encoding="utf-8")
+    out = tmp_path / "traces"
+    assert cli("import", "inspect", tmp_path / "research.json", "-o", out).exit == 0
+    checked = cli("check", out, "--evidence", "--json")
+    assert checked.exit == 2 and sorted(checked.codes()) == ["TC202", "TC203"]
+    pages = {
+        "/h0/help/example-domains": "example.com and example.org are maintained for "
+                                    "documentation purposes.",
+        "/h1/rfc/rfc2606": "The IETF reserves four top level domain names.",
+        "/h0/domains/reserved": "Certain domains are set aside, and nominally registered to "
+                                "“IANA”, for specific policy or technical purposes.",
+    }
+    for page, body in pages.items():
+        site.route(page, text(body))
+    live = cli("verify-urls", out, "--json", *site.flags)
+    report = live.json()
+    # The misquote is not on its page either; every other quote is.
+    assert sorted(live.codes()) == ["TC202", "TC203", "TC210"]
+    assert report["summary"]["live"]["matched"] == report["summary"]["live"]["checked"] - 1
