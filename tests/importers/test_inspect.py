@@ -19,7 +19,8 @@ import pytest
 from tracecite import api
 from tracecite.codes import Code
 from tracecite.errors import TraceCiteError
-from tracecite.importers.inspect import INSTALL_HINT, read_runs
+from tracecite.importers.eval_archive import INSTALL_HINT
+from tracecite.importers.inspect import read_runs
 from tracecite.importers.model import (
     ImportedRun,
     Unsupported,

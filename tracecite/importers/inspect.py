@@ -51,12 +51,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.util
 import json
 import re
-import struct
 import zipfile
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +62,7 @@ from typing import BinaryIO
 from tracecite.checks.compare import stable_uri
 from tracecite.errors import TraceCiteError
 from tracecite.findings import Finding
+from tracecite.importers.eval_archive import CORRUPT, ZIP_MAGIC, Place, member_bytes
 from tracecite.importers.model import (
     ImportedCall,
     ImportedCitation,
@@ -75,11 +73,6 @@ from tracecite.importers.model import (
 )
 from tracecite.inputs.files import open_input
 
-INSTALL_HINT = "install tracecite[inspect]"
-"""What a zstd-compressed archive needs when the ``zstandard`` package is missing."""
-
-_ZIP_MAGIC = b"PK\x03\x04"
-_ZSTD = 93  # the zip compression method number of zstd
 _HEADER = "header.json"
 _START = "_journal/start.json"  # the header of a log still being written
 _SAMPLES = "samples/"
@@ -90,20 +83,9 @@ _CONTENT_TYPES = frozenset(
 _CITATION_TYPES = frozenset({"url", "document", "content"})
 _URL_ARGUMENTS = ("url", "uri")
 _UNCAPTURED_CALL = "cited-urls"
-_CHUNK = 1 << 20
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}\Z")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _WORD = re.compile(r"[a-z][a-z_]{0,39}\Z")
-
-_CORRUPT: tuple[type[Exception], ...] = (zipfile.BadZipFile, zlib.error, EOFError, OSError,
-                                         ValueError)
-try:
-    import lzma
-except ImportError:  # pragma: no cover - a Python built without lzma
-    pass
-else:
-    _CORRUPT += (lzma.LZMAError,)
-
 
 def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
     """The runs of the Inspect log at ``path``, one per sample and epoch, in the log's order;
@@ -117,31 +99,19 @@ def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
     with opened:
         try:
             archive = path.suffix == ".eval" or (
-                path.suffix != ".json" and opened.read(len(_ZIP_MAGIC)) == _ZIP_MAGIC)
+                path.suffix != ".json" and opened.read(len(ZIP_MAGIC)) == ZIP_MAGIC)
             opened.seek(0)
             data = b"" if archive else opened.read()
         except OSError:
-            raise _Place(display).error("$", "the log cannot be read") from None
+            raise Place(display).error("$", "the log cannot be read") from None
         if archive:
             yield from _archive_runs(opened, display)
         else:
             yield from _json_runs(data, display)
 
 
-@dataclass(frozen=True)
-class _Place:
-    """Where in the log a JSON document is: the file, and the archive member holding it."""
-
-    display: str
-    member: str | None = None
-
-    def error(self, json_path: str, what: str, *, line: int | None = None) -> Unsupported:
-        where = json_path if self.member is None else f"{self.member}: {json_path}"
-        return Unsupported(self.display, where, what, line=line)
-
-
 def _json_runs(data: bytes, display: str) -> Iterator[ImportedRun]:
-    place = _Place(display)
+    place = Place(display)
     log = _object(_parse(data, place), place, "$")
     label = _label(log, place)
     samples = log.get("samples")
@@ -157,11 +127,11 @@ def _json_runs(data: bytes, display: str) -> Iterator[ImportedRun]:
 
 
 def _archive_runs(opened: BinaryIO, display: str) -> Iterator[ImportedRun]:
-    place = _Place(display)
+    place = Place(display)
     try:
         archive = zipfile.ZipFile(opened)
         infos = archive.infolist()
-    except _CORRUPT:
+    except CORRUPT:
         raise place.error("$", "not a readable .eval archive (zip): truncated or corrupt") from None
     with archive:
         # A sample logged again (requeued) is a second member of the same name; the last one
@@ -170,8 +140,8 @@ def _archive_runs(opened: BinaryIO, display: str) -> Iterator[ImportedRun]:
         header = members.get(_HEADER) or members.get(_START)
         if header is None:
             raise place.error("$", f"the archive has neither {_HEADER} nor {_START}")
-        header_place = _Place(display, header.filename)
-        log = _object(_parse(_member_bytes(archive, opened, header, header_place),
+        header_place = Place(display, header.filename)
+        log = _object(_parse(member_bytes(archive, opened, header, header_place),
                              header_place), header_place, "$")
         label = _label(log, header_place)
         samples = [info for name, info in members.items()
@@ -180,83 +150,12 @@ def _archive_runs(opened: BinaryIO, display: str) -> Iterator[ImportedRun]:
             raise place.error("$", f"the archive holds no sample ({_SAMPLES}…)")
         names = _Names(Path(display).stem)
         for info in samples:
-            member_place = _Place(display, info.filename)
-            data = _member_bytes(archive, opened, info, member_place)
+            member_place = Place(display, info.filename)
+            data = member_bytes(archive, opened, info, member_place)
             yield _SampleReader(member_place, "$", _parse(data, member_place)).run(label, names)
 
 
-def _member_bytes(archive: zipfile.ZipFile, opened: BinaryIO, info: zipfile.ZipInfo,
-                  place: _Place) -> bytes:
-    """One member's bytes, checked against its CRC."""
-    if info.flag_bits & 0x1:
-        raise place.error("$", "the member is encrypted")
-    if info.compress_type == _ZSTD and not _zipfile_reads_zstd():
-        return _zstd_member(opened, info, place)
-    try:
-        with archive.open(info) as member:
-            return member.read()
-    except NotImplementedError:
-        raise place.error("$", "the member is compressed with a method TraceCite cannot "
-                               "read") from None
-    except _CORRUPT:
-        raise place.error("$", "the member is truncated or corrupt") from None
-
-
-def _zipfile_reads_zstd() -> bool:
-    """Whether ``zipfile`` reads zstd members itself: from Python 3.14, when the interpreter
-    was built with its ``compression.zstd`` module."""
-    try:
-        return (hasattr(zipfile, "ZIP_ZSTANDARD")
-                and importlib.util.find_spec("compression.zstd") is not None)
-    except ImportError:  # no "compression" package at all
-        return False
-
-
-def _zstd_member(opened: BinaryIO, info: zipfile.ZipInfo, place: _Place) -> bytes:
-    """A zstd-compressed member (which ``zipfile`` reads only from Python 3.14), decompressed
-    with ``zstandard``: frame after frame, as Inspect writes one frame per 200 MiB."""
-    try:
-        import zstandard
-    except ImportError:
-        raise place.error("$", "the member is compressed with zstd, which needs the zstandard "
-                               f"package: {INSTALL_HINT}") from None
-    corrupt = place.error("$", "the member is truncated or corrupt")
-    failures: tuple[type[Exception], ...] = (zstandard.ZstdError, *_CORRUPT)
-    try:
-        opened.seek(info.header_offset)
-        local = opened.read(30)
-        if len(local) != 30 or local[:4] != _ZIP_MAGIC:
-            raise corrupt
-        name_length, extra_length = struct.unpack("<HH", local[26:30])
-        opened.seek(info.header_offset + 30 + name_length + extra_length)
-        out = bytearray()
-        remaining = info.compress_size
-        decompressor = zstandard.ZstdDecompressor()
-        frame = decompressor.decompressobj()
-        in_frame = False
-        while remaining:
-            chunk = opened.read(min(remaining, _CHUNK))
-            if not chunk:
-                raise corrupt
-            remaining -= len(chunk)
-            while chunk:
-                in_frame = True
-                out += frame.decompress(chunk)
-                if len(out) > info.file_size:
-                    raise corrupt
-                chunk = b""
-                if frame.eof:
-                    chunk = frame.unused_data
-                    frame = decompressor.decompressobj()
-                    in_frame = False
-    except failures:
-        raise corrupt from None
-    if in_frame or len(out) != info.file_size or zlib.crc32(out) != info.CRC:
-        raise corrupt
-    return bytes(out)
-
-
-def _parse(data: bytes, place: _Place) -> object:
+def _parse(data: bytes, place: Place) -> object:
     """A JSON document (UTF-8, a leading BOM allowed); Inspect writes ``NaN`` and
     ``Infinity`` for some scores, which Python's reader accepts."""
     try:
@@ -275,7 +174,7 @@ def _parse(data: bytes, place: _Place) -> object:
         raise place.error("$", "not valid JSON (a number too long or nesting too deep)") from None
 
 
-def _label(log: dict[str, object], place: _Place) -> str:
+def _label(log: dict[str, object], place: Place) -> str:
     """What names the eval in run ids: its ``eval_id``, else its task."""
     spec = _object(log.get("eval"), place, "$.eval")
     task = _string(spec, "task", place, "$.eval")
@@ -339,7 +238,7 @@ class _Result:
 class _SampleReader:
     """One sample (one epoch of it) turned into a run."""
 
-    def __init__(self, place: _Place, root: str, sample: object) -> None:
+    def __init__(self, place: Place, root: str, sample: object) -> None:
         self._place = place
         self._root = root
         self._sample = _object(sample, place, root)
@@ -622,14 +521,14 @@ class _Captures:
         return tuple(self._uncaptured.values())
 
 
-def _object(value: object, place: _Place, path: str) -> dict[str, object]:
+def _object(value: object, place: Place, path: str) -> dict[str, object]:
     if not isinstance(value, dict):
         raise place.error(path, "expected a JSON object" if value is not None else
                           "a required object is missing")
     return value
 
 
-def _string(obj: dict[str, object], key: str, place: _Place, path: str) -> str:
+def _string(obj: dict[str, object], key: str, place: Place, path: str) -> str:
     value = obj.get(key)
     if not isinstance(value, str):
         raise place.error(f"{path}.{key}", "a required string is missing" if value is None
@@ -637,7 +536,7 @@ def _string(obj: dict[str, object], key: str, place: _Place, path: str) -> str:
     return value
 
 
-def _optional_string(obj: dict[str, object], key: str, place: _Place, path: str) -> str | None:
+def _optional_string(obj: dict[str, object], key: str, place: Place, path: str) -> str | None:
     value = obj.get(key)
     if value is not None and not isinstance(value, str):
         raise place.error(f"{path}.{key}", "expected a string")
