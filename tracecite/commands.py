@@ -88,7 +88,7 @@ class Inputs:
         """What was read (inputs, notes records, trace citations) and the evidence verdicts."""
         return Summary(inputs=len(self.notes) + len(self.traces),
                        records=sum(n.record_count for n in self.notes),
-                       citations=sum(len(t.scan.citations) for t in self.traces),
+                       citations=sum(t.scan.citation_count for t in self.traces),
                        captured=sum((t.summary for t in self.traces), Counts()))
 
     def changed_only(self, lines: Mapping[str, Sequence[tuple[int, int]]] | None
@@ -207,10 +207,10 @@ class InputsStopped(Stopped):
 def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
                 keep_uris: bool, jobs: int | None = 1) -> Inputs:
     """Read each input once: notes parsed, traces validated and, with ``evidence``, their
-    quotes checked against their captures. ``keep_uris``: keep every cited source's URI, which
-    the live checks need. ``jobs``: worker processes to read them in when there are enough
-    (None: one per core; 1: here), the result the same either way (SPEC §9). A stop signal
-    raises :class:`InputsStopped` with the inputs read before it."""
+    quotes checked against their captures. ``keep_uris``: keep every cited source's URI and
+    the citations, which the live checks need. ``jobs``: worker processes to read them in when
+    there are enough (None: one per core; 1: here), the result the same either way (SPEC §9).
+    A stop signal raises :class:`InputsStopped` with the inputs read before it."""
     from tracecite.jobs import ReadStopped, file_size, read_in_order
 
     given = [*((path, False) for path in notes), *((path, True) for path in traces)]
@@ -226,7 +226,8 @@ def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
 def read_input(given: tuple[str, bool], *, evidence: bool, keep_uris: bool
                ) -> NotesFile | EvidenceScan:
     """One input, ``(path, whether it is a trace)``, read as :func:`read_inputs` reads each;
-    a trace's source index (where each source is in the file) is dropped once read."""
+    a trace's source index (where each source is in the file) is dropped once read, and so
+    are its citations (but for their number) unless ``keep_uris`` says live checks follow."""
     path, trace = given
     if not trace:
         # The format check keeps no records, the live checks no claims (SPEC §9: memory).
@@ -240,7 +241,8 @@ def read_input(given: tuple[str, bool], *, evidence: bool, keep_uris: bool
         checked = scan_with_evidence(path, keep_uris=keep_uris)
     else:
         checked = EvidenceScan(scan_trace(path), (), Counts(), {})
-    return replace(checked, scan=replace(checked.scan, sources=SourceIndex()))
+    scan = replace(checked.scan, sources=SourceIndex())
+    return replace(checked, scan=scan if keep_uris else scan.without_citations())
 
 
 def _assembled(results: Sequence[NotesFile | EvidenceScan]) -> Inputs:

@@ -69,6 +69,19 @@ class TraceScan:
     source id (SPEC §8.7)."""
     answer_offset: int | None = None
     """Where the answer's line starts (a byte offset), to find citations' columns in it."""
+    citations_dropped: int = 0
+    """How many citations :meth:`without_citations` dropped."""
+
+    @property
+    def citation_count(self) -> int:
+        """How many valid citations the answer has, dropped ones included."""
+        return len(self.citations) + self.citations_dropped
+
+    def without_citations(self) -> TraceScan:
+        """This scan without its citations, which only the live checks read (their number
+        stays, for the summary): a worker of ``--jobs`` then sends back a tenth of the
+        bytes."""
+        return replace(self, citations=(), citations_dropped=self.citation_count)
 
     def located(self, citations: Iterable[Citation]) -> list[Citation]:
         """These citations, each with the column of its ``quote`` value in the answer line
