@@ -90,6 +90,24 @@ def test_offline_stage_checks_format_structure_and_evidence(
     assert files_in(report) == {"bad.trace.jsonl"}
 
 
+def test_the_offline_stage_warns_about_sources_not_captured(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    events = [json.loads(line) for line in (EXAMPLES / "passing.jsonl").read_text().splitlines()
+              if line.strip()]
+    for event in events:
+        for source in event.get("sources") or []:
+            source["content"] = None
+    write(tmp_path, "run.trace.jsonl", "".join(json.dumps(e) + "\n" for e in events))
+    code, report = run_json(["hook", "--stage", "offline", "run.trace.jsonl"], capsys)
+    assert code == 0
+    assert {(f["code"], f["severity"]) for f in report["findings"]} == {("TC203", "warning")}
+    captured = report["summary"]["captured"]
+    assert captured["skipped"] == len(report["findings"]) > 0
+    assert captured["checked"] == captured["matched"] == 0
+
+
 def test_no_selected_files_passes_without_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
