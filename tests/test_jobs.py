@@ -427,3 +427,30 @@ def test_a_signal_ends_the_workers_and_reports_what_was_read(
     assert [(f["code"], Path(f["file"]).name) for f in report["findings"]] == [
         ("TC202", "ok4.jsonl")]
     assert_none_left(run, workers)
+
+
+_IMPORTS_PROBE = """
+import sys
+from tracecite import jobs
+jobs.MIN_PARALLEL_BYTES = 0  # these small traces are read in the workers too
+from tracecite.cli import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers")
+def test_forked_workers_import_no_trace_reader_of_their_own(tmp_path: Path) -> None:
+    """The trace readers are imported once, before the workers fork: each worker importing
+    them again would pay for it in every run."""
+    from tests.stopping import env
+
+    paths = [write_trace(tmp_path / f"t{n}.jsonl", [call(), result(sources=[source()]),
+                                                     answer()]) for n in range(4)]
+    run = subprocess.run([sys.executable, "-X", "importtime", "-c", _IMPORTS_PROBE, "check",
+                          "--evidence", "--jobs", "2", *map(str, paths)],
+                         capture_output=True, text=True, env=env(), timeout=60, check=False)
+    assert run.returncode == 0, run.stderr
+    imported = [line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines()
+                if line.startswith("import time:") and "|" in line]
+    assert imported.count("tracecite.checks.evidence") == 1
+    assert imported.count("tracecite.inputs.validator") == 1
