@@ -58,15 +58,6 @@ class Citation:
     column: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SourceRef:
-    """A captured source, without its content (which stays on disk until it is needed)."""
-
-    id: str
-    uri: str
-    line: int
-
-
 class Citations(Sequence[Citation]):
     """The citations of one answer, kept in columns: a :class:`Citation` is made each time one
     is read. An answer can hold a hundred thousand citations, and columns take far less memory
