@@ -322,6 +322,37 @@ BAD: list[tuple[str, str, Change, str, str]] = [
     ("search_result_location", "sources in an error result", _set(
         "request.messages.2.content.0.is_error", True),
      "$.request.messages[2].content[0]", "an error result that carries sources"),
+    ("char_location", "message content a number", _set("request.messages.0.content", 5),
+     "$.request.messages[0].content", "wrong JSON type (a number)"),
+    ("char_location", "a response from the user", _set("response.role", "user"),
+     "$.response.role", "the response is not an assistant message"),
+    ("char_location", "unknown role", _set("request.messages.0.role", "robot"),
+     "$.request.messages[0].role", "unknown role"),
+    ("web_fetch", "lone surrogate in a string message", _set("request.messages.0.content",
+                                                             "\udfff"),
+     "$.request.messages[0].content", "a string that cannot be written as UTF-8"),
+    ("web_fetch", "tool call without an id", _delete("response.content.2.id"),
+     "$.response.content[2].id", "a required field is missing"),
+    ("web_fetch", "tool call with an empty id", _set("response.content.2.id", ""),
+     "$.response.content[2]", "a tool call without an id or a name"),
+    ("web_fetch", "two tool calls of one id", _set("response.content.2.id", "srvtoolu_01Gone"),
+     "$.response.content[2].id", "a second tool call with this id"),
+    ("web_fetch", "fetched url empty", _set("response.content.3.content.url", " "),
+     "$.response.content[3].content.url", "an empty url"),
+    ("web_fetch", "unknown fetch result", _set("response.content.3.content.type", "fetched"),
+     "$.response.content[3].content.type", "unknown web fetch result type 'fetched'"),
+    ("search_result_location", "search result source empty", _set(
+        "request.messages.0.content.0.source", ""),
+     "$.request.messages[0].content[0].source", "an empty source"),
+    ("web_search_result_location", "unknown search result", _set(
+        "response.content.2.content.0.type", "web_page"),
+     "$.response.content[2].content[0].type", "unknown web search result type 'web_page'"),
+    ("web_search_result_location", "search result url empty", _set(
+        "response.content.2.content.0.url", ""),
+     "$.response.content[2].content[0].url", "an empty url"),
+    ("web_search_result_location", "unknown search error", _set(
+        "response.content.2.content", {"type": "search_failed"}),
+     "$.response.content[2].content.type", "unknown web search result type 'search_failed'"),
 ]
 
 
