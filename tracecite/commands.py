@@ -89,7 +89,7 @@ class Inputs:
         return Summary(inputs=len(self.notes) + len(self.traces),
                        records=sum(n.record_count for n in self.notes),
                        citations=sum(t.scan.citation_count for t in self.traces),
-                       captured=sum((t.summary for t in self.traces), Counts()))
+                       captured=Counts.total(t.summary for t in self.traces))
 
     def changed_only(self, lines: Mapping[str, Sequence[tuple[int, int]]] | None
                      ) -> tuple[Inputs, int]:
