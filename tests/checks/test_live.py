@@ -591,30 +591,56 @@ def test_a_loader_thread_that_fails_outside_a_load_ends_the_run_instead_of_hangi
     assert [str(e) for e in done] == ["the scheduler broke"]
 
 
-def test_loader_threads_that_die_before_they_start_end_the_run_instead_of_hanging(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A thread can die in Python's own start-up, before its target runs (a tracer that
-    cannot be installed raises there): no thread reports, and the run must not wait for
-    ever."""
-    from tracecite.checks import live
+def _run_with_stillborn_loaders(monkeypatch: pytest.MonkeyPatch, stillborn: int
+                                ) -> tuple[list[LiveResult], list[BaseException], int]:
+    """A run in which the first ``stillborn`` loader threads die in Python's own start-up,
+    before their target runs (as under a tracer that cannot be installed): what it returned
+    or raised, and how many loader threads were started in all."""
+    real = threading.Thread
+    started: list[int] = []
 
-    class Stillborn(threading.Thread):
+    class Loader(real):
         def run(self) -> None:
-            pass  # the target never runs
+            started.append(1)
+            if len(started) > stillborn:
+                super().run()  # the target never runs in the stillborn ones
 
-    done: list[BaseException] = []
+    results: list[LiveResult] = []
+    errors: list[BaseException] = []
 
     def run() -> None:
         try:
-            LiveRun(Loads({"a": "text"}), concurrency=2, parse_budget=5).check(
-                [check("text", "a")])
+            results.append(LiveRun(Loads({"a": "text", "b": "more text"}), concurrency=2,
+                                   parse_budget=5).check([check("text", "a"),
+                                                          check("gone", "b")]))
         except BaseException as error:
-            done.append(error)
+            errors.append(error)
 
     thread = threading.Thread(target=run, daemon=True)  # made before the patch: a real one
-    monkeypatch.setattr(live.threading, "Thread", Stillborn)
+    monkeypatch.setattr(live.threading, "Thread", Loader)
     monkeypatch.setattr(live, "_WATCH", 0.05)
     thread.start()
     thread.join(10)
     assert not thread.is_alive(), "the run hung"
-    assert [str(e) for e in done] == ["the loader threads ended with sources still to load"]
+    return results, errors, len(started)
+
+
+def test_loader_threads_that_die_before_they_start_are_replaced(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every loader thread died before its first line: new ones load the sources, and the
+    run's result is what it would have been."""
+    results, errors, started = _run_with_stillborn_loaders(monkeypatch, stillborn=2)
+    assert errors == []
+    assert [(r.counts.checked, r.counts.matched, r.counts.not_found) for r in results] == [
+        (2, 1, 1)]
+    assert [f.code for f in results[0].findings] == [Code.QUOTE_NOT_ON_PAGE]
+    assert started == 4
+
+
+def test_loader_threads_that_always_die_end_the_run_instead_of_hanging(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replaced a few times and dying still, they are a bug: raised, never waited for."""
+    results, errors, started = _run_with_stillborn_loaders(monkeypatch, stillborn=10**6)
+    assert results == []
+    assert [str(e) for e in errors] == ["the loader threads ended with sources still to load"]
+    assert started == 2 * (1 + live._RESTARTS)

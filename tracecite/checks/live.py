@@ -398,6 +398,9 @@ def _matched(parsed: Future[list[Verdict]], info: LoadInfo) -> list[Verdict] | F
 _WATCH = 1.0
 """Seconds between two looks at whether any loader thread is still alive."""
 
+_RESTARTS = 3
+"""How many times loader threads that all died are replaced (see ``_Loading._next_done``)."""
+
 _THREAD_FAILED = "\x00loader thread failed"
 """Put on the done queue, with the exception, by a loader thread that failed outside a load."""
 
@@ -425,6 +428,7 @@ class _Loading:
                   list[str] | None]
         ] = queue.SimpleQueue()
         self._tally: _Tally | None = None
+        self._restarts = 0  # loader threads replaced after all of them died (see _next_done)
         self._threads = min(max(1, concurrency), self._sources.useful_threads())
         # A page handed to the parser holds a slot until it is parsed; when the workers fall
         # behind, loaders wait for one instead of piling up pages: at most ``concurrency``
@@ -438,10 +442,7 @@ class _Loading:
         or the parser's unexpected exception. On a stop (:class:`KeyboardInterrupt`) the
         loader threads are not waited for."""
         self._tally = tally  # before the threads start: they read its validators
-        threads = [threading.Thread(target=self._load_sources, name=f"tracecite-load-{n}",
-                                    daemon=True) for n in range(self._threads)]
-        for thread in threads:
-            thread.start()  # each goes to work at once: the first requests are out meanwhile
+        threads = self._start_loaders()
         stopped = False
         try:
             # Here, where the pages are loaded (not in the workers, forked before), and once the
@@ -474,13 +475,26 @@ class _Loading:
                 for thread in threads:
                     thread.join()
 
-    def _next_done(self, threads: Sequence[threading.Thread]
+    def _start_loaders(self) -> list[threading.Thread]:
+        """Start the loader threads; each goes to work at once, so the first requests are out
+        while the next ones start."""
+        threads = [threading.Thread(target=self._load_sources, name=f"tracecite-load-{n}",
+                                    daemon=True) for n in range(self._threads)]
+        for thread in threads:
+            thread.start()
+        return threads
+
+    def _next_done(self, threads: list[threading.Thread]
                    ) -> tuple[str, Future[list[Verdict]] | BaseException | None, LoadInfo,
                               Fetched | None, list[str] | None]:
-        """What a loader thread finished next. A thread can die before its first line runs
-        (Python's thread start-up itself can fail, e.g. a tracer refusing to be installed),
-        and so never report: when every loader thread is gone and nothing is left to read,
-        that is a bug, raised, never a wait without end."""
+        """What a loader thread finished next.
+
+        A thread can die before its first line runs (Python's thread start-up itself can
+        fail: a tracer such as coverage's can refuse to be installed), and so never take a
+        source nor report. When every loader thread is gone and nothing is left to read, new
+        ones take the sources still waiting (``threads`` then lists them), up to
+        :data:`_RESTARTS` times in a run; after that it is a bug, raised, never a wait
+        without end."""
         import queue
 
         while True:
@@ -492,8 +506,11 @@ class _Loading:
             try:  # what the last of them put before it ended
                 return self._done.get_nowait()
             except queue.Empty:
-                raise RuntimeError("the loader threads ended with sources still to "
-                                   "load") from None
+                pass
+            if self._restarts == _RESTARTS:
+                raise RuntimeError("the loader threads ended with sources still to load")
+            self._restarts += 1
+            threads[:] = self._start_loaders()
 
     def _load_sources(self) -> None:
         # Each load runs in its own call, so no page outlives it here while the next loads.
