@@ -427,10 +427,12 @@ def test_a_bug_while_threads_wait_for_a_host_ends_the_run() -> None:
     assert isinstance(errors.get_nowait(), RuntimeError)
 
 
-def test_pages_waiting_for_a_slow_parse_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Loads are instant and parses slow: loaders fill every parse slot (one per loader), then
-    # each holds one more page, and there they wait: 2 × concurrency pages at most.
-    concurrency, sources = 2, 12
+def _most_pages_waiting_for_a_parse(monkeypatch: pytest.MonkeyPatch, *, concurrency: int,
+                                    sources: int, parse_seconds: float, host: str,
+                                    must_claim: bool) -> int:
+    """Run ``sources`` instant loads on one host allowing one thread, each page parsed in
+    ``parse_seconds`` by one slow stand-in worker; the most pages loaded and not yet parsed
+    at once. ``must_claim``: the loads must come with the host's slot already taken."""
     lock = threading.Lock()
     unparsed: list[int] = [0]  # pages loaded and not yet parsed
     peak: list[int] = [0]
@@ -438,7 +440,8 @@ def test_pages_waiting_for_a_slow_parse_stay_bounded(monkeypatch: pytest.MonkeyP
 
     class Instant(HostLoads):
         def load(self, target: str, *, claimed: bool = False) -> Loaded:
-            with lock:
+            assert claimed or not must_claim
+            with self.hosts.claimed(host) if must_claim else nullcontext(), lock:
                 unparsed[0] += 1
                 peak[0] = max(peak[0], unparsed[0])
             return Loaded(HTML, "<p>page</p>")
@@ -452,7 +455,7 @@ def test_pages_waiting_for_a_slow_parse_stay_bounded(monkeypatch: pytest.MonkeyP
     def parser() -> None:
         for _ in range(sources):
             future = pending.get(timeout=10)
-            time.sleep(0.01)
+            time.sleep(parse_seconds)
             with lock:
                 unparsed[0] -= 1
             future.set_result([True])
@@ -460,11 +463,19 @@ def test_pages_waiting_for_a_slow_parse_stay_bounded(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(ParsePool, "submit", slow_submit)
     worker = threading.Thread(target=parser, daemon=True)
     worker.start()
-    result = run(Instant(per_host=1), quotes_for(*(f"-{i}" for i in range(sources))),
+    result = run(Instant(per_host=1), quotes_for(*(f"{host}{i}" for i in range(sources))),
                  concurrency=concurrency, parse_workers=1)
     worker.join(10)
     assert result.counts.matched == sources
-    assert peak[0] == 2 * concurrency
+    return peak[0]
+
+
+def test_pages_waiting_for_a_slow_parse_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Loads are instant and parses slow: loaders fill every parse slot (one per loader), then
+    # each holds one more page, and there they wait: 2 × concurrency pages at most.
+    peak = _most_pages_waiting_for_a_parse(monkeypatch, concurrency=2, sources=12,
+                                           parse_seconds=0.01, host="-", must_claim=False)
+    assert peak == 2 * 2
 
 
 def test_pages_may_wait_for_the_parse_workers_as_many_as_the_concurrency(
@@ -472,42 +483,9 @@ def test_pages_may_wait_for_the_parse_workers_as_many_as_the_concurrency(
 ) -> None:
     # One host allows one thread, the run four sources at once: while the workers are slow
     # (starting, say), the thread goes on loading until four pages wait for them, not one.
-    concurrency, sources = 4, 12
-    lock = threading.Lock()
-    unparsed: list[int] = [0]
-    peak: list[int] = [0]
-    pending: queue.SimpleQueue[Future[list[bool]]] = queue.SimpleQueue()
-
-    class Instant(HostLoads):
-        def load(self, target: str, *, claimed: bool = False) -> Loaded:
-            assert claimed
-            with self.hosts.claimed("a"), lock:
-                unparsed[0] += 1
-                peak[0] = max(peak[0], unparsed[0])
-            return Loaded(HTML, "<p>page</p>")
-
-    def slow_submit(self: ParsePool, kind: MatchKind, text: str, quotes: list[str],
-                    **options: object) -> Future[list[bool]]:
-        future: Future[list[bool]] = Future()
-        pending.put(future)
-        return future
-
-    def parser() -> None:
-        for _ in range(sources):
-            future = pending.get(timeout=10)
-            time.sleep(0.02)
-            with lock:
-                unparsed[0] -= 1
-            future.set_result([True])
-
-    monkeypatch.setattr(ParsePool, "submit", slow_submit)
-    worker = threading.Thread(target=parser, daemon=True)
-    worker.start()
-    result = run(Instant(per_host=1), quotes_for(*(f"a{i}" for i in range(sources))),
-                 concurrency=concurrency, parse_workers=1)
-    worker.join(10)
-    assert result.counts.matched == sources
-    assert peak[0] == concurrency + 1  # four waiting for a parse, one more in the thread's hand
+    peak = _most_pages_waiting_for_a_parse(monkeypatch, concurrency=4, sources=12,
+                                           parse_seconds=0.02, host="a", must_claim=True)
+    assert peak == 4 + 1  # four waiting for a parse, one more in the thread's hand
 
 
 # ---- the progress bar -----------------------------------------------------------------------
