@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import SourceKind
 from tracecite.errors import UsageError
-from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary
+from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary, warned
 from tracecite.inputs.directories import expand_directories
 from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.model import Citation, NoteRecord, NoteRecords, is_trace
@@ -279,7 +279,7 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
         findings = [f for f in findings if f.exit == EXIT_INPUT]
         summary = Summary()
     if stopped_by is not None or has_input_errors(findings):  # nothing is fetched (SPEC §3)
-        return Report(plan.command, _warned(findings, settings.warn), summary,
+        return Report(plan.command, warned(findings, settings.warn), summary,
                       stopped_by=stopped_by, stage=plan.stage)
     # Only this shard's sources (SPEC §9), then only the records a diff touches (§8.6).
     inputs, unchanged = inputs.in_shard(settings.shard).changed_only(plan.changed_lines)
@@ -300,7 +300,7 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
             counts += Counts(unchanged=unchanged)
         summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
     findings += inputs.located(live_findings)
-    return Report(plan.command, _warned(findings, settings.warn), summary,
+    return Report(plan.command, warned(findings, settings.warn), summary,
                   stopped_by=stopped_by, stage=plan.stage)
 
 
@@ -308,13 +308,6 @@ def offline_shard(settings: Settings) -> bool:
     """Whether this run reports the offline findings: an unsharded run, or shard 1 (SPEC
     §9)."""
     return settings.shard is None or settings.shard[0] == 1
-
-
-def _warned(findings: Sequence[Finding], codes: Sequence[str]) -> tuple[Finding, ...]:
-    """The findings, those with a code in ``codes`` made warnings (SPEC §7.4)."""
-    if not codes:
-        return tuple(findings)
-    return tuple(replace(f, warned=True) if f.code.code in codes else f for f in findings)
 
 
 def _label(command: str, kind: SourceKind) -> str:
@@ -468,4 +461,4 @@ def run_compare(old: str, new: str, settings: Settings) -> Report:
     from tracecite.checks.compare import compare_traces
 
     findings, changes = compare_traces(old, new)
-    return Report("compare", _warned(findings, settings.warn), Summary(inputs=2), changes)
+    return Report("compare", warned(findings, settings.warn), Summary(inputs=2), changes)

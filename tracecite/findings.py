@@ -8,7 +8,7 @@ TraceCite from fixed templates.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -255,3 +255,10 @@ def exit_code_of(findings: Iterable[Finding]) -> int:
             return code
     return EXIT_OK
 
+
+def warned(findings: Iterable[Finding], codes: Sequence[str]) -> tuple[Finding, ...]:
+    """The findings, those with a code in ``codes`` (``--warn``) made warnings (SPEC §7.4)."""
+    if not codes:
+        return tuple(findings)
+    return tuple(dataclasses.replace(f, warned=True) if f.code.code in codes else f
+                 for f in findings)

@@ -12,14 +12,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from tracecite.codes import Code
 from tracecite.errors import TraceCiteError, UsageError
-from tracecite.findings import Changes, Finding, Report, Summary
-
-if TYPE_CHECKING:
-    from tracecite.settings import Settings
+from tracecite.findings import Changes, Finding, Report, Summary, warned
 
 COMMAND = "merge"
 
@@ -132,8 +128,7 @@ def merge_items(items: Sequence[Report | str], *, warn: Sequence[str] = ()) -> R
     names = [item if isinstance(item, str) else f"report {i}"
              for i, item in enumerate(given, start=1)]
     merged = merge_reports([r for r in read if isinstance(r, Report)], names)
-    return replace(merged, findings=tuple(
-        replace(f, warned=True) if f.code.code in warn else f for f in merged.findings))
+    return replace(merged, findings=warned(merged.findings, warn))
 
 
 def _expanded(item: Report | str) -> list[Report | str | Finding]:
@@ -150,8 +145,3 @@ def _expanded(item: Report | str) -> list[Report | str | Finding]:
                         file=item)]
     return [os.path.join(item, n) for n in names]
 
-
-def run_merge(paths: Sequence[str], settings: Settings) -> Report:
-    """``tracecite merge REPORT.json…``: :func:`merge_items` on the files, with the run's
-    ``--warn``."""
-    return merge_items(list(paths), warn=settings.warn)
