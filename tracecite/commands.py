@@ -11,7 +11,7 @@ the same inputs give the same numbers whichever command or stage reads them.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -162,12 +162,13 @@ class Inputs:
             if has_input_errors(trace.findings):
                 continue  # the trace changed under us: its URIs cannot be trusted
             captured_at = trace.scan.captured_at
-            citations: Sequence[Citation] = trace.scan.citations
+            citations: Iterable[Citation] = trace.scan.citations
             if self.shard is not None:
                 from tracecite.checks.shards import in_shard
 
-                citations = [c for c in citations
-                             if in_shard(trace.uris[c.source_id], self.shard)]
+                # Each source hashed once, however many citations cite it.
+                kept = {sid: in_shard(uri, self.shard) for sid, uri in trace.uris.items()}
+                citations = (c for c in citations if kept[c.source_id])
             for citation in citations:
                 yield (citation, trace.uris[citation.source_id],
                        captured_at.get(citation.source_id))

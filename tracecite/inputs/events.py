@@ -13,6 +13,7 @@ from typing import Any, BinaryIO
 
 from tracecite.codes import Code
 from tracecite.inputs.answer import PreparedAnswer, tail_digest
+from tracecite.inputs.files import os_reason
 from tracecite.inputs.jsonl import REFUSED, fast_loads, loads
 
 
@@ -126,5 +127,4 @@ class _LineReader:
 
 
 def _unreadable(exc: OSError) -> LineError:
-    reason = exc.strerror or type(exc).__name__
-    return LineError(Code.INPUT_UNREADABLE, f"input cannot be read ({reason})")
+    return LineError(Code.INPUT_UNREADABLE, f"input cannot be read ({os_reason(exc)})")

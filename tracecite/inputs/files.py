@@ -31,7 +31,7 @@ def open_input(path: str, *, buffering: int = -1) -> BinaryIO | Finding:
         if os.path.isdir(path):  # where directories cannot be opened at all (Windows)
             return Finding(Code.INPUT_UNREADABLE, "input is a directory", file=path)
         return Finding(
-            Code.INPUT_UNREADABLE, f"input cannot be read ({_os_reason(exc)})", file=path
+            Code.INPUT_UNREADABLE, f"input cannot be read ({os_reason(exc)})", file=path
         )
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
@@ -60,7 +60,7 @@ def read_text(path: str) -> str | Finding:
             data = opened.read()
     except OSError as exc:
         return Finding(
-            Code.INPUT_UNREADABLE, f"input cannot be read ({_os_reason(exc)})", file=path
+            Code.INPUT_UNREADABLE, f"input cannot be read ({os_reason(exc)})", file=path
         )
     return decode_utf8(data, path)
 
@@ -90,6 +90,6 @@ def decode_utf8(data: bytes, path: str) -> str | Finding:
         )
 
 
-def _os_reason(exc: OSError) -> str:
+def os_reason(exc: OSError) -> str:
     """A short, stable reason for an OS error (no path, which the finding already has)."""
     return exc.strerror or type(exc).__name__

@@ -15,7 +15,7 @@ from typing import BinaryIO
 
 from tracecite.codes import Code
 from tracecite.findings import Finding
-from tracecite.inputs.files import open_input
+from tracecite.inputs.files import open_input, os_reason
 from tracecite.model import NOTE_FIELDS, NoteRecord, NoteRecords
 
 # A key is a word before the first colon; anything else before a colon is not a field line.
@@ -56,9 +56,9 @@ def read_notes(path: str, *, records: bool = True, claims: bool = True) -> Notes
         return NotesFile(path, (), (Finding(Code.INPUT_NOT_UTF8, "input is not valid UTF-8",
                                             file=path, line=bad.line, column=bad.column),), 0)
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
         return NotesFile(path, (), (Finding(Code.INPUT_UNREADABLE,
-                                            f"input cannot be read ({reason})", file=path),), 0)
+                                            f"input cannot be read ({os_reason(exc)})",
+                                            file=path),), 0)
     return parser.done()
 
 
