@@ -61,7 +61,9 @@ def _orjson_loads() -> Callable[[bytes], Any] | None:
 
 
 _orjson = _orjson_loads()
-_REFUSED = object()
+
+REFUSED: Any = object()
+"""What :func:`fast_loads` gives for a line it leaves to the stdlib."""
 
 
 def fast_loads(raw: bytes) -> Any:
@@ -69,15 +71,11 @@ def fast_loads(raw: bytes) -> Any:
     go the stdlib's way: orjson is not installed or turned off, refuses the line, or the line
     is long enough to be decoded lazily (module docstring)."""
     if _orjson is None or len(raw) >= LAZY_FROM_CHARS:
-        return _REFUSED
+        return REFUSED
     try:
         return _orjson(raw)
     except ValueError:  # orjson.JSONDecodeError
-        return _REFUSED
-
-
-REFUSED: Any = _REFUSED
-"""What :func:`fast_loads` gives for a line it leaves to the stdlib."""
+        return REFUSED
 
 
 class LazyArray(list[Any]):

@@ -128,7 +128,9 @@ class TraceValidator(FieldChecker):
             # The usual case inline: this runs for every source of a trace of any size.
             if type(source) is dict:
                 source_id, uri, content = source.get("id"), source.get("uri"), source.get("content")
-                if (type(source_id) is str and type(uri) is str and type(content) is str
+                if (type(source_id) is str and type(uri) is str
+                        and (type(content) is str
+                             or (content is None and "content" in source))  # null: uncaptured
                         and source_id.strip() and uri.strip()
                         and store.add(source_id, self.offset)):  # False: an earlier id
                     if sink is not None:

@@ -153,13 +153,11 @@ def _unverified_inputs(report: Report) -> list[str]:
         records = "1 notes record" if s.records == 1 else f"{s.records} notes records"
         out.append(f"{records} format-checked; their quotes are verified online: {how}")
     if report.command == "import" and s.runs:
-        runs = "1 run" if s.runs == 1 else f"{s.runs} runs"
-        citations = "1 citation" if s.citations == 1 else f"{s.citations} citations"
-        out.append(f"{runs} imported ({citations}); quotes are checked with tracecite check "
-                   "--evidence, verify-urls or verify-files")
+        out.append(f"{_count(s.runs, ('run', 'runs'))} imported "
+                   f"({_count(s.citations, ('citation', 'citations'))}); quotes are checked "
+                   "with tracecite check --evidence, verify-urls or verify-files")
     if report.command == "import" and s.not_importable:
-        spans = s.not_importable
-        out.append(f"{spans} {'citation' if spans == 1 else 'citations'} not importable: "
+        out.append(f"{_count(s.not_importable, ('citation', 'citations'))} not importable: "
                    "they cite spans of the answer, not quotes")
     if s.citations and not s.captured and report.command == "check":
         citations = "1 citation" if s.citations == 1 else f"{s.citations} citations"
