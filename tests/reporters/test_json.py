@@ -208,6 +208,9 @@ def test_read_report_round_trips_a_real_run(cli: Cli, tmp_path: Path) -> None:
     (lambda d: d["findings"][1].update(severity="fatal"), "finding 2: severity"),
     (lambda d: d.update(shard="5/4"), "shard is not K/N"),
     (lambda d: d.update(notices=[1]), "notices holds a value that is not a string"),
+    (lambda d: d.update(exit_code=300), "exit_code is not a TraceCite exit code"),
+    (lambda d: d.update(exit_code=137), "exit_code is not a TraceCite exit code"),
+    (lambda d: d.update(exit_code=-1), "exit_code is not a TraceCite exit code"),
 ])
 def test_read_report_refuses_what_is_not_a_report(change: Any, message: str) -> None:
     doc = json.loads(json.dumps(report_dict(EVERYTHING)))

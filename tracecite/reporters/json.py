@@ -111,6 +111,16 @@ class ReportFormatError(ValueError):
     member that is wrong, never its value."""
 
 
+def _exit_codes() -> frozenset[int]:
+    from tracecite.stops import STOP_SIGNALS
+
+    return frozenset({0, 1, 2, 3, *(128 + signum for signum in STOP_SIGNALS)})
+
+
+_EXIT_CODES = _exit_codes()
+"""The exit codes a report can have (SPEC §3): 0–3, or 128 + SIGINT or SIGTERM."""
+
+
 def read_report(document: object) -> Report:
     """The :class:`Report` a JSON report object (parsed, as :func:`report_dict` writes it)
     stands for: ``read_report(report_dict(r))`` writes back the same document.
@@ -125,6 +135,8 @@ def read_report(document: object) -> Report:
         raise ReportFormatError(f"is not a report of JSON schema {SCHEMA_VERSION}")
     command = _typed(doc, "command", str)
     exit_code = _typed(doc, "exit_code", int)
+    if exit_code not in _EXIT_CODES:
+        raise ReportFormatError("exit_code is not a TraceCite exit code")
     findings = tuple(_finding(item, i) for i, item in
                      enumerate(_typed(doc, "findings", list), start=1))
     summary = _summary(_object(doc.get("summary"), "summary"))
