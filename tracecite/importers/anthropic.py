@@ -49,6 +49,7 @@ from typing import Any, NoReturn
 from tracecite.errors import TraceCiteError
 from tracecite.findings import Finding
 from tracecite.importers.model import (
+    UNWRITABLE,
     ImportedCall,
     ImportedCitation,
     ImportedClaim,
@@ -65,8 +66,6 @@ REQUEST_CALL = "request-documents"
 own messages carry."""
 
 _IDENTIFIER = re.compile(r"[a-z_0-9]{1,40}\Z")
-_UNWRITABLE = re.compile("[\ud800-\udfff]")
-"""Lone surrogates: JSON can spell them (``"\\ud800"``), UTF-8 cannot."""
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 _IGNORED = frozenset({"image", "thinking", "redacted_thinking", "container_upload",
@@ -198,7 +197,7 @@ class _Exchange:
             return None
         if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
             self.fail(path, f"wrong JSON type ({json_type_of(value)})")
-        if isinstance(value, str) and _UNWRITABLE.search(value):
+        if isinstance(value, str) and UNWRITABLE.search(value):
             self.fail(path, "a string that cannot be written as UTF-8 (a lone surrogate)")
         return value
 
@@ -250,7 +249,7 @@ class _Exchange:
                 self.fail(f"{path}.role", "unknown role")
             content = message.get("content")
             if isinstance(content, str):
-                if _UNWRITABLE.search(content):
+                if UNWRITABLE.search(content):
                     self.fail(f"{path}.content", "a string that cannot be written as UTF-8")
                 final = []
                 continue
@@ -265,7 +264,7 @@ class _Exchange:
         claims = tuple(claim for claim in (self.claim(b, p) for b, p in final
                                            if b["type"] == "text") if claim is not None)
         run_id = response.get("id")
-        if not isinstance(run_id, str) or not run_id.strip() or _UNWRITABLE.search(run_id):
+        if not isinstance(run_id, str) or not run_id.strip() or UNWRITABLE.search(run_id):
             run_id = name
         calls = [ImportedCall(REQUEST_CALL, REQUEST_CALL, True, tuple(self.request_sources))
                  ] if self.request_sources else []

@@ -23,7 +23,7 @@ from typing import TextIO, cast
 
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report, Summary
-from tracecite.importers.model import ImportedRun, Unsupported, trace_lines
+from tracecite.importers.model import UNWRITABLE, ImportedRun, Unsupported, trace_lines
 
 IMPORTERS: dict[str, str] = {
     "anthropic": "tracecite.importers.anthropic",
@@ -141,10 +141,8 @@ def _text(run: ImportedRun, path: str) -> str:
     """The run's trace, which must be writable as UTF-8 (TC107 if an importer let a lone
     surrogate through)."""
     text = "".join(line + "\n" for line in trace_lines(run))
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise Unsupported(path, "$", "text that cannot be written as UTF-8") from None
+    if UNWRITABLE.search(text):
+        raise Unsupported(path, "$", "text that cannot be written as UTF-8")
     return text
 
 

@@ -9,12 +9,17 @@ of the element: nothing is guessed.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tracecite.codes import Code
 from tracecite.errors import TraceCiteError
 from tracecite.findings import Finding
+
+UNWRITABLE = re.compile("[\ud800-\udfff]")
+"""Lone surrogates: JSON can spell them (``"\\ud800"``), UTF-8 cannot, so a trace holding one
+cannot be written."""
 
 
 @dataclass(frozen=True)
