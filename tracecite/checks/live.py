@@ -260,11 +260,6 @@ class _Tally:
         """Whether loads are kept in a cache (their text's digest is then taken)."""
         return self._cache is not None
 
-    def quotes(self, group: Sequence[int]) -> list[str]:
-        """The normalised quotes of a group, read now."""
-        checks = self._checks
-        return [checks.quote(i) for i in group]
-
     def recall(self, groups: dict[str, array[int]]) -> dict[str, array[int]]:
         """Settle the sources whose verdicts are all fresh in the cache; the groups left to
         load (those with old verdicts are loaded with :meth:`validators`)."""
@@ -272,7 +267,7 @@ class _Tally:
             return groups
         left: dict[str, array[int]] = {}
         for k, group in groups.items():
-            remembered = self._cache.recall(k, self.quotes(group))
+            remembered = self._cache.recall(k, self._checks.quotes(group))
             if remembered is None:
                 left[k] = group
             elif remembered.validators is None:
@@ -536,7 +531,7 @@ class _Loading:
             if validators is not None and loaded.status == 304:
                 self._done.put((k, None, loaded.info, fetched, None))
                 return
-            quotes = [self._checks.quote(i) for i in group]
+            quotes = self._checks.quotes(group)
             self._parse_slots.acquire()
             try:
                 parsed = self._parser.submit(loaded.kind, loaded.text, quotes,

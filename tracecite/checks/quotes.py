@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
@@ -128,6 +128,10 @@ class QuoteChecks(Sequence[QuoteCheck]):
     def quote(self, index: int) -> str:
         """The normalised quote at ``index``."""
         return self.check(index).quote
+
+    def quotes(self, indexes: Iterable[int]) -> list[str]:
+        """The normalised quotes at ``indexes``, read now (a source's group)."""
+        return [self.quote(i) for i in indexes]
 
     @overload
     def __getitem__(self, index: int) -> QuoteCheck: ...
