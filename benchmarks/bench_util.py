@@ -52,6 +52,7 @@ class Measured:
     stderr: str
     tree_rss: int = 0  # bytes: sampled peak of the sum over its process tree (if sampled)
     tree_procs: int = 0  # most processes seen in the tree at once
+    started: float = 0.0  # time.perf_counter() just before the process was started
 
 
 class _TreeSampler(threading.Thread):
@@ -155,6 +156,7 @@ def measure(cmd: Sequence[str], *, timeout: float = 600.0, tree: bool = False,
             stdout=out.read().decode("utf-8", "replace"),
             stderr=err.read().decode("utf-8", "replace"),
             tree_rss=sampler.peak if sampler else 0, tree_procs=sampler.procs if sampler else 0,
+            started=start,
         )
 
 

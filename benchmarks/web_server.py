@@ -41,9 +41,13 @@ class ServerStats:
     max_in_flight: int = 0
     host_in_flight: Counter[str] = field(default_factory=Counter)
     host_max_in_flight: Counter[str] = field(default_factory=Counter)
+    first_request: float | None = None  # time.perf_counter() when the first request arrived
+    last_response: float | None = None  # time.perf_counter() when the last response was sent
 
     def started(self, method: str, path: str, host: str) -> None:
         """Count a request that has started (the caller holds the server's lock)."""
+        if self.first_request is None:
+            self.first_request = time.perf_counter()
         self.requests[(method, path)] += 1
         self.hosts[host] += 1
         self.in_flight += 1
@@ -209,6 +213,7 @@ class BenchServer:
             with self._lock:
                 stats.in_flight -= 1
                 stats.host_in_flight[host] -= 1
+                stats.last_response = time.perf_counter()
         connection = headers.get("connection", "").lower()
         return connection != "close" and (version == "HTTP/1.1" or connection == "keep-alive")
 
