@@ -14,6 +14,7 @@ from tracecite.checks.live import Fetched
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.findings import Diagnosis
+from tracecite.matching import digest
 
 URL = "https://example.org/a"
 MISS = Diagnosis(("case", "typography"), quote_chars=2,
@@ -107,6 +108,113 @@ def test_a_304_keeps_the_verdicts_fresh_and_a_changed_page_drops_them(tmp_path: 
     assert cache.recall(URL, ["q1"]) is None
     assert cache.recall(URL, ["q2"]) is not None
     cache.close()
+
+
+def test_a_304_takes_the_new_validators_and_loads_in_one_run_count_in_order(
+        tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "c.sqlite"
+    cache = open_cache(path, clock)
+    cache.remember(URL, PAGE, ["q1"], [True])
+    cache.remember("https://example.org/gone", PAGE, ["q1"], [True])
+    cache.close()
+    clock.now += 7200
+    cache = open_cache(path, clock)
+    cache.revalidated(URL, Fetched(304, None, '"v2"', None, ""))
+    cache.revalidated("https://example.org/never-stored", Fetched(304, None, '"v9"', None, ""))
+    # Loads of one page in a run count in their order: a new text, then a 304 that keeps it.
+    cache.remember("https://example.org/gone", Fetched(200, None, None, None, "d" * 64),
+                   ["q2"], [MISS])
+    cache.revalidated("https://example.org/gone", Fetched(304, None, None, None, ""))
+    cache.close()
+    clock.now += 3600
+    cache = open_cache(path, clock)
+    old = cache.recall(URL, ["q1"])
+    assert old is not None and old.validators == {
+        "If-None-Match": '"v2"', "If-Modified-Since": "Mon, 30 Nov 2026 10:00:00 GMT"}
+    assert cache.recall("https://example.org/never-stored", ["q1"]) is None
+    cache.close()
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT text_sha256 FROM pages WHERE uri = ?",
+                      ("https://example.org/gone",)).fetchall() == [("d" * 64,)]
+    assert db.execute("SELECT quote_sha256, found FROM verdicts WHERE uri = ?",
+                      ("https://example.org/gone",)).fetchall() == [(digest("q2"), 0)]
+    db.close()
+    assert cache.warnings == []
+
+
+def test_what_a_run_learns_waits_on_disk_not_in_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracemalloc
+
+    monkeypatch.setattr(cache_module, "CHUNK_QUOTES", 2048)
+    pages, quotes = 300, 100
+
+    def verdicts(page: int) -> list[bool | Diagnosis]:
+        return [True if (page + n) % 3 else MISS if n % 2 else False for n in range(quotes)]
+
+    cache = open_cache(tmp_path / "c.sqlite")
+    cache.failed("https://example.org/0", FetchError(Code.TIMEOUT, "x"))  # then loaded: fine
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for page in range(pages):
+            texts = [f"quote {page} {n}" for n in range(quotes)]
+            cache.remember(f"https://example.org/{page}", PAGE, texts, verdicts(page))
+            del texts
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    # 30,000 verdicts held as Python objects took 4.4 MB; in chunks, one chunk at most.
+    assert held < 512 * 1024
+    cache.failed("https://example.org/down", FetchError(Code.TIMEOUT, "x"))
+    cache.close()
+    assert cache.warnings == []
+    cache = open_cache(tmp_path / "c.sqlite")
+    for page in (0, 1, 150, pages - 1):  # the first chunk, a middle one, the one in memory
+        texts = [f"quote {page} {n}" for n in range(quotes)]
+        hits = [n for n, v in enumerate(verdicts(page)) if v is not False]
+        got = cache.recall(f"https://example.org/{page}", [texts[n] for n in hits])
+        assert got is not None and got.verdicts == tuple(verdicts(page)[n] for n in hits)
+        # A miss without a diagnosis needs the page again.
+        assert cache.recall(f"https://example.org/{page}", texts) is None
+    db = sqlite3.connect(tmp_path / "c.sqlite")
+    assert db.execute("SELECT count(*) FROM verdicts").fetchone()[0] == pages * quotes
+    assert db.execute("SELECT uri, count FROM failures").fetchall() == [
+        ("https://example.org/down", 1)]
+    db.close()
+    cache.close()
+
+
+def test_a_quote_cited_twice_on_a_page_is_kept_once(tmp_path: Path) -> None:
+    cache = open_cache(tmp_path / "c.sqlite")
+    cache.remember(URL, PAGE, ["q", "q1", "q", " q\u00a0"], [True, MISS, True, True])
+    cache.close()
+    db = sqlite3.connect(tmp_path / "c.sqlite")
+    assert sorted(db.execute("SELECT quote_sha256, found FROM verdicts")) == sorted(
+        [(digest("q"), 1), (digest("q1"), 0)])
+    db.close()
+
+
+def test_a_staging_failure_is_a_warning_and_the_file_is_left_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = open_cache(path)
+    cache.remember(URL, PAGE, ["q"], [True])
+    cache.close()
+
+    monkeypatch.setattr(cache_module, "CHUNK_QUOTES", 2)
+    monkeypatch.setattr(cache_module._Chunk, "encoded", lambda self: ("a row", "too short"))
+    cache = open_cache(path)
+    cache.remember("https://example.org/b", PAGE, ["q1", "q2"], [True, True])
+    assert cache.failed(URL, FetchError(Code.TIMEOUT, "x")) is None  # the cache is off now
+    cache.close()
+    assert [w.code for w in cache.warnings] == [Code.CACHE_UNUSABLE]
+    assert "cannot stage what this run learns" in cache.warnings[0].message
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT uri FROM pages").fetchall() == [(URL,)]
+    assert db.execute("SELECT count(*) FROM failures").fetchone()[0] == 0
+    db.close()
 
 
 def test_the_key_is_the_stable_uri(tmp_path: Path) -> None:

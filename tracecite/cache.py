@@ -16,7 +16,10 @@ Schema (``PRAGMA application_id`` marks the file as ours, ``user_version`` is th
 A cache problem never fails a run and never changes a verdict: a corrupt, foreign or locked
 file, or any error while reading or writing it, turns the cache off for the rest of the run
 with one TC105 warning. Everything a run learns is written at its end, in one transaction, so
-two runs sharing a file only wait for each other's lock.
+two runs sharing a file only wait for each other's lock. Until then it is kept compactly (a
+quote's verdict in 33 bytes) and, past :data:`CHUNK_QUOTES` quotes, staged a chunk at a time in
+a private temporary database beside the connection (on disk, in SQLite's temporary directory):
+a run's memory does not grow with the quotes it checks.
 
 A file of schema 1 (verdicts without diagnoses) is upgraded in place: its misses have no
 diagnosis, so a quote that missed there needs its page again, as a quote never matched does.
@@ -28,7 +31,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, field
 from typing import TypeVar
 
 from tracecite.checks.compare import stable_uri
@@ -56,6 +59,12 @@ CREATE TABLE IF NOT EXISTS failures (
     uri TEXT PRIMARY KEY, count INTEGER NOT NULL, failed_at REAL NOT NULL);
 """
 
+CHUNK_QUOTES = 32 * 1024
+"""Quote verdicts kept in memory before they are staged (about 1 MiB). Staging is one
+statement a chunk: every statement lets the run's other threads take the interpreter, and
+getting it back can take milliseconds, so a statement a page or a quote would cost more than the
+checks."""
+
 FLAKY_CODES = frozenset({Code.DNS_FAILURE, Code.CONNECT_FAILED, Code.TLS_FAILED, Code.TIMEOUT,
                          Code.SOURCE_BLOCKED})
 """Unavailable-source codes a flaky source is forgiven for (TC315 too, for 429 and 5xx)."""
@@ -74,14 +83,55 @@ class CacheUnusable(Exception):
     """The file cannot serve as the cache; the message says why (for TC105)."""
 
 
-@dataclass
-class _Pending:
-    """What this run learned, written when the cache is closed."""
+_Page = tuple[str, Fetched, bool, int, int]
+"""A load in a chunk: its stable URI, what was fetched, whether its verdicts replace the stored
+ones (False for a 304, whose stored text and verdicts stand), and where its quotes' verdicts are
+among the chunk's."""
 
-    pages: dict[str, tuple[Fetched, dict[str, Verdict], bool]]
-    """By URI: what was fetched, the verdicts, and whether they replace the stored ones."""
-    failures: dict[str, int]
-    """By URI: consecutive failed runs (0: the source was fine, its history goes)."""
+
+@dataclass
+class _Chunk:
+    """Part of what this run learned, in the order it was learned (a later load of a page, or
+    a later count of its failures, counts over an earlier one)."""
+
+    pages: list[_Page] = field(default_factory=list)
+    digests: bytearray = field(default_factory=bytearray)
+    """The SHA-256 of each normalised quote, 32 bytes each."""
+    found: bytearray = field(default_factory=bytearray)
+    """1 for each quote found, 0 for one that was not."""
+    diagnoses: dict[int, str] = field(default_factory=dict)
+    """By quote: the diagnosis of a miss, as stored (JSON)."""
+    failures: list[tuple[str, int]] = field(default_factory=list)
+    """Consecutive failed runs by URI (0: the source was fine, its history goes)."""
+
+    def __len__(self) -> int:
+        return len(self.found)
+
+    def verdicts(self, start: int, end: int) -> list[tuple[str, int, str | None]]:
+        """The verdicts ``start`` to ``end``, as the file keeps them."""
+        return [(self.digests[32 * i:32 * i + 32].hex(), self.found[i], self.diagnoses.get(i))
+                for i in range(start, end)]
+
+    def encoded(self) -> tuple[str, bytes, bytes, str, str]:
+        """The chunk as one row of the staging table."""
+        import json
+
+        pages = [[uri, *astuple(fetched), replace, start, end]
+                 for uri, fetched, replace, start, end in self.pages]
+        return (json.dumps(pages), bytes(self.digests), bytes(self.found),
+                json.dumps(self.diagnoses), json.dumps(self.failures))
+
+    @classmethod
+    def decoded(cls, pages: str, digests: bytes, found: bytes, diagnoses: str,
+                failures: str) -> _Chunk:
+        """The chunk staged as this row."""
+        import json
+
+        return cls([(uri, Fetched(*fetched), bool(replace), start, end)
+                    for uri, *fetched, replace, start, end in json.loads(pages)],
+                   bytearray(digests), bytearray(found),
+                   {int(i): d for i, d in json.loads(diagnoses).items()},
+                   [(uri, count) for uri, count in json.loads(failures)])
 
 
 class SqliteCache:
@@ -97,8 +147,8 @@ class SqliteCache:
         self._max_age = max_age
         self._fail_after = fail_after
         self._now = now
-        self._pending = _Pending({}, {})
-        self._stored_failures: dict[str, int] = {}
+        self._learned = _Chunk()
+        self._staged = False  # whether a chunk has been staged
         self.warnings: list[Finding] = []
         self._db: sqlite3.Connection | None = None
         try:
@@ -146,15 +196,26 @@ class SqliteCache:
         """Keep a successful load of ``key``: the page's digest and its quotes' verdicts with
         the diagnoses of misses (a changed page drops the verdicts stored for its old text)."""
         uri = stable_uri(key)
-        found = {_quote_hash(q): v for q, v in zip(quotes, verdicts, strict=True)}
-        self._pending.pages[uri] = (fetched, found, True)
-        self._pending.failures[uri] = 0
+        learned = self._learned
+        start = len(learned)
+        distinct = {_quote_hash(q): v for q, v in zip(quotes, verdicts, strict=True)}
+        for quote_hash, verdict in distinct.items():  # a quote cited twice is kept once
+            stored = _stored(verdict)
+            if stored is not None:
+                learned.diagnoses[len(learned)] = stored
+            learned.digests += bytes.fromhex(quote_hash)
+            learned.found.append(verdict is True)
+        learned.pages.append((uri, fetched, True, start, len(learned)))
+        learned.failures.append((uri, 0))
+        if len(learned) >= CHUNK_QUOTES:
+            self._stage()
 
     def revalidated(self, key: str, fetched: Fetched) -> None:
         """``key`` answered 304: its stored verdicts stand, fresh from now."""
         uri = stable_uri(key)
-        self._pending.pages[uri] = (fetched, {}, False)
-        self._pending.failures[uri] = 0
+        at = len(self._learned)
+        self._learned.pages.append((uri, fetched, False, at, at))
+        self._learned.failures.append((uri, 0))
 
     def failed(self, key: str, error: FetchError) -> tuple[int, int] | None:
         """Count a failure of ``key`` in this run: ``(failures, fail_after)`` for a flaky one
@@ -162,14 +223,14 @@ class SqliteCache:
         history goes: only consecutive flaky failures count)."""
         uri = stable_uri(key)
         if not is_flaky(error) or self._db is None:
-            self._pending.failures[uri] = 0
+            self._learned.failures.append((uri, 0))
             return None
         row = self._query(lambda db: db.execute(
             "SELECT count FROM failures WHERE uri = ?", (uri,)).fetchone())
         if self._db is None:  # the read failed: without a history nothing is deferred
             return None
         count = (row[0] if row else 0) + 1
-        self._pending.failures[uri] = count
+        self._learned.failures.append((uri, count))
         return count, self._fail_after
 
     # -- writing ------------------------------------------------------------------------------
@@ -178,24 +239,41 @@ class SqliteCache:
         """Write what this run learned in one transaction and close the file."""
         if self._db is None:
             return
-        pending, self._pending = self._pending, _Pending({}, {})
+        last, self._learned = self._learned, _Chunk()
         try:
             with _transaction(self._db) as db:
                 now = self._now()
-                for uri, (fetched, found, replace) in pending.pages.items():
-                    _write_page(db, uri, fetched, found, replace=replace, now=now)
-                for uri, count in pending.failures.items():
-                    if count:
-                        db.execute("INSERT OR REPLACE INTO failures VALUES (?, ?, ?)",
-                                   (uri, count, now))
-                    else:
-                        db.execute("DELETE FROM failures WHERE uri = ?", (uri,))
+                for chunk in self._chunks(db):  # one at a time
+                    _write(db, chunk, now)
+                _write(db, last, now)
         except sqlite3.Error as exc:
             self._unusable(f"cannot be written ({_reason(exc)})")
         finally:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+    def _stage(self) -> None:
+        """Move the verdicts in memory to the staging database (made on first use)."""
+        chunk, self._learned = self._learned, _Chunk()
+        if self._db is None:
+            return
+        try:
+            if not self._staged:
+                self._db.execute("ATTACH DATABASE '' AS stage")
+                self._db.execute("CREATE TABLE stage.chunks (pages TEXT NOT NULL, digests BLOB "
+                                 "NOT NULL, found BLOB NOT NULL, diagnoses TEXT NOT NULL, "
+                                 "failures TEXT NOT NULL)")
+                self._staged = True
+            self._db.execute("INSERT INTO stage.chunks VALUES (?, ?, ?, ?, ?)", chunk.encoded())
+        except sqlite3.Error as exc:
+            self._unusable(f"cannot stage what this run learns ({_reason(exc)})")
+
+    def _chunks(self, db: sqlite3.Connection) -> Iterator[_Chunk]:
+        """The staged chunks, in the order they were staged."""
+        if self._staged:
+            for row in db.execute("SELECT * FROM stage.chunks ORDER BY rowid"):
+                yield _Chunk.decoded(*row)
 
     # -- problems -----------------------------------------------------------------------------
 
@@ -282,8 +360,20 @@ def _transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     db.execute("COMMIT")
 
 
-def _write_page(db: sqlite3.Connection, uri: str, fetched: Fetched, found: dict[str, Verdict], *,
-                replace: bool, now: float) -> None:
+def _write(db: sqlite3.Connection, chunk: _Chunk, now: float) -> None:
+    """Write one chunk of what the run learned into the file, in the caller's transaction."""
+    for uri, fetched, replace, start, end in chunk.pages:
+        _write_page(db, uri, fetched, chunk.verdicts(start, end), replace=replace, now=now)
+    for uri, count in chunk.failures:
+        if count:
+            db.execute("INSERT OR REPLACE INTO failures VALUES (?, ?, ?)", (uri, count, now))
+        else:
+            db.execute("DELETE FROM failures WHERE uri = ?", (uri,))
+
+
+def _write_page(db: sqlite3.Connection, uri: str, fetched: Fetched,
+                verdicts: list[tuple[str, int, str | None]], *, replace: bool,
+                now: float) -> None:
     row = db.execute("SELECT text_sha256 FROM pages WHERE uri = ?", (uri,)).fetchone()
     if not replace:  # revalidated: the stored text and verdicts stand
         if row is None:
@@ -298,7 +388,7 @@ def _write_page(db: sqlite3.Connection, uri: str, fetched: Fetched, found: dict[
                (uri, now, fetched.final_url, fetched.status, fetched.etag,
                 fetched.last_modified, fetched.text_sha256))
     db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?)",
-                   [(uri, h, int(v is True), _stored(v)) for h, v in found.items()])
+                   [(uri, h, found, stored) for h, found, stored in verdicts])
 
 
 def _stored(verdict: Verdict) -> str | None:
