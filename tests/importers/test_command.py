@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,11 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
 )
 from tests.test_subprocess_stops import closing_reader
 from tracecite import api
+from tracecite.codes import Code
 from tracecite.errors import UsageError
 from tracecite.findings import Report, Summary
 from tracecite.importers import command
+from tracecite.importers.model import Unsupported
 from tracecite.reporters.json import format_json, read_report, report_dict
 from tracecite.reporters.verdict import verdict
 
@@ -308,9 +311,43 @@ def test_a_stop_while_writing_leaves_no_temporary_file(tmp_path: Path,
         real(source, target)
 
     monkeypatch.setattr(command.os, "replace", stopped)
-    with pytest.raises(KeyboardInterrupt):
-        command.write_all(str(out), traces)
+    with pytest.raises(KeyboardInterrupt), command.Staged(str(out)) as staged:
+        for trace in traces:
+            staged.write(trace)
+        staged.commit()
     assert [p.name for p in out.iterdir()] == ["t0.jsonl"]
+
+
+def test_each_run_is_written_before_the_next_is_read(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory holds one run at a time: an evaluation's thousands of runs are never all in it.
+    Until every input is read the traces are hidden temporary files; a problem in a later
+    input removes them, and the folder made for them."""
+    from tracecite.importers.model import ImportedRun
+
+    out = tmp_path / "out"
+    seen: list[list[str]] = []
+
+    def runs(path: Path, display: str) -> Iterator[ImportedRun]:
+        for n in range(3):
+            seen.append(sorted(p.name for p in out.iterdir()) if out.exists() else [])
+            yield ImportedRun(f"{path.stem}-{n}", f"{path.stem}-{n}", (), ())
+        if path.stem == "bad":
+            raise Unsupported(display, "$", "something this importer cannot map")
+
+    monkeypatch.setattr(command, "reader", lambda fmt: runs)
+    report = command.run_import("anthropic", [str(tmp_path / "a.json")], str(out), None)
+    assert report.findings == () and report.summary.runs == 3
+    assert [len(names) for names in seen] == [0, 1, 2]  # the runs before, written already
+    assert all(name.startswith(".a-") and name.endswith(".tmp") for name in seen[2])
+    assert sorted(p.name for p in out.iterdir()) == [
+        f"a-{n}.trace.jsonl" for n in range(3)]
+
+    shutil.rmtree(out)
+    inputs = [str(tmp_path / "a.json"), str(tmp_path / "bad.json")]
+    report = command.run_import("anthropic", inputs, str(out), None)
+    assert [f.code for f in report.findings] == [Code.IMPORT_UNSUPPORTED]
+    assert not out.exists()
 
 
 def test_the_folder_imported_into_is_checked_whole_by_its_name(

@@ -39,9 +39,10 @@ message repeats input text: a block's type is named only when it is a plain iden
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -120,20 +121,23 @@ def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
         yield _Exchange(display, line).run(value, where, name)
 
 
-def _exchanges(text: str, display: str) -> tuple[list[tuple[Any, str, int | None]], bool]:
+def _exchanges(text: str, display: str) -> tuple[Iterable[tuple[Any, str, int | None]], bool]:
     """The exchanges of a file, each with its JSON path and line (JSONL only), and whether the
-    file lists them (a list or JSONL: their runs are numbered)."""
-    lines = text.split("\n")
-    filled = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
-    if not filled:
+    file lists them (a list or JSONL: their runs are numbered). JSONL lines are decoded one at
+    a time, as the runs are read: a bad line is raised when it is reached."""
+    filled = _filled_lines(text)
+    first = next(filled, None)
+    if first is None:
         raise Unsupported(display, "$", "the file holds no exchange")
     try:
         document = json.loads(text)
     except RecursionError:
         raise Unsupported(display, "$", "JSON nested too deeply") from None
     except ValueError as exc:
-        if len(filled) > 1 and isinstance(_parsed(filled[0][1]), dict):
-            return [(_jsonl_line(line, n, display), "$", n) for n, line in filled], True
+        second = next(filled, None)
+        if second is not None and isinstance(_parsed(first[1]), dict):
+            return ((_jsonl_line(line, n, display), "$", n)
+                    for n, line in itertools.chain((first, second), filled)), True
         line = exc.lineno if isinstance(exc, json.JSONDecodeError) else None
         raise Unsupported(display, "$", "not valid JSON", line=line) from None
     if isinstance(document, dict):
@@ -144,6 +148,21 @@ def _exchanges(text: str, display: str) -> tuple[list[tuple[Any, str, int | None
         return [(item, f"$[{i}]", None) for i, item in enumerate(document)], True
     raise Unsupported(display, "$", f"an exchange must be a JSON object or a list of them, "
                                     f"not {json_type_of(document)}")
+
+
+def _filled_lines(text: str) -> Iterator[tuple[int, str]]:
+    """The lines of ``text`` (split at LF) that are not blank, with their numbers from 1, one at
+    a time (a list of them would hold the file twice)."""
+    start, number = 0, 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        number += 1
+        line = text[start:end]
+        if line.strip():
+            yield number, line
+        start = end + 1
 
 
 def _parsed(line: str) -> object:

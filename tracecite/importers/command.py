@@ -1,12 +1,13 @@
 """``tracecite import FORMAT FILE… [-o OUT]`` (SPEC §10): vendor transcripts in, one trace per
 run out.
 
-Every input is read whole before anything is written: if any has an element that cannot be
+Every input is read before anything is written: if any has an element that cannot be
 imported (TC107) or cannot be read (TC101, TC102), each input's problem is reported, nothing is
-written and the exit code is 1. Then each run's trace goes to a file of its own under OUT (a
-directory, created when missing), written to a temporary file there and renamed only when every
-trace is written; or, without OUT and when there is exactly one run, to the stream given
-(stdout on the command line).
+written and the exit code is 1. Each run's trace goes to a file of its own under OUT (a
+directory, created when needed), written to a temporary file there as soon as the run is read
+(so memory holds one run at a time, however many there are) and renamed only when every input
+is read and every trace written; or, without OUT and when there is exactly one run, to the
+stream given (stdout on the command line).
 """
 
 from __future__ import annotations
@@ -76,34 +77,44 @@ def run_import(fmt: str, paths: Sequence[str], out: str | None,
     read = reader(fmt)
     if out is not None and os.path.lexists(out) and not os.path.isdir(out):
         raise UsageError("-o names a file, not a directory")
-    runs: list[ImportedRun] = []
-    traces: list[Trace] = []
     problems: list[Finding] = []
     names: set[str] = set()
-    for path in paths:
-        try:
-            these = list(read(Path(path), path))
-            texts = [_text(run, path) for run in these]
-        except TraceCiteError as exc:
-            problems.append(exc.finding)
-            continue
-        runs += these
-        traces += [Trace(_unique(run.name, names), text)
-                   for run, text in zip(these, texts, strict=True)]
-    summary = Summary(inputs=len(paths))
-    if problems:
-        return Report("import", tuple(problems), summary)
-    if out is None:
-        if len(traces) != 1:
-            raise UsageError(f"{_runs(len(traces))} to write: give -o OUT, a directory to write "
-                             "one trace per run in (without -o, one run goes to stdout)")
-        with contextlib.suppress(BrokenPipeError):  # the reader left: the import stands
-            stream_of(stream).write(traces[0].text)
-    else:
-        write_all(out, traces)
-    return Report("import", (), Summary(
-        inputs=len(paths), citations=sum(len(c.citations) for r in runs for c in r.claims),
-        runs=len(runs), not_importable=sum(r.not_importable for r in runs)))
+    runs = citations = not_importable = 0
+    first: Trace | None = None  # without OUT: the one run's trace
+    with Staged(out) as staged:
+        for path in paths:
+            for run, text in _read(read, path, problems):
+                runs += 1
+                citations += sum(len(claim.citations) for claim in run.claims)
+                not_importable += run.not_importable
+                trace = Trace(_unique(run.name, names), text)
+                if out is None:
+                    first = trace if runs == 1 else None
+                elif not problems:  # once an input has failed, nothing will be written
+                    staged.write(trace)
+        if problems:
+            return Report("import", tuple(problems), Summary(inputs=len(paths)))
+        if out is None:
+            if first is None:
+                raise UsageError(f"{_runs(runs)} to write: give -o OUT, a directory to write "
+                                 "one trace per run in (without -o, one run goes to stdout)")
+            with contextlib.suppress(BrokenPipeError):  # the reader left: the import stands
+                stream_of(stream).write(first.text)
+        else:
+            staged.commit()
+    return Report("import", (), Summary(inputs=len(paths), citations=citations, runs=runs,
+                                        not_importable=not_importable))
+
+
+def _read(read: Reader, path: str, problems: list[Finding]
+          ) -> Iterator[tuple[ImportedRun, str]]:
+    """Each run of the input at ``path`` with its trace, one at a time; a problem of the input
+    (TC101, TC102, TC107) joins ``problems`` and ends it."""
+    try:
+        for run in read(Path(path), path):
+            yield run, _text(run, path)
+    except TraceCiteError as exc:
+        problems.append(exc.finding)
 
 
 def stream_of(stream: TextIO | None) -> TextIO:
@@ -113,28 +124,59 @@ def stream_of(stream: TextIO | None) -> TextIO:
     return stream
 
 
-def write_all(out: str, traces: Sequence[Trace]) -> None:
-    """Write every trace under ``out`` (created when missing), each first to a temporary file
-    there, renamed only when all are written: nothing half-written, even if a write fails."""
-    written: list[tuple[str, str]] = []
-    renamed = 0
-    try:
-        os.makedirs(out, exist_ok=True)
-        for trace in traces:
-            fd, temporary = tempfile.mkstemp(dir=out, prefix=f".{trace.name}.", suffix=".tmp")
-            written.append((temporary, os.path.join(out, trace.name)))
+class Staged:
+    """Traces written under ``out`` (None: nowhere) as they come, each to a temporary file
+    there, renamed by :meth:`commit`; leaving the ``with`` block without a commit (an input's
+    problem, a failed write, a stop) removes them, and ``out`` too when it was made for them:
+    nothing is left half-written."""
+
+    def __init__(self, out: str | None) -> None:
+        self._out = out
+        self._written: list[tuple[str, str]] = []  # (temporary, final)
+        self._renamed = 0
+        self._made = False  # whether ``out`` was made for these traces
+
+    def __enter__(self) -> Staged:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for temporary, _ in self._written[self._renamed:]:
+            with contextlib.suppress(OSError):
+                os.remove(temporary)
+        if self._made and not self._renamed and self._out is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(self._out)  # only when nothing else went there meanwhile
+
+    def write(self, trace: Trace) -> None:
+        """Write ``trace`` to a temporary file under ``out`` (made when missing)."""
+        if self._out is None:
+            return
+        with _writing():
+            if not self._made and not os.path.isdir(self._out):
+                os.makedirs(self._out)
+                self._made = True
+            fd, temporary = tempfile.mkstemp(dir=self._out, prefix=f".{trace.name}.",
+                                             suffix=".tmp")
+            self._written.append((temporary, os.path.join(self._out, trace.name)))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(trace.text)
-        for temporary, final in written:
-            os.replace(temporary, final)
-            renamed += 1
+
+    def commit(self) -> None:
+        """Give every trace written its name."""
+        with _writing():
+            for temporary, final in self._written[self._renamed:]:
+                os.replace(temporary, final)
+                self._renamed += 1
+
+
+@contextlib.contextmanager
+def _writing() -> Iterator[None]:
+    """A failure to write under OUT is TC100."""
+    try:
+        yield
     except OSError as exc:
         raise UsageError(f"-o: the traces cannot be written ({exc.strerror or 'error'})"
                          ) from None
-    finally:  # a failure or a stop (Ctrl-C) leaves no temporary file behind
-        for temporary, _ in written[renamed:]:
-            with contextlib.suppress(OSError):
-                os.remove(temporary)
 
 
 def _text(run: ImportedRun, path: str) -> str:
