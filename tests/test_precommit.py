@@ -26,6 +26,7 @@ from tests.git_repo import (
     BROKEN_NOTES,
     GIT_ENV,
     commit_all,
+    git,
     make_repo,
     write,
 )
@@ -39,6 +40,9 @@ MANIFEST = ROOT / ".pre-commit-hooks.yaml"
 # A URL the address policy refuses without any network access (a loopback literal).
 REFUSED_NOTES = "claim: c\nquote: q\nurl: https://127.0.0.1/page\n"
 GOOD_FILES = ("docs/good.notes", "traces/good.jsonl", "README.md")
+PUSHED_BEFORE = "".join(f"claim: c{n}\nquote: q\nurl: https://127.0.0.1/old{n}\n\n"
+                        for n in (1, 2))
+PUSHED_RECORD = "claim: c3\nquote: q\nurl: https://127.0.0.1/new\n"  # its url: on line 12
 BAD_FILES = ("docs/bad.notes", "traces/bad.jsonl", "docs/good.notes")
 
 
@@ -162,7 +166,11 @@ def try_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Try
     (target / "traces").mkdir()
     shutil.copy(EXAMPLES / "passing.jsonl", target / "traces" / "good.jsonl")
     shutil.copy(EXAMPLES / "failing-evidence.jsonl", target / "traces" / "bad.jsonl")
+    write(target, "docs/pushed.notes", PUSHED_BEFORE)
     commit_all(target, "docs")
+    pushed_from = git(target, "rev-parse", "HEAD").strip()
+    write(target, "docs/pushed.notes", PUSHED_BEFORE + "\n" + PUSHED_RECORD)
+    commit_all(target, "a record to push")
     env = {k: v for k, v in os.environ.items() if k not in ACTIONS_VARIABLES}
     env.update(GIT_ENV, PRE_COMMIT_HOME=str(base / "cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
     # pre-commit is run by this interpreter; its hook environment still comes from pip.
@@ -171,6 +179,9 @@ def try_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Try
         # online hook fails on an address the policy refuses (no network is touched).
         "good": TryRepo(target, env, "--hook-stage", "manual", "--files", *GOOD_FILES),
         "bad": TryRepo(target, env, "tracecite", "--files", *BAD_FILES),
+        # A push: pre-commit gives the files changed since the remote's commit, and the refs.
+        "push": TryRepo(target, env, "tracecite-online", "--hook-stage", "pre-push",
+                        "--from-ref", pushed_from, "--to-ref", "HEAD"),
     }
     yield {name: run.wait() for name, run in runs.items()}
 
@@ -210,6 +221,17 @@ def test_try_repo_online_hook_runs_at_its_stage(try_repo: dict[str, TryRepo]) ->
     assert "- hook id: tracecite-online" in online
     assert "- exit code: 2" in online
     assert "TC306 address-refused" in online
+
+
+def test_try_repo_push_checks_only_the_records_pushed(try_repo: dict[str, TryRepo]) -> None:
+    """pre-commit's refs reach the hook: of the pushed file's three records only the one the
+    push adds is checked (its refused address is the one finding), the others unchanged."""
+    run = try_repo["push"]
+    assert run.code == 1, run.output
+    online = _section(run.output, "tracecite (online)")
+    assert "- exit code: 2" in online
+    assert online.count("TC306 address-refused") == 1, online
+    assert "docs/pushed.notes:12" in online and "2 unchanged" in online, online
 
 
 def test_try_repo_runs_in_reasonable_time(try_repo: dict[str, TryRepo]) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from tests.git_repo import ACTIONS_VARIABLES
 from tracecite.cli import main
+from tracecite.hook.stages import PUSH_REFS
 
 GOOD_NOTES = "claim: c\nquote: q\nurl: https://example.org/\n"
 
@@ -26,7 +27,7 @@ def files_in(report: Any) -> set[str]:
 
 @pytest.fixture(autouse=True)
 def _no_actions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests start outside GitHub Actions, whatever runs them."""
-    for name in ACTIONS_VARIABLES:
+    """Tests start outside GitHub Actions and outside a pre-commit push, whatever runs them."""
+    for name in (*ACTIONS_VARIABLES, *PUSH_REFS):
         monkeypatch.delenv(name, raising=False)
 

@@ -428,6 +428,41 @@ def test_files_given_without_since_check_every_record(
 
 
 @pytest.mark.network
+def test_a_push_checks_only_the_records_it_adds(
+        pull_request: Path, local_site: int, site_requests: list[str],
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """pre-commit's pre-push hook gives the pushed files and the refs: the records the push
+    did not touch are not fetched."""
+    monkeypatch.setenv("PRE_COMMIT_FROM_REF", git(pull_request, "rev-parse", "main").strip())
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", git(pull_request, "rev-parse", "topic").strip())
+    code, report = run_json(["hook", "--stage", "online", "docs/site.notes",
+                             *_net(local_site)], capsys)
+    assert (code, report["findings"]) == (0, [])
+    live = report["summary"]["live"]
+    assert (live["checked"], live["matched"], live["unchanged"]) == (1, 1, 7)
+    assert site_requests == ["/new"]
+    site_requests.clear()
+    code, report = run_json(["hook", "--stage", "online", "docs/site.notes", "--all-records",
+                             *_net(local_site)], capsys)
+    assert code == 2 and report["summary"]["live"]["checked"] == 8
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("refs", [("0" * 40, "HEAD"), ("main", ""), ("", "HEAD")])
+def test_a_push_whose_refs_git_cannot_use_checks_every_record(
+        pull_request: Path, local_site: int, refs: tuple[str, str],
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ref not in the clone, or only one of the two: the files are checked whole, and the
+    push is not failed for it."""
+    monkeypatch.setenv("PRE_COMMIT_FROM_REF", refs[0])
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", refs[1])
+    code, report = run_json(["hook", "--stage", "online", "docs/site.notes",
+                             *_net(local_site)], capsys)
+    assert code == 2 and report["summary"]["live"]["checked"] == 8
+    assert "TC103" not in {f["code"] for f in report["findings"]}
+
+
+@pytest.mark.network
 def test_the_pull_requests_base_from_the_actions_event(
         pull_request: Path, tmp_path: Path, local_site: int, site_requests: list[str],
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

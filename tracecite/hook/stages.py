@@ -12,7 +12,9 @@ before any network access, whatever the stage.
 
 On the changes since a ref or a pull request's base, the live checks look only at the notes
 records whose lines the diff adds or changes, and at the changed traces whole; the other records
-are counted ``unchanged`` (SPEC §8.6; ``--all-records`` checks them all). Files given to the hook
+are counted ``unchanged`` (SPEC §8.6; ``--all-records`` checks them all). So do the files
+pre-commit gives the online hook on a push (or ``pre-commit run --from-ref --to-ref``): the
+records the push adds or changes since the remote's commit are checked. Files given to the hook
 that no glob selects are TC106 warnings (§8.2).
 """
 
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING
 from tracecite.checks.kinds import SourceKind
 from tracecite.codes import Code
 from tracecite.commands import Plan, offline_shard, run_checks, split_inputs
-from tracecite.errors import UsageError
+from tracecite.errors import GitError, UsageError
 from tracecite.findings import Report
 from tracecite.hook.git import (
     Changes,
@@ -86,8 +88,11 @@ def run_hook(files: Sequence[str], settings: Settings) -> Report:
     if not paths:
         return Report(COMMAND, (*given.findings, *warnings), stage=plan.stage)
     notes, traces = split_inputs(paths)
-    if found is not None and plan.live and not settings.all_records:
-        plan = replace(plan, changed_lines=_notes_lines(found, notes, settings))
+    if plan.live and not settings.all_records:
+        if files:
+            found = pushed_changes(settings)
+        if found is not None:
+            plan = replace(plan, changed_lines=_notes_lines(found, notes, settings))
     report = run_checks(plan, notes, traces, settings, unread=given.findings)
     notices = (OFFLINE_NOTICE,) if plan.live and no_host_resolved(report) else ()
     return replace(report, findings=(*warnings, *report.findings),
@@ -105,6 +110,25 @@ def changes_to_check(settings: Settings) -> Changes | None:
     if os.environ.get("GITHUB_ACTIONS") == "true":
         return changes(base, pull_request_base(base, os.environ, choices=_choices(settings)))
     raise UsageError(f"no files: give {_choices(settings)}")
+
+
+PUSH_REFS = ("PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF")
+"""What pre-commit (3.2 and later) sets for a ``pre-push`` hook, and for ``pre-commit run
+--from-ref A --to-ref B``: the remote's commit, and the local one being pushed."""
+
+
+def pushed_changes(settings: Settings) -> Changes | None:
+    """What changed since the commit a push starts from, when pre-commit gave the refs: the
+    files it hands the hook are the pushed ones, and their records the push did not touch need
+    no request. None without the refs, or when git cannot tell (a ref not in the clone, no merge
+    base): the files' records are then checked whole, and the push is not held up by it."""
+    since, to = (os.environ.get(name, "") for name in PUSH_REFS)
+    if not since or not to:
+        return None
+    try:
+        return changes(settings.config_base, since)
+    except GitError:
+        return None
 
 
 def candidates(settings: Settings, found: Changes | None = None) -> list[str]:
