@@ -482,12 +482,22 @@ def test_a_number_too_long_is_tc107(tmp_path: Path) -> None:
     assert "not valid JSON" in unsupported(path).finding.message
 
 
-def test_a_log_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
+def test_a_log_that_is_not_utf8_is_tc102_at_its_line_and_column(tmp_path: Path) -> None:
+    """As for every other input (the Anthropic importer's, notes, traces)."""
     path = tmp_path / "bad.json"
     path.write_bytes(b'{"eval": {"task": "t"},\n"samples": ["\xff"]}')
-    error = unsupported(path)
-    assert (error.json_path, error.finding.line) == ("$", 2)
-    assert "UTF-8" in error.finding.message
+    with pytest.raises(TraceCiteError) as raised:
+        list(read_runs(path, "bad.json"))
+    finding = raised.value.finding
+    assert (finding.code, finding.file, finding.line, finding.column) == (
+        Code.INPUT_NOT_UTF8, "bad.json", 2, 14)
+
+
+def test_a_log_that_cannot_be_read_is_tc101(tmp_path: Path) -> None:
+    with pytest.raises(TraceCiteError) as raised:
+        list(read_runs(tmp_path / "gone.json", "gone.json"))
+    assert (raised.value.finding.code, raised.value.finding.file) == (
+        Code.INPUT_UNREADABLE, "gone.json")
 
 
 def archive_with(tmp_path: Path, member: str, data: bytes) -> Path:

@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tracecite.checks.compare import stable_uri
+from tracecite.codes import Code
 from tracecite.errors import TraceCiteError
 from tracecite.findings import Finding
 from tracecite.importers.eval_archive import CORRUPT, ZIP_MAGIC, Place, member_bytes
@@ -71,7 +72,7 @@ from tracecite.importers.model import (
     ImportedSource,
     Unsupported,
 )
-from tracecite.inputs.files import open_input
+from tracecite.inputs.files import decode_utf8, open_input, os_reason
 
 _HEADER = "header.json"
 _START = "_journal/start.json"  # the header of a log still being written
@@ -91,8 +92,9 @@ def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
     """The runs of the Inspect log at ``path``, one per sample and epoch, in the log's order;
     ``display`` names the file in findings. A ``.eval`` file is read as an archive, a
     ``.json`` file as a JSON log, anything else by its first bytes. Raises
-    :class:`Unsupported` (TC107) for what cannot be imported and :class:`TraceCiteError`
-    (TC101) for a file that cannot be read."""
+    :class:`Unsupported` (TC107) for what cannot be imported and :class:`TraceCiteError` for a
+    file that cannot be read (TC101) or a JSON log that is not UTF-8 (TC102, as for every
+    other input; a member of an archive that is not is TC107, named by the member)."""
     opened = open_input(str(path))
     if isinstance(opened, Finding):
         raise TraceCiteError(dataclasses.replace(opened, file=display))
@@ -102,8 +104,10 @@ def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
                 path.suffix != ".json" and opened.read(len(ZIP_MAGIC)) == ZIP_MAGIC)
             opened.seek(0)
             data = b"" if archive else opened.read()
-        except OSError:
-            raise Place(display).error("$", "the log cannot be read") from None
+        except OSError as exc:
+            raise TraceCiteError(Finding(Code.INPUT_UNREADABLE,
+                                         f"input cannot be read ({os_reason(exc)})",
+                                         file=display)) from None
         if archive:
             yield from _archive_runs(opened, display)
         else:
@@ -112,7 +116,10 @@ def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
 
 def _json_runs(data: bytes, display: str) -> Iterator[ImportedRun]:
     place = Place(display)
-    log = _object(_parse(data, place), place, "$")
+    text = decode_utf8(data, display)
+    if isinstance(text, Finding):
+        raise TraceCiteError(text)
+    log = _object(_parse_text(text, place), place, "$")
     label = _label(log, place)
     samples = log.get("samples")
     if samples is None:
@@ -163,6 +170,11 @@ def _parse(data: bytes, place: Place) -> object:
     except UnicodeDecodeError as exc:
         raise place.error("$", "not valid UTF-8",
                           line=1 + data.count(b"\n", 0, exc.start)) from None
+    return _parse_text(text, place)
+
+
+def _parse_text(text: str, place: Place) -> object:
+    """A JSON document, decoded (a leading BOM allowed)."""
     try:
         return json.loads(text.removeprefix("\ufeff"))
     except json.JSONDecodeError as exc:
