@@ -129,12 +129,14 @@ def many_host(n: int) -> str:
 
 
 def run_tracecite(server: BenchServer, notes: Path, options: Sequence[str],
-                  expected: int, *, hosts: int = 1, tree: bool = False) -> WebRun:
-    """``verify-notes`` on ``notes`` with ``options``; ``expected`` quotes must all match."""
+                  expected: int, *, hosts: int = 1, tree: bool = False,
+                  env: dict[str, str] | None = None) -> WebRun:
+    """``verify-notes`` on ``notes`` with ``options`` (and ``env``, None: this process's);
+    ``expected`` quotes must all match."""
     server.reset()
     cmd = [*tracecite_command(), "verify-notes", str(notes), "--json", "--no-progress",
            *connect_flags(server.port, hosts), *options]
-    run = measure(cmd, tree=tree, timeout=300)
+    run = measure(cmd, tree=tree, timeout=300, env=env)
     stats = server.reset()
     try:
         summary = json.loads(run.stdout)["summary"]
@@ -490,17 +492,25 @@ def corpus_pages(folder: Path, limit: int | None = None) -> tuple[list[CorpusPag
     return pages, skipped
 
 
-def _parse_seconds(pages: Sequence[CorpusPage]) -> float:
-    """The single-process parse time of ``pages`` again."""
+def _parse_seconds(pages: Sequence[CorpusPage], parser: str) -> float:
+    """The single-process parse time of ``pages`` again, with ``parser``."""
     from tracecite.visible import visible_text
 
     total = 0.0
     for page in pages:
         text = page.html.decode("utf-8")
         start = time.perf_counter()
-        visible_text(text)
+        visible_text(text, parser=parser)
         total += time.perf_counter() - start
     return total
+
+
+def _parsers() -> list[str]:
+    """The HTML parsers figure 3 runs with: html5lib (the default install's, which the goal is
+    for), and lexbor when the fast extra is installed."""
+    from tracecite.visible import lexbor
+
+    return ["html5lib", "lexbor"] if lexbor.available() else ["html5lib"]
 
 
 def _pick_quote(oracle: str, visible: object, normalise: object) -> str | None:
@@ -518,11 +528,11 @@ def _pick_quote(oracle: str, visible: object, normalise: object) -> str | None:
 
 
 def parse_figure(*, limit: int | None = None, repeats: int = 3, log: Log = print) -> Table:
-    """Figure 3."""
+    """Figure 3, with each parser installed (html5lib, and lexbor with the fast extra)."""
     cores = os.cpu_count() or 1
     table = Table(
         f"Parse-bound: verify-notes on the visible-text corpus ({cores} cores, no latency)",
-        ["pages", "parse sum", "sum ÷ cores", "wall", "wall ÷ (sum ÷ cores)", "CPU",
+        ["parser", "pages", "parse sum", "sum ÷ cores", "wall", "wall ÷ (sum ÷ cores)", "CPU",
          "peak RSS (tree)", "peak RSS (main)", "goal"],
     )
     folder = corpus_dir()
@@ -532,54 +542,68 @@ def parse_figure(*, limit: int | None = None, repeats: int = 3, log: Log = print
         return table
     log("  parsing the corpus pages in this process, one at a time …")
     pages, skipped = corpus_pages(folder, limit)
-    sums = [sum(p.parse_seconds for p in pages)]
     size = sum(len(p.html) for p in pages)
     site: dict[str, bytes] = {"/tiny/0": b"<!doctype html><p>Just one small page.</p>"}
     for copy in "abc":
         for page in pages:
             site[f"/{copy}/{page.name}"] = page.html
-    runs: list[tuple[str, int, list[WebRun]]] = []
+    passes: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp, BenchServer(site) as server:
         tiny = Path(tmp) / "tiny.txt"
         tiny.write_text(f"claim: c\nquote: Just one small page.\nurl: http://{HOST}/tiny/0\n")
-        runs.append(("1 tiny page (baseline)", 0,
-                     [run_tracecite(server, tiny, [], 1, tree=True)]))
-        log(f"  verify-notes on {len(pages)} pages ({megabytes(size)}) {repeats} times, and on "
-            "three times as many once, each followed by the single-process parse again …")
-        for copies, times in ((1, repeats), (3, 1)):
-            notes = Path(tmp) / f"notes-{copies}.txt"
-            notes.write_text("\n".join(
-                f"claim: {p.name}\nquote: {p.quote}\nurl: http://{HOST}/{copy}/{p.name}\n"
-                for copy in "abc"[:copies] for p in pages), encoding="utf-8")
-            results = []
-            for _ in range(times):
-                results.append(run_tracecite(server, notes, [], len(pages) * copies,
-                                             tree=True))
-                sums.append(_parse_seconds(pages))  # interleaved: a busy moment hits both
-            runs.append((f"{len(pages)} × {copies} = {len(pages) * copies}", copies, results))
-    parse_sum = median(sums)
+        for parser in _parsers():
+            env = {**os.environ, "TRACECITE_HTML_PARSER": parser}
+            sums = passes[parser] = [_parse_seconds(pages, parser)]
+            runs: list[tuple[str, int, list[WebRun]]] = [
+                ("1 tiny page (baseline)", 0,
+                 [run_tracecite(server, tiny, [], 1, tree=True, env=env)])]
+            log(f"  {parser}: verify-notes on {len(pages)} pages ({megabytes(size)}) {repeats} "
+                "times, and on three times as many once, each followed by the single-process "
+                "parse again …")
+            for copies, times in ((1, repeats), (3, 1)):
+                notes = Path(tmp) / f"notes-{copies}.txt"
+                notes.write_text("\n".join(
+                    f"claim: {p.name}\nquote: {p.quote}\nurl: http://{HOST}/{copy}/{p.name}\n"
+                    for copy in "abc"[:copies] for p in pages), encoding="utf-8")
+                results = []
+                for _ in range(times):
+                    results.append(run_tracecite(server, notes, [], len(pages) * copies,
+                                                 tree=True, env=env))
+                    sums.append(_parse_seconds(pages, parser))  # interleaved
+                runs.append((f"{len(pages)} × {copies} = {len(pages) * copies}", copies,
+                             results))
+            _parse_rows(table, parser, runs, median(sums), cores)
+    table.note(f"{len(pages)} corpus pages with a quote the extraction finds ({skipped} without: "
+               f"empty oracle or no usable line), {megabytes(size)} of HTML; tracecite at its "
+               f"defaults (every page on one host: {DEFAULT_PER_HOST} in flight), with "
+               "TRACECITE_HTML_PARSER set to the row's parser; parse sum: visible_text on each "
+               "page in one process, one after another, with that parser (median of the "
+               "passes: " + "; ".join(f"{parser} {', '.join(seconds(x) for x in sums)}"
+                                      for parser, sums in passes.items())
+               + f"); the pages once: median of {repeats} runs")
+    table.note("goal (for html5lib, the default install's parser): wall ≤ 1.3 × (parse sum ÷ "
+               "cores); lexbor parses about 6× faster, so its rows show mostly the fixed costs "
+               "(start-up, the parse pool, fetching); CPU: user + system of the command and its "
+               "parse workers; peak RSS (tree): sampled every 5 ms over the command and its "
+               "parse workers, and must not grow with the number of pages")
+    return table
+
+
+def _parse_rows(table: Table, parser: str, runs: Sequence[tuple[str, int, list[WebRun]]],
+                parse_sum: float, cores: int) -> None:
+    """Figure 3's rows for one parser."""
     for label, copies, results in runs:
         wall = median([r.run.wall for r in results])
         problems = [r.problem for r in results if r.problem]
         if copies:
             work = parse_sum * copies
             share = work / cores
-            goal = f"≤ 1.3× {verdict(wall <= 1.3 * share)}"
+            goal = f"≤ 1.3× {verdict(wall <= 1.3 * share)}" if parser == "html5lib" else "–"
             cells = [seconds(work), seconds(share), seconds(wall), ratio(wall / share)]
         else:
             goal = ""
             cells = ["–", "–", seconds(wall), "–"]
-        table.add(label, *cells, seconds(median([r.run.cpu for r in results])),
+        table.add(parser, label, *cells, seconds(median([r.run.cpu for r in results])),
                   megabytes(max(r.run.tree_rss for r in results)),
                   megabytes(max(r.run.peak_rss for r in results)),
                   problems[0] if problems else goal)
-    table.note(f"{len(pages)} corpus pages with a quote the extraction finds ({skipped} without: "
-               f"empty oracle or no usable line), {megabytes(size)} of HTML; tracecite at its "
-               f"defaults (every page on one host: {DEFAULT_PER_HOST} in flight); parse sum: "
-               f"visible_text on each page in one process, one after "
-               f"another (median of {len(sums)} passes: {', '.join(seconds(x) for x in sums)}); "
-               f"the pages once: median of {repeats} runs")
-    table.note("goal: wall ≤ 1.3 × (parse sum ÷ cores); CPU: user + system of the command and "
-               "its parse workers; peak RSS (tree): sampled every 5 ms over the command and its "
-               "parse workers, and must not grow with the number of pages")
-    return table
