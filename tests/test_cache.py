@@ -147,7 +147,7 @@ def test_what_a_run_learns_waits_on_disk_not_in_memory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tracemalloc
 
-    monkeypatch.setattr(cache_module, "CHUNK_QUOTES", 2048)
+    monkeypatch.setattr(cache_module, "CHUNK_SIZE", 2048)
     pages, quotes = 300, 100
 
     def verdicts(page: int) -> list[bool | Diagnosis]:
@@ -186,6 +186,30 @@ def test_what_a_run_learns_waits_on_disk_not_in_memory(
     cache.close()
 
 
+def test_failures_and_304s_alone_are_staged_too(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of failing or unchanged sources, no quote learnt: memory is bounded as well."""
+    clock = Clock()
+    path = tmp_path / "c.sqlite"
+    cache = open_cache(path, clock)
+    for n in range(10):
+        cache.remember(f"https://example.org/kept/{n}", PAGE, ["q"], [True])
+    cache.close()
+    monkeypatch.setattr(cache_module, "CHUNK_SIZE", 8)
+    cache = open_cache(path, clock, fail_after=3)
+    assert [cache.failed(f"https://down.example/{n}", FetchError(Code.TIMEOUT, "x"))
+            for n in range(100)] == [(1, 3)] * 100
+    for n in range(10):
+        cache.revalidated(f"https://example.org/kept/{n}", Fetched(304, None, '"v3"', None, ""))
+    cache.close()
+    assert cache.warnings == []
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT count(*), min(count), max(count) FROM failures").fetchone() == (
+        100, 1, 1)
+    assert {etag for (etag,) in db.execute("SELECT etag FROM pages")} == {'"v3"'}
+    db.close()
+
+
 def test_a_quote_cited_twice_on_a_page_is_kept_once(tmp_path: Path) -> None:
     cache = open_cache(tmp_path / "c.sqlite")
     cache.remember(URL, PAGE, ["q", "q1", "q", " q\u00a0"], [True, MISS, True, True])
@@ -203,7 +227,7 @@ def test_a_staging_failure_is_a_warning_and_the_file_is_left_as_it_was(
     cache.remember(URL, PAGE, ["q"], [True])
     cache.close()
 
-    monkeypatch.setattr(cache_module, "CHUNK_QUOTES", 2)
+    monkeypatch.setattr(cache_module, "CHUNK_SIZE", 2)
     monkeypatch.setattr(cache_module._Chunk, "encoded", lambda self: ("a row", "too short"))
     cache = open_cache(path)
     cache.remember("https://example.org/b", PAGE, ["q1", "q2"], [True, True])

@@ -17,7 +17,7 @@ A cache problem never fails a run and never changes a verdict: a corrupt, foreig
 file, or any error while reading or writing it, turns the cache off for the rest of the run
 with one TC105 warning. Everything a run learns is written at its end, in one transaction, so
 two runs sharing a file only wait for each other's lock. Until then it is kept compactly (a
-quote's verdict in 33 bytes) and, past :data:`CHUNK_QUOTES` quotes, staged a chunk at a time in
+quote's verdict in 33 bytes) and, past :data:`CHUNK_SIZE` entries, staged a chunk at a time in
 a private temporary database beside the connection (on disk, in SQLite's temporary directory):
 a run's memory does not grow with the quotes it checks.
 
@@ -59,11 +59,11 @@ CREATE TABLE IF NOT EXISTS failures (
     uri TEXT PRIMARY KEY, count INTEGER NOT NULL, failed_at REAL NOT NULL);
 """
 
-CHUNK_QUOTES = 32 * 1024
-"""Quote verdicts kept in memory before they are staged (about 1 MiB). Staging is one
-statement a chunk: every statement lets the run's other threads take the interpreter, and
-getting it back can take milliseconds, so a statement a page or a quote would cost more than the
-checks."""
+CHUNK_SIZE = 32 * 1024
+"""Entries (quote verdicts, loads, failure counts) kept in memory before they are staged: about
+1 MiB of verdicts. Staging is one statement a chunk: every statement lets the run's other
+threads take the interpreter, and getting it back can take milliseconds, so a statement a page
+or a quote would cost more than the checks."""
 
 FLAKY_CODES = frozenset({Code.DNS_FAILURE, Code.CONNECT_FAILED, Code.TLS_FAILED, Code.TIMEOUT,
                          Code.SOURCE_BLOCKED})
@@ -105,7 +105,13 @@ class _Chunk:
     """Consecutive failed runs by URI (0: the source was fine, its history goes)."""
 
     def __len__(self) -> int:
+        """The quote verdicts in the chunk."""
         return len(self.found)
+
+    @property
+    def size(self) -> int:
+        """The entries in the chunk: its verdicts, loads and failure counts."""
+        return len(self.found) + len(self.pages) + len(self.failures)
 
     def verdicts(self, start: int, end: int) -> list[tuple[str, int, str | None]]:
         """The verdicts ``start`` to ``end``, as the file keeps them."""
@@ -207,8 +213,7 @@ class SqliteCache:
             learned.found.append(verdict is True)
         learned.pages.append((uri, fetched, True, start, len(learned)))
         learned.failures.append((uri, 0))
-        if len(learned) >= CHUNK_QUOTES:
-            self._stage()
+        self._stage_when_full()
 
     def revalidated(self, key: str, fetched: Fetched) -> None:
         """``key`` answered 304: its stored verdicts stand, fresh from now."""
@@ -216,6 +221,7 @@ class SqliteCache:
         at = len(self._learned)
         self._learned.pages.append((uri, fetched, False, at, at))
         self._learned.failures.append((uri, 0))
+        self._stage_when_full()
 
     def failed(self, key: str, error: FetchError) -> tuple[int, int] | None:
         """Count a failure of ``key`` in this run: ``(failures, fail_after)`` for a flaky one
@@ -224,6 +230,7 @@ class SqliteCache:
         uri = stable_uri(key)
         if not is_flaky(error) or self._db is None:
             self._learned.failures.append((uri, 0))
+            self._stage_when_full()
             return None
         row = self._query(lambda db: db.execute(
             "SELECT count FROM failures WHERE uri = ?", (uri,)).fetchone())
@@ -231,6 +238,9 @@ class SqliteCache:
             return None
         count = (row[0] if row else 0) + 1
         self._learned.failures.append((uri, count))
+        self._stage_when_full()
+        if self._db is None:  # staging failed: the cache is off, nothing is deferred
+            return None
         return count, self._fail_after
 
     # -- writing ------------------------------------------------------------------------------
@@ -253,8 +263,12 @@ class SqliteCache:
                 self._db.close()
                 self._db = None
 
+    def _stage_when_full(self) -> None:
+        if self._learned.size >= CHUNK_SIZE:
+            self._stage()
+
     def _stage(self) -> None:
-        """Move the verdicts in memory to the staging database (made on first use)."""
+        """Move what is in memory to the staging database (made on first use)."""
         chunk, self._learned = self._learned, _Chunk()
         if self._db is None:
             return
