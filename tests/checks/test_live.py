@@ -622,3 +622,30 @@ def test_loader_threads_that_always_die_end_the_run_instead_of_hanging(
     assert results == []
     assert [str(e) for e in errors] == ["the loader threads ended with sources still to load"]
     assert started == 2 * (1 + live._RESTARTS)
+
+
+def test_a_last_parse_slower_than_the_watch_is_waited_for(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every source handed out and every loader thread done, a page still in the parser is
+    not a loader that died: its verdicts are waited for, however long the parse takes."""
+    pending: queue.SimpleQueue[Future[list[bool]]] = queue.SimpleQueue()
+
+    def slow_submit(self: ParsePool, kind: MatchKind, text: str, quotes: list[str],
+                    **options: object) -> Future[list[bool]]:
+        future: Future[list[bool]] = Future()
+        pending.put(future)
+        return future
+
+    def parser() -> None:
+        future = pending.get(timeout=10)
+        time.sleep(0.05 * (live._RESTARTS + 3))  # longer than every replacement's watch
+        future.set_result([True])
+
+    monkeypatch.setattr(ParsePool, "submit", slow_submit)
+    monkeypatch.setattr(live, "_WATCH", 0.05)
+    worker = threading.Thread(target=parser, daemon=True)
+    worker.start()
+    result = run(Loads({"a": Loaded(HTML, "<p>text</p>")}), [check("text", "a")],
+                 parse_workers=1)
+    worker.join(10)
+    assert (result.counts.checked, result.counts.matched) == (1, 1)

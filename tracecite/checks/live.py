@@ -486,17 +486,18 @@ class _Loading:
 
         A thread can die before its first line runs (Python's thread start-up itself can
         fail: a tracer such as coverage's can refuse to be installed), and so never take a
-        source nor report. When every loader thread is gone and nothing is left to read, new
-        ones take the sources still waiting (``threads`` then lists them), up to
-        :data:`_RESTARTS` times in a run; after that it is a bug, raised, never a wait
-        without end."""
+        source nor report. When every loader thread is gone, nothing is left to read and
+        sources are still waiting to be taken, new threads take them (``threads`` then lists
+        them), up to :data:`_RESTARTS` times in a run; after that it is a bug, raised, never a
+        wait without end. With every source taken, what is not back yet is in the parser,
+        whose future always ends: it is waited for, however long the parse takes."""
         import queue
 
         while True:
             try:
                 return self._done.get(timeout=_WATCH)
             except queue.Empty:
-                if any(thread.is_alive() for thread in threads):
+                if any(thread.is_alive() for thread in threads) or not self._sources.waiting():
                     continue
             try:  # what the last of them put before it ended
                 return self._done.get_nowait()
@@ -577,6 +578,11 @@ class _Sources:
         limit = self._slots.limit if self._slots is not None else 0  # read for hosts only
         return sum(len(keys) if host is None else min(len(keys), limit)
                    for host, keys in self._waiting.items())
+
+    def waiting(self) -> bool:
+        """Whether sources are left to hand out."""
+        with self._lock:
+            return bool(self._waiting) and not self._closed
 
     def close(self) -> None:
         """Hand nothing more out; every ``take`` returns None."""
