@@ -159,8 +159,8 @@ def _run_import(args: argparse.Namespace, settings: Settings) -> Report:
     from tracecite import api
 
     stream = getattr(args, "stdout", None)
-    report = api.import_transcripts(args.transcript_format, args.files, out=args.out, stream=stream,
-                                    settings=settings)
+    report = api.import_transcripts(args.transcript_format, args.files, out=args.out,
+                                    stream=stream, settings=settings)
     if stream is not None:
         try:
             stream.flush()

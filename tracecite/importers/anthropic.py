@@ -57,6 +57,7 @@ from tracecite.importers.model import (
     ImportedRun,
     ImportedSource,
     Unsupported,
+    safe_name,
 )
 from tracecite.inputs.captured import wayback_timestamp
 from tracecite.inputs.checker import json_type_of
@@ -67,7 +68,6 @@ REQUEST_CALL = "request-documents"
 own messages carry."""
 
 _IDENTIFIER = re.compile(r"[a-z_0-9]{1,40}\Z")
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 _IGNORED = frozenset({"image", "thinking", "redacted_thinking", "container_upload",
                       "mid_conv_system"})
@@ -114,7 +114,7 @@ def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
     text = read_text(str(path))
     if isinstance(text, Finding):
         raise TraceCiteError(dataclasses.replace(text, file=display))
-    stem = _UNSAFE_NAME.sub("-", path.name.rsplit(".", 1)[0]).strip("-.") or "exchange"
+    stem = safe_name(path.name.rsplit(".", 1)[0], "exchange")
     exchanges, listed = _exchanges(text.removeprefix("\ufeff"), display)
     for number, (value, where, line) in enumerate(exchanges, start=1):
         name = f"{stem}-{number}" if listed else stem

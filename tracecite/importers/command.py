@@ -24,7 +24,13 @@ from typing import TextIO, cast
 
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report, Summary
-from tracecite.importers.model import UNWRITABLE, ImportedRun, Unsupported, trace_lines
+from tracecite.importers.model import (
+    UNWRITABLE,
+    ImportedRun,
+    Unsupported,
+    safe_name,
+    trace_lines,
+)
 
 IMPORTERS: dict[str, str] = {
     "anthropic": "tracecite.importers.anthropic",
@@ -197,7 +203,7 @@ def _unique(name: str, taken: set[str]) -> str:
     """``NAME.trace.jsonl``, made a safe file name and unique among ``taken`` (compared
     without case, for file systems that ignore it), which it joins."""
     if not _SAFE_NAME.match(name):
-        name = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-")[:100] or "run"
+        name = safe_name(name, "run")[:100]
     candidate, n = name, 1
     while TRACE_NAME.format(candidate).casefold() in taken:
         n += 1

@@ -21,6 +21,15 @@ UNWRITABLE = re.compile("[\ud800-\udfff]")
 """Lone surrogates: JSON can spell them (``"\\ud800"``), UTF-8 cannot, so a trace holding one
 cannot be written."""
 
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(text: str, fallback: str) -> str:
+    """``text`` as a file name: each run of characters other than ASCII letters, digits,
+    ``.``, ``_`` and ``-`` made one ``-``, no dot or dash at either end; ``fallback`` when
+    nothing is left."""
+    return _UNSAFE_NAME.sub("-", text).strip(".-") or fallback
+
 
 @dataclass(frozen=True)
 class ImportedSource:
