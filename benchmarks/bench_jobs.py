@@ -127,14 +127,15 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
     smallest = min(files, key=lambda f: Path(f).stat().st_size)
     startup = min(measure([*tracecite_command(), "check", smallest, "--evidence", "--json"]).wall
                   for _ in range(5))
-    idle = (startup + split["serial_cpu"]) / (startup + split["worker_cpu"])
+    busier = max(split["here_cpu"], split["worker_cpu"])
+    idle = (startup + split["serial_cpu"]) / (startup + busier)
     table.note(f"the work split ({split['runs']} runs, in-process, CPU time): serial "
-               f"{split['serial_cpu']:.2f} s; workers {split['worker_cpu']:.2f} s + "
-               f"{split['other_cpu']:.2f} s, their last runs ending "
-               f"{split['ends_apart'] * 1000:.0f} ms apart, pickling the results "
-               f"{split['pickling'] * 1000:.0f} ms in all; on two idle cores --jobs 2 would "
-               f"take the start-up and the busier worker's CPU: ≈ {idle:.2f}× "
-               f"(the start-up and report: check of the smallest trace alone, "
+               f"{split['serial_cpu']:.2f} s; --jobs 2 reads "
+               f"{split['here_cpu']:.2f} s in the main process and {split['worker_cpu']:.2f} s "
+               f"in its worker, their last files ending {split['ends_apart'] * 1000:.0f} ms "
+               f"apart, the worker's results pickled in {split['pickling'] * 1000:.0f} ms; on "
+               f"two idle cores --jobs 2 would take the start-up and the busier process's CPU: "
+               f"≈ {idle:.2f}× (the start-up and report: check of the smallest trace alone, "
                f"{startup * 1000:.0f} ms)")
     if load > 1:
         table.note(f"the machine was busy (load {load:.1f}): where the scheduler groups "
@@ -143,26 +144,22 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
     return table
 
 
-def _worker_timed(read: Any, items: list[Any]) -> tuple[int, float, float, float, float]:
-    """In a worker: read one run; its pid, start, end, CPU seconds and pickling seconds."""
+def _timed_read(read: Any, item: Any) -> tuple[Any, int, float, float]:
+    """``read(item)``, with the pid that read it, its CPU seconds and when it ended."""
     import os
-    import pickle
 
-    start, cpu = time.perf_counter(), time.process_time()
-    out = [read(item) for item in items]
-    pickled = time.perf_counter()
-    pickle.dumps(out)
-    end = time.perf_counter()
-    return os.getpid(), start, end, time.process_time() - cpu, end - pickled
+    cpu = time.process_time()
+    out = read(item)
+    return out, os.getpid(), time.process_time() - cpu, time.perf_counter()
 
 
 def work_split(count: int, total_mb: float) -> dict[str, float]:
-    """How ``tracecite.jobs`` splits the reading of the figure's traces between two workers,
-    in this process: the serial reading's CPU, each worker's CPU, when the last run of each
-    ended, and the pickling of the results; CPU time is what a busy machine disturbs least."""
-    import multiprocessing
+    """How ``tracecite.jobs`` splits the reading of the figure's traces between this process
+    and one worker, in this process: the serial reading's CPU, each process's CPU, when the
+    last item of each ended, and the pickling of the worker's results; CPU time is what a busy
+    machine disturbs least."""
     import os
-    from concurrent.futures import ProcessPoolExecutor
+    import pickle
     from functools import partial
 
     sys.path.insert(0, str(REPO))
@@ -176,23 +173,22 @@ def work_split(count: int, total_mb: float) -> dict[str, float]:
     cpu = time.process_time()
     jobs._serial(read, items)
     serial = time.process_time() - cpu
-    runs = jobs.runs_of(sizes, 2)
-    order = sorted(range(len(runs)), key=lambda k: -sum(sizes[i] for i in runs[k]))
     started = time.perf_counter()
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
-        timed = [f.result() for f in [pool.submit(_worker_timed, read,
-                                                  [items[i] for i in runs[k]]) for k in order]]
+    timed = jobs._parallel(partial(_timed_read, read), items, sizes, 2)
     per: dict[int, list[float]] = {}
-    for pid, _, end, used, pickling in timed:
-        entry = per.setdefault(pid, [0.0, 0.0, 0.0])
+    for _, pid, used, end in timed:
+        entry = per.setdefault(pid, [0.0, 0.0])
         entry[0] += used
         entry[1] = max(entry[1], end - started)
-        entry[2] += pickling
-    workers = sorted(per.values(), key=lambda e: -e[0])
-    return {"serial_cpu": serial, "worker_cpu": workers[0][0],
-            "other_cpu": workers[-1][0] if len(workers) > 1 else 0.0,
-            "ends_apart": abs(workers[0][1] - workers[-1][1]),
-            "pickling": sum(w[2] for w in workers), "runs": len(runs)}
+    sent = [out for out, pid, _, _ in timed if pid != os.getpid()]
+    pickling = time.perf_counter()
+    pickle.dumps(sent)
+    pickling = time.perf_counter() - pickling
+    here = per.pop(os.getpid(), [0.0, 0.0])
+    worker = max(per.values(), default=[0.0, 0.0], key=lambda e: e[0])
+    return {"serial_cpu": serial, "here_cpu": here[0], "worker_cpu": worker[0],
+            "ends_apart": abs(here[1] - worker[1]), "pickling": pickling,
+            "runs": len(jobs.runs_of(sizes, 2))}
 
 
 def _problem(run: Measured, serial: str, citations: int) -> str:

@@ -1,6 +1,6 @@
-"""``--jobs N`` (SPEC §9): offline checks of many files in N worker processes, their report the
-same as a serial run's, in input order; few or small files read here; a bug or a dead worker
-is TC900, never a hang."""
+"""``--jobs N`` (SPEC §9): offline checks of many files in N processes (this one and N - 1
+workers), their report the same as a serial run's, in input order; few or small files read
+here; a bug or a dead worker is TC900, never a hang."""
 
 from __future__ import annotations
 
@@ -232,8 +232,13 @@ def test_a_daemonic_process_reads_here(tmp_path: Path) -> None:
 
 # ---- the pool itself ---------------------------------------------------------------------------
 
+HERE = os.getpid()
+"""This process: the one that starts the pools (a forked worker inherits the value, not the
+pid)."""
+
+
 def where_read(item: int) -> tuple[int, int]:
-    time.sleep(0.01)  # long enough for each worker to take some
+    time.sleep(0.01)  # long enough for each process to take some
     return item, os.getpid()
 
 
@@ -243,10 +248,23 @@ def fail_on_seven(item: int) -> int:
     return item
 
 
-def die_on_seven(item: int) -> int:
-    if item == 7:
-        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+def die_in_a_worker(item: int) -> int:
+    """Kills the worker that reads it, as the OOM killer would; read here, it is slow."""
+    if os.getpid() != HERE:
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(0.01)
     return item
+
+
+def fail_here(item: int) -> int:
+    if os.getpid() == HERE:
+        raise ValueError("a bug here")
+    time.sleep(0.01)
+    return item
+
+
+def read_at_once(item: int) -> tuple[int, int]:
+    return item, os.getpid()
 
 
 def run_pool(read: Callable[[int], Any], count: int = 40, workers: int = 2) -> list[Any]:
@@ -254,18 +272,39 @@ def run_pool(read: Callable[[int], Any], count: int = 40, workers: int = 2) -> l
     return jobs._parallel(read, items, [(count - i) * 1000 for i in items], workers)
 
 
-def test_results_come_back_in_input_order_from_several_workers() -> None:
-    read = run_pool(where_read)
+@pytest.mark.parametrize("workers", [2, 3])
+def test_results_come_back_in_input_order_from_this_process_and_its_workers(
+        workers: int) -> None:
+    read = run_pool(where_read, workers=workers)
     assert [item for item, _ in read] == list(range(40))
-    assert len({pid for _, pid in read} - {os.getpid()}) == 2
+    pids = {pid for _, pid in read}
+    assert HERE in pids  # this process reads too, instead of waiting
+    assert len(pids) == workers
 
 
-@pytest.mark.parametrize("read", [fail_on_seven, die_on_seven], ids=["raises", "killed"])
-def test_a_worker_that_fails_ends_the_pool_with_an_error(read: Callable[[int], int]) -> None:
+def test_the_heaviest_run_is_left_to_a_worker() -> None:
+    """However fast this process is, a worker reads something: the heaviest run, which is
+    queued first."""
+    sizes = [(40 - i) * 1000 for i in range(40)]
+    heaviest = max(jobs.runs_of(sizes, 2), key=lambda run: sum(sizes[i] for i in run))
+    read = run_pool(read_at_once, workers=2)
+    assert HERE not in {pid for item, pid in read if item in heaviest}
+
+
+@pytest.mark.parametrize("read", [fail_on_seven, die_in_a_worker, fail_here],
+                         ids=["raises", "killed", "raises-here"])
+def test_a_read_that_fails_ends_the_pool_with_an_error(read: Callable[[int], int]) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
+    from tests.stopping import children
+
+    before = set(children(HERE))  # a forkserver of an earlier test may stay
     with pytest.raises((ValueError, BrokenProcessPool)):
         run_pool(read)
+    deadline = time.monotonic() + 5
+    while set(children(HERE)) - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not set(children(HERE)) - before, "a worker outlived its pool"
 
 
 FAILING = {"how": ""}
@@ -273,10 +312,11 @@ FAILING = {"how": ""}
 
 
 def failing_read(given: tuple[str, bool], **options: bool) -> Any:
-    if given[0].endswith("good.jsonl"):
+    if given[0].endswith("big.jsonl"):  # the heaviest: a worker reads it
         if FAILING["how"] == "raises":
             raise RuntimeError("a bug")
-        os.kill(os.getpid(), signal.SIGKILL)
+        if os.getpid() != HERE:
+            os.kill(os.getpid(), signal.SIGKILL)
     return read_input(given, **options)
 
 
@@ -293,15 +333,25 @@ def test_a_failed_worker_is_an_internal_error(tmp_path: Path, cli: Cli, pooled: 
     assert run.json()["findings"][0]["message"].startswith(name)
 
 
-def test_runs_are_neighbours_of_about_equal_weight() -> None:
-    sizes = [10_000] * 100 + [5_000_000] + [1_000] * 900
+def test_runs_are_neighbours_that_shrink_as_they_go() -> None:
+    sizes = [10_000] * 1000 + [40_000_000] + [1_000] * 9000
     runs = jobs.runs_of(sizes, 2)
-    assert [i for run in runs for i in run] == list(range(1000 + 1))  # every item, in order
-    assert range(100, 101) in runs  # the big one alone
-    weights = [sum(sizes[i] + jobs.FILE_WEIGHT for i in run) for run in runs if 100 not in run]
-    share = (sum(sizes) + jobs.FILE_WEIGHT * len(sizes)) // (2 * jobs.RUNS_PER_WORKER)
-    assert max(weights) <= share
-    assert len(runs) <= 2 * jobs.RUNS_PER_WORKER + 2
+    assert [i for run in runs for i in run] == list(range(len(sizes)))  # every item, in order
+    assert range(1000, 1001) in runs  # the big one alone
+
+    def weight(run: range) -> int:
+        return sum(sizes[i] + jobs.FILE_WEIGHT for i in run)
+
+    total = sum(map(weight, runs))
+    smallest = total // (2 * jobs.SMALLEST_RUN)
+    left = total
+    for run in runs[:-1]:
+        share = max(smallest, left // (2 * jobs.RUN_SHARE))
+        if len(run) > 1:  # at most its share of what is left, and the next item would pass it
+            assert weight(run) <= share < weight(run) + weight(range(run.stop, run.stop + 1))
+        left -= weight(run)
+    assert weight(runs[0]) > 4 * weight(runs[-2])
+    assert 2 * jobs.RUN_SHARE < len(runs) < 2 * jobs.SMALLEST_RUN + 32
 
 
 # ---- stops ----------------------------------------------------------------------------------
@@ -312,6 +362,37 @@ def stop_on(stop_at: str, real: Callable[..., Any]) -> Callable[..., Any]:
             raise Stopped(signal.SIGTERM)
         return real(given, **options)
     return read
+
+
+READ_HERE: list[int] = []
+"""The items :func:`stop_here_at_the_third` read in this process."""
+
+
+def stop_here_at_the_third(item: int) -> int:
+    if os.getpid() == HERE:
+        READ_HERE.append(item)
+        if len(READ_HERE) == 3:
+            raise Stopped(signal.SIGTERM)
+    time.sleep(0.01)
+    return item
+
+
+def test_a_stop_while_this_process_reads_keeps_what_every_process_read() -> None:
+    from tests.stopping import children
+
+    READ_HERE.clear()
+    before = set(children(HERE))
+    with pytest.raises(jobs.ReadStopped) as stopped:
+        run_pool(stop_here_at_the_third)
+    done = stopped.value.done
+    assert stopped.value.signum == signal.SIGTERM
+    assert set(READ_HERE[:2]) <= set(done)  # what this process read before the stop
+    assert READ_HERE[2] not in done
+    assert all(key == value for key, value in done.items())  # and what the worker sent back
+    deadline = time.monotonic() + 5
+    while set(children(HERE)) - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not set(children(HERE)) - before, "a worker outlived its pool"
 
 
 def test_a_stop_while_reading_reports_what_was_read(
@@ -414,12 +495,12 @@ def test_a_signal_ends_the_workers_and_reports_what_was_read(
 
     def ready() -> None:
         deadline = time.monotonic() + 30
-        while len(list(tmp_path.glob("*.started"))) < 2 and time.monotonic() < deadline:
+        while not list(tmp_path.glob("*.started")) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(list(tmp_path.glob("*.started"))) == 2, "the workers never got there"
-        time.sleep(0.3)  # the results of the files read are sent back meanwhile
+        assert list(tmp_path.glob("*.started")), "the reading never got there"
+        time.sleep(0.3)  # the other files are read, and sent back, meanwhile
         workers.extend(children(run.pid))
-        assert len(workers) == 2
+        assert len(workers) == 1  # --jobs 2: this process and one worker
 
     report = stop(run, signum, to_group=to_group, ready=ready)
     assert report["summary"]["inputs"] == 6  # the hanging two never finished

@@ -209,9 +209,10 @@ def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
                 keep_uris: bool, jobs: int | None = 1) -> Inputs:
     """Read each input once: notes parsed, traces validated and, with ``evidence``, their
     quotes checked against their captures. ``keep_uris``: keep every cited source's URI and
-    the citations, which the live checks need. ``jobs``: worker processes to read them in when
-    there are enough (None: one per core; 1: here), the result the same either way (SPEC §9).
-    A stop signal raises :class:`InputsStopped` with the inputs read before it."""
+    the citations, which the live checks need. ``jobs``: processes to read them in (this one
+    included) when there are enough (None: one per core; 1: here alone), the result the same
+    either way (SPEC §9). A stop signal raises :class:`InputsStopped` with the inputs read
+    before it."""
     from tracecite.jobs import ReadStopped, file_size, read_in_order
 
     given = [*((path, False) for path in notes), *((path, True) for path in traces)]

@@ -54,7 +54,7 @@ DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl", "**/runs/**/*.jsonl")
 DEFAULT_USER_AGENT = f"tracecite/{__version__}"
 
 MAX_JOBS = 256
-"""The most worker processes ``--jobs`` may ask for."""
+"""The most processes ``--jobs`` may ask for."""
 
 
 
@@ -182,8 +182,8 @@ OPTIONS: tuple[Option, ...] = (
     # reading inputs: every command that reads notes or traces
     Option("jobs", None, values.whole(1, MAX_JOBS), "read", flag="--jobs", config=True,
            action="jobs", parse=values.integer, metavar="N",
-           help=f"worker processes that read many inputs at once (default: one per core, at "
-                f"most {MAX_JOBS}; 1: none)"),
+           help=f"processes that read many inputs at once, this one and N - 1 workers "
+                f"(default: one per core, at most {MAX_JOBS}; 1: no workers)"),
     # check
     Option("evidence", False, values.boolean, "check", flag="--evidence", switch=True,
            help="every quote must be in its source's captured content"),
