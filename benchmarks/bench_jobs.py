@@ -1,5 +1,5 @@
 """Figure 7, many traces at once: ``tracecite check FILE… --evidence`` at ``--jobs 1``,
-``--jobs 2`` and the default (one worker per core) on 2,000 traces of mixed sizes, 243 MB in
+``--jobs 2`` and the default (one process per core) on 2,000 traces of mixed sizes, 243 MB in
 all.
 
 The traces come from ``gen_trace.generate`` (sizes drawn from a log-normal from a seed, so a few
@@ -8,8 +8,8 @@ total size and the generator's source. Every run's JSON report must be the same 
 one's, byte for byte.
 
 ``python bench_jobs.py threshold`` measures where a pool starts to pay: the same traces read in
-this process and in two workers, on sets of growing total size (``tracecite.jobs`` reads below
-``MIN_PARALLEL_BYTES`` serially).
+this process alone and as ``--jobs 2`` reads them, on sets of growing total size
+(``tracecite.jobs`` reads below ``MIN_PARALLEL_BYTES`` serially).
 """
 
 from __future__ import annotations
@@ -206,7 +206,8 @@ def _problem(run: Measured, serial: str, citations: int) -> str:
 
 
 def threshold(repeats: int = 5) -> None:
-    """Print, for sets of growing total size, reading them here and in two workers."""
+    """Print, for sets of growing total size, reading them here alone and as ``--jobs 2``
+    does (here and in one worker)."""
     sys.path.insert(0, str(REPO))
     from functools import partial
 
@@ -216,7 +217,7 @@ def threshold(repeats: int = 5) -> None:
     folder, _ = trace_folder(2000, 243)
     paths = sorted(folder.glob("*.jsonl"))
     read = partial(read_input, evidence=True, keep_uris=False)
-    print("files  MB     serial  2 workers  ratio  (best of each)")
+    print("files  MB     serial  --jobs 2  ratio  (best of each)")
     for files in (5, 10, 20, 40, 80, 160, 320):
         items = [(str(p), True) for p in paths[:files]]
         sizes = [p.stat().st_size for p in paths[:files]]
@@ -229,7 +230,7 @@ def threshold(repeats: int = 5) -> None:
             jobs._parallel(read, items, sizes, 2)
             parallel.append(time.perf_counter() - started)
         s, p = min(serial), min(parallel)  # the least disturbed run of each
-        print(f"{files:5d}  {sum(sizes) / MB:5.1f}  {s * 1000:5.0f} ms  {p * 1000:5.0f} ms"
+        print(f"{files:5d}  {sum(sizes) / MB:5.1f}  {s * 1000:5.0f} ms  {p * 1000:5.0f} ms "
               f"  {s / p:.2f}")
 
 
