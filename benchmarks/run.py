@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         6: ("near-miss diagnosis", lambda: bench_diagnosis.figure(
             n=40 if quick else 200, repeats=1 if quick else 3, log=log)),
         7: ("many traces at once", lambda: bench_jobs.figure(
-            400 if quick else 2000, 48 if quick else 243, repeats=1 if quick else 5, log=log)),
+            400 if quick else 2000, 48 if quick else 243, repeats=1 if quick else 9, log=log)),
         8: ("memory", lambda: bench_memory.figure(
             notes_mb=5 if quick else 50, sources=100_000 if quick else 1_000_000,
             trace_mb=15 if quick else 150, repeats=1 if quick else 3, log=log)),
