@@ -41,6 +41,9 @@ from bench_util import (
     verdict,
 )
 
+HALVES = "two forked halves"
+"""The peer row: the reading split by a bare fork (:func:`halves`)."""
+
 GOAL = 1.7
 """``--jobs 2`` at least this many times faster than ``--jobs 1`` (on 2 cores or more)."""
 
@@ -90,8 +93,11 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
     # the globs (about 0.1 s for 2,000 files, the same in every run).
     files = sorted(str(p) for p in folder.glob("*.jsonl"))
     base = [*tracecite_command(), "check", *files, "--evidence", "--json"]
+    listing = OUT_DIR / "jobs-files.txt"
+    listing.write_text("\n".join(files))
     tools = [("--jobs 1", [*base, "--jobs", "1"]), ("--jobs 2", [*base, "--jobs", "2"]),
-             (f"default ({os.cpu_count()} cores)", base)]
+             (f"default ({os.cpu_count()} cores)", base),
+             (HALVES, [sys.executable, str(Path(__file__).resolve()), "halves", str(listing)])]
     load = os.getloadavg()[0]
     runs: dict[str, list[Measured]] = {name: [] for name, _ in tools}
     log(f"  {count} traces, {megabytes(actual)}, {citations} citations: {repeats} round(s) "
@@ -102,7 +108,8 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
     serial = runs["--jobs 1"][-1].stdout
     walls = {name: median([r.wall for r in rs]) for name, rs in runs.items()}
     for name, rs in runs.items():
-        problem = _problem(rs[-1], serial, citations)
+        problem = (_problem(rs[-1], serial, citations) if name != HALVES
+                   else "" if rs[-1].returncode == 0 else f"FAILED: {rs[-1].stderr[-80:]}")
         rounds = [one.wall / r.wall for one, r in zip(runs["--jobs 1"], rs, strict=True)]
         speedup = median(rounds)
         goal = ""
@@ -117,6 +124,10 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
                f"{repeats} rounds (the rounds' spread beside it); goal: --jobs 2 at least "
                f"{GOAL}× faster than --jobs 1; every report the same as the serial one's, byte "
                "for byte")
+    table.note(f"{HALVES}: the same files read by two processes, a fork of this one and "
+               "itself, each reading half of the bytes, with no pool, no results sent and no "
+               "report: the floor of any split into two processes on this host at this time, "
+               "whose CPU shows what two busy cores cost the reading itself")
     table.note(f"wall and CPU: median of {repeats} runs; peak RSS over the process tree "
                "(workers included); the host's speed drifts by up to 3× from minute to minute "
                "here, so each speed-up compares runs seconds apart, not medians minutes apart")
@@ -191,6 +202,34 @@ def work_split(count: int, total_mb: float) -> dict[str, float]:
             "runs": len(jobs.runs_of(sizes, 2))}
 
 
+def halves(listing: str) -> None:
+    """Read the traces listed in ``listing`` as ``check --evidence`` reads each, in two
+    processes: a fork of this one reads one half of the bytes, this one the other."""
+    import os
+    from functools import partial
+
+    sys.path.insert(0, str(REPO))
+    from tracecite.commands import read_input
+
+    paths = Path(listing).read_text().splitlines()
+    read = partial(read_input, evidence=True, keep_uris=False)
+    read((paths[0], True))  # the readers imported before the fork, as tracecite does
+    mine: list[str] = []
+    theirs: list[str] = []
+    held = [0, 0]
+    for path in sorted(paths, key=lambda p: -os.path.getsize(p)):
+        side = 0 if held[0] <= held[1] else 1
+        (mine, theirs)[side].append(path)
+        held[side] += os.path.getsize(path)
+    child = os.fork()
+    for path in theirs if child == 0 else mine:
+        read((path, True))
+    if child == 0:
+        os._exit(0)
+    _, status = os.waitpid(child, 0)
+    raise SystemExit(os.waitstatus_to_exitcode(status))
+
+
 def _problem(run: Measured, serial: str, citations: int) -> str:
     """What went wrong with a run, or ``""``."""
     try:
@@ -237,7 +276,9 @@ def threshold(repeats: int = 5) -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["threshold"]:
         threshold()
+    elif sys.argv[1:2] == ["halves"]:
+        halves(sys.argv[2])
     elif sys.argv[1:2] == ["split"]:
         print(json.dumps(work_split(int(sys.argv[2]), float(sys.argv[3]))))
     else:
-        raise SystemExit("usage: python bench_jobs.py threshold | split COUNT MB")
+        raise SystemExit("usage: python bench_jobs.py threshold | split COUNT MB | halves LIST")
