@@ -182,7 +182,7 @@ OPTIONS: tuple[Option, ...] = (
     # reading inputs: every command that reads notes or traces
     Option("jobs", None, values.whole(1, MAX_JOBS), "read", flag="--jobs", config=True,
            action="jobs", parse=values.integer, metavar="N",
-           help=f"processes that read many inputs at once, this one and N - 1 workers "
+           help=f"processes that read many inputs at once, the main one and N - 1 workers "
                 f"(default: one per core, at most {MAX_JOBS}; 1: no workers)"),
     # check
     Option("evidence", False, values.boolean, "check", flag="--evidence", switch=True,
