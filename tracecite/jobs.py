@@ -145,8 +145,9 @@ def _parallel(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[int],
 
     The runs are taken the heaviest first. Each worker is kept with one run to read and one
     waiting (:data:`QUEUED_PER_WORKER`), and this process reads the next run itself: it would
-    otherwise sit idle, and what it reads costs no pickling. The runs shrink as they go
-    (:func:`runs_of`), so the last ones are light and no process waits long for another.
+    otherwise sit idle, and what it reads costs no pickling. The workers get the first runs,
+    so a pool always reads something. The runs shrink as they go (:func:`runs_of`), so the
+    last ones are light and no process waits long for another.
     """
     from collections import deque
     from concurrent.futures import ProcessPoolExecutor
