@@ -209,11 +209,11 @@ def halves(listing: str) -> None:
     from functools import partial
 
     sys.path.insert(0, str(REPO))
+    import tracecite.checks.evidence  # noqa: F401  (before the fork, as tracecite does)
     from tracecite.commands import read_input
 
     paths = Path(listing).read_text().splitlines()
     read = partial(read_input, evidence=True, keep_uris=False)
-    read((paths[0], True))  # the readers imported before the fork, as tracecite does
     mine: list[str] = []
     theirs: list[str] = []
     held = [0, 0]

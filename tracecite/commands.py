@@ -218,8 +218,8 @@ def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
     given = [*((path, False) for path in notes), *((path, True) for path in traces)]
     read = partial(read_input, evidence=evidence, keep_uris=keep_uris)
     if traces:
-        # The trace readers, imported here, once: forked workers then have them (each of
-        # two workers importing them cost about 20 ms of a 0.9 s run).
+        # The trace readers, imported here, once: forked workers then have them (each worker
+        # importing them again cost about 20 ms of a 0.9 s run).
         import tracecite.checks.evidence  # noqa: F401
     try:
         results = read_in_order(read, given, jobs=jobs, size=lambda item: file_size(item[0]))

@@ -21,6 +21,7 @@ from typing import Any
 from tracecite.codes import Code
 from tracecite.errors import ConfigError
 from tracecite.findings import Finding
+from tracecite.inputs.files import os_reason
 from tracecite.settings import CONFIG_KEYS, REFUSED_KEYS
 
 if sys.version_info >= (3, 11):
@@ -89,8 +90,7 @@ def load_config(path: str | None) -> Config:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise _error(path, f"configuration file cannot be read ({reason})") from None
+        raise _error(path, f"configuration file cannot be read ({os_reason(exc)})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

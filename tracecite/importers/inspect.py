@@ -60,7 +60,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tracecite.checks.compare import stable_uri
-from tracecite.codes import Code
 from tracecite.errors import TraceCiteError
 from tracecite.findings import Finding
 from tracecite.importers.eval_archive import CORRUPT, ZIP_MAGIC, Place, member_bytes
@@ -72,7 +71,7 @@ from tracecite.importers.model import (
     ImportedSource,
     Unsupported,
 )
-from tracecite.inputs.files import decode_utf8, open_input, os_reason
+from tracecite.inputs.files import decode_utf8, open_input, unreadable
 
 _HEADER = "header.json"
 _START = "_journal/start.json"  # the header of a log still being written
@@ -105,9 +104,7 @@ def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
             opened.seek(0)
             data = b"" if archive else opened.read()
         except OSError as exc:
-            raise TraceCiteError(Finding(Code.INPUT_UNREADABLE,
-                                         f"input cannot be read ({os_reason(exc)})",
-                                         file=display)) from None
+            raise TraceCiteError(unreadable(display, exc)) from None
         if archive:
             yield from _archive_runs(opened, display)
         else:

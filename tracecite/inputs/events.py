@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 
 from tracecite.codes import Code
 from tracecite.inputs.answer import PreparedAnswer, tail_digest
-from tracecite.inputs.files import os_reason
+from tracecite.inputs.files import unreadable_message
 from tracecite.inputs.jsonl import REFUSED, fast_loads, loads
 
 
@@ -127,4 +127,4 @@ class _LineReader:
 
 
 def _unreadable(exc: OSError) -> LineError:
-    return LineError(Code.INPUT_UNREADABLE, f"input cannot be read ({os_reason(exc)})")
+    return LineError(Code.INPUT_UNREADABLE, unreadable_message(exc))

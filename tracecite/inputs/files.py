@@ -30,9 +30,7 @@ def open_input(path: str, *, buffering: int = -1) -> BinaryIO | Finding:
     except OSError as exc:
         if os.path.isdir(path):  # where directories cannot be opened at all (Windows)
             return Finding(Code.INPUT_UNREADABLE, "input is a directory", file=path)
-        return Finding(
-            Code.INPUT_UNREADABLE, f"input cannot be read ({os_reason(exc)})", file=path
-        )
+        return unreadable(path, exc)
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
@@ -59,9 +57,7 @@ def read_text(path: str) -> str | Finding:
         with opened:
             data = opened.read()
     except OSError as exc:
-        return Finding(
-            Code.INPUT_UNREADABLE, f"input cannot be read ({os_reason(exc)})", file=path
-        )
+        return unreadable(path, exc)
     return decode_utf8(data, path)
 
 
@@ -88,6 +84,16 @@ def decode_utf8(data: bytes, path: str) -> str | Finding:
             line=line,
             column=column,
         )
+
+
+def unreadable(path: str, exc: OSError) -> Finding:
+    """TC101 for the input at ``path``, which the OS would not let be read."""
+    return Finding(Code.INPUT_UNREADABLE, unreadable_message(exc), file=path)
+
+
+def unreadable_message(exc: OSError) -> str:
+    """What TC101 says of an input the OS would not let be read."""
+    return f"input cannot be read ({os_reason(exc)})"
 
 
 def os_reason(exc: OSError) -> str:

@@ -15,7 +15,7 @@ from typing import BinaryIO
 
 from tracecite.codes import Code
 from tracecite.findings import Finding
-from tracecite.inputs.files import open_input, os_reason
+from tracecite.inputs.files import open_input, unreadable
 from tracecite.model import NOTE_FIELDS, NoteRecord, NoteRecords
 
 # A key is a word before the first colon; anything else before a colon is not a field line.
@@ -56,9 +56,7 @@ def read_notes(path: str, *, records: bool = True, claims: bool = True) -> Notes
         return NotesFile(path, (), (Finding(Code.INPUT_NOT_UTF8, "input is not valid UTF-8",
                                             file=path, line=bad.line, column=bad.column),), 0)
     except OSError as exc:
-        return NotesFile(path, (), (Finding(Code.INPUT_UNREADABLE,
-                                            f"input cannot be read ({os_reason(exc)})",
-                                            file=path),), 0)
+        return NotesFile(path, (), (unreadable(path, exc),), 0)
     return parser.done()
 
 

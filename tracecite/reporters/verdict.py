@@ -150,7 +150,7 @@ def _unverified_inputs(report: Report) -> list[str]:
     out = []
     if s.records and not s.live:
         how = "--stage online" if report.command == "hook" else "tracecite verify-notes"
-        records = "1 notes record" if s.records == 1 else f"{s.records} notes records"
+        records = _count(s.records, ("notes record", "notes records"))
         out.append(f"{records} format-checked; their quotes are verified online: {how}")
     if report.command == "import" and s.runs:
         out.append(f"{_count(s.runs, ('run', 'runs'))} imported "
@@ -160,7 +160,7 @@ def _unverified_inputs(report: Report) -> list[str]:
         out.append(f"{_count(s.not_importable, ('citation', 'citations'))} not importable: "
                    "they cite spans of the answer, not quotes")
     if s.citations and not s.captured and report.command == "check":
-        citations = "1 citation" if s.citations == 1 else f"{s.citations} citations"
+        citations = _count(s.citations, ("citation", "citations"))
         out.append(f"trace structure checked ({citations}); quotes are checked with --evidence")
     return out
 
