@@ -1,4 +1,5 @@
-"""Figure 6, the near-miss diagnosis: what a missed quote costs on a 2 MiB page (SPEC §8.1).
+"""Figure 6, the near-miss diagnosis: what a missed quote costs on a 2 MiB page
+(docs/reference/reports.md#near-misses).
 
 The same 2 MiB HTML page is matched (``match_quotes``, as a parse worker runs it: parse, visible
 text, match) once with N quotes that are all on it and once with N quotes that all miss, of

@@ -11,9 +11,10 @@ finding about a source or a quote (TC3xx, TC210) is a wrong verdict.
 The rows, measured in one run against the same faults (the server forgets them between runs):
 ``--retries 0``, today's behaviour and the baseline; the defaults; and, when the build has
 ``--cache``, the defaults with a fresh cache file, run twice. The server counts the requests, so
-requests per URL are shown, not assumed, and the second cached run must make none (SPEC §7.5:
-within ``--cache-max-age`` no request). The options a row needs are looked up in ``tracecite
-verify-notes --help`` first: a build without them says so in the row instead of failing.
+requests per URL are shown, not assumed, and the second cached run must make none
+(docs/web-over-time.md#the-cache: within ``--cache-max-age`` no request). The options a row needs
+are looked up in ``tracecite verify-notes --help`` first: a build without them says so in the row
+instead of failing.
 """
 
 from __future__ import annotations
@@ -148,10 +149,10 @@ def figure(*, urls: int = 2000, hosts: int = 20, records: int = 5000, timeout: f
                "TC210 finding is a wrong verdict")
     table.note("requests and per URL: counted by the server (every request for a page, the "
                "refused ones included); goals: 0 wrong verdicts at the defaults, and no request "
-               "in a second run with the cache (SPEC §7.1, §7.5)")
+               "in a second run with the cache")
     if retries:
         table.note("at --retries 0 a 429 is still waited for when the build treats rate limiting "
-                   "as no failure (SPEC §7.1), so the baseline is today's behaviour less that")
+                   "as no failure, so the baseline is today's behaviour less that")
     table.note("options found in `tracecite verify-notes --help`: "
                + ", ".join(f"{name} {'yes' if name in options else 'no'}"
                            for name in ("--retries", "--cache", "--cache-max-age")))

@@ -1,6 +1,6 @@
-"""Figure 8, memory that does not grow with what need not be kept (SPEC §9): peak RSS of the
-whole process for the three inputs that used to cost the most, each beside a baseline measured
-in the same run.
+"""Figure 8, memory that does not grow with what need not be kept (docs/guides/scale.md): peak RSS
+of the whole process for the three inputs that used to cost the most, each beside a baseline
+measured in the same run.
 
 - ``check NOTES`` and ``verify-notes NOTES`` on a 50 MB notes file of short records, beside
   the file's size (goal: at most 100 MB; verify-notes against a local server serving the 500

@@ -17,10 +17,10 @@ note per page, compared with the sum of single-process parse times divided by th
 memory of the whole process tree is shown for the pages once and three times (under other URLs),
 to show that it follows the concurrency, not the number of pages.
 
-TraceCite reaches the server only through ``--connect-to`` and ``--allow-net`` (SPEC §3), with
-URLs ``http://bench.test/…`` (and ``http://hN.bench.test/…`` for the 25 hosts, host N at
-127.0.0.N); linkinator is pointed at an index page that links to the 200 URLs (at
-``http://127.0.0.N:PORT/…`` for the 25 hosts).
+TraceCite reaches the server only through ``--connect-to`` and ``--allow-net``
+(docs/reference/commands.md), with URLs ``http://bench.test/…`` (and ``http://hN.bench.test/…`` for
+the 25 hosts, host N at 127.0.0.N); linkinator is pointed at an index page that links to the 200
+URLs (at ``http://127.0.0.N:PORT/…`` for the 25 hosts).
 """
 
 from __future__ import annotations

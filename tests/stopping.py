@@ -1,5 +1,6 @@
-"""Stopping a ``tracecite`` run that is its own process (SPEC §3): the environment it runs in,
-the processes left on the machine, and one signal sent and its outcome checked."""
+"""Stopping a ``tracecite`` run that is its own process (docs/reference/commands.md): the
+environment it runs in, the processes left on the machine, and one signal sent and its outcome
+checked."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 from tests.conftest import OUTPUT_ENV, REPO_ROOT
 
 STOP_GOAL = 2.0
-"""Seconds a stopped run may take to exit with its report (SPEC §3)."""
+"""Seconds a stopped run may take to exit with its report (docs/reference/commands.md)."""
 
 
 def env() -> dict[str, str]:

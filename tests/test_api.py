@@ -1,4 +1,4 @@
-"""``tracecite.api`` (SPEC §9): the commands as functions returning a frozen, picklable
+"""``tracecite.api`` (docs/guides/scale.md): the commands as functions returning a frozen, picklable
 :class:`Report`, with no global state; the command line is a thin layer over them."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The cache file (SPEC §7.5, §7.6) on its own: what it keeps, when it answers, its problems."""
+"""The cache file (docs/web-over-time.md#the-cache, docs/web-over-time.md#flaky-sources) on its own:
+what it keeps, when it answers, its problems."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """No report echoes quotes, claims or source content, and no input-derived name can drive a
-terminal or a GitHub Actions log (SPEC §5).
+terminal or a GitHub Actions log (docs/reference/reports.md).
 
 Canary strings — terminal escapes, workflow commands, markup and a unique token per field — are
 planted in every field of notes and traces and in file names; every offline command runs in

@@ -1,7 +1,7 @@
-"""``--archive`` end to end (SPEC §8.7): verify-notes, verify-urls and the hook's online stage
-against a local site and a stand-in archive, both reached only through ``--connect-to``,
-``--allow-net`` and ``--ca-cert``. The archive adds to findings; it never changes a verdict,
-a count or an exit code."""
+"""``--archive`` end to end (docs/web-over-time.md#archived-copies): verify-notes, verify-urls and
+the hook's online stage against a local site and a stand-in archive, both reached only through
+``--connect-to``, ``--allow-net`` and ``--ca-cert``. The archive adds to findings; it never changes
+a verdict, a count or an exit code."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The cache, skip_urls and --fail-after end to end (SPEC §7.4-§7.6): the CLI against a local
-site that counts its requests and answers conditional ones."""
+"""The cache, skip_urls and --fail-after end to end
+(docs/web-over-time.md#warnings-and-skips-docs/web-over-time.md#flaky-sources): the CLI against a
+local site that counts its requests and answers conditional ones."""
 
 from __future__ import annotations
 
@@ -203,7 +204,8 @@ def test_the_cache_keeps_no_page_text_quote_or_claim(cli: Cli, tmp_path: Path,
         note(claim="CANARYCLAIMX one", quote="the CANARYQUOTEX words", url=site.url("/c")),
         note(claim="CANARYCLAIMX two", quote="CANARYMISSINGX", url=site.url("/c")),
         note(claim="CANARYCLAIMX three", quote=FOUND, url=site.url("/page")),
-        # Near misses, whose diagnoses the cache keeps (SPEC §8.1): kinds, counts, names.
+        # Near misses, whose diagnoses the cache keeps (docs/reference/reports.md#near-misses):
+        # kinds, counts, names.
         note(claim="CANARYCLAIMX four", quote="THE CANARYQUOTEX WORDS", url=site.url("/c")),
         note(claim="CANARYCLAIMX five", quote="the CANARYQUOTEX words’ CANARYMISSINGX",
              url=site.url("/c")),

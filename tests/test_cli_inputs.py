@@ -1,6 +1,6 @@
-"""What the command line makes of its FILE arguments: directories expanded by the configured
-globs, a pattern the shell left unexpanded, a mistyped command, and where in a trace's answer
-line a citation's finding points (SPEC §3, §8.3)."""
+"""What the command line makes of its FILE arguments: directories expanded by the configured globs,
+a pattern the shell left unexpanded, a mistyped command, and where in a trace's answer line a
+citation's finding points (docs/reference/commands.md, docs/reference/reports.md#locations)."""
 
 from __future__ import annotations
 
@@ -259,7 +259,7 @@ def _run_tracecite(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60, check=False)
 
 
-# ---- trace columns (SPEC §8.3) ----------------------------------------------------------------
+# ---- trace columns (docs/reference/reports.md#locations) -----------------------------------------
 
 def _column_of(line: bytes, claim_at: int, citation_at: int) -> int:
     """The expected column: the ``quote`` key of that citation, counted by hand in characters

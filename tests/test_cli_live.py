@@ -79,7 +79,7 @@ def url_line(record: int) -> int:
 
 def quote_line(record: int) -> int:
     """The line of record ``record``'s ``quote:`` in a file made by `notes`: where a quote not
-    on its page is to be fixed (SPEC §8.3)."""
+    on its page is to be fixed (docs/reference/reports.md#locations)."""
     return 4 * record - 2
 
 

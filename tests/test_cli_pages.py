@@ -1,5 +1,5 @@
 """Charsets, statuses without a page, refreshes, ``final_url`` and bot walls end to end through
-``main([...])`` and ``--json`` (SPEC §4, §7.3).
+``main([...])`` and ``--json`` (docs/reference/fetching.md, docs/web-over-time.md#bot-walls).
 
 Every server is on 127.0.0.1 and is reached only through ``--connect-to``, ``--allow-net`` and
 ``--ca-cert`` (see tests/live_fixtures.py); any name lookup fails the test.

@@ -1,6 +1,7 @@
-"""Retries through the command line (SPEC §7.1): ``--retries`` and ``--max-retry-wait`` (and their
-configuration keys and Action input) reach the run, bad values are TC100, and the JSON report
-carries ``attempts`` on findings and counts ``retried`` sources in the live summary.
+"""Retries through the command line (docs/web-over-time.md#retries): ``--retries`` and
+``--max-retry-wait`` (and their configuration keys and Action input) reach the run, bad values are
+TC100, and the JSON report carries ``attempts`` on findings and counts ``retried`` sources in the
+live summary.
 
 The backoff's random waits are made zero, so nothing here sleeps for long."""
 

@@ -28,10 +28,11 @@ def test_codes_and_names_unique() -> None:
 def test_entry(code: Code) -> None:
     assert re.fullmatch(r"TC\d{3}", code.code)
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", code.label)
-    assert code.exit in {0, 1, 2, 3}  # 0: a warning (SPEC §7.4)
+    assert code.exit in {0, 1, 2, 3}  # 0: a warning (docs/web-over-time.md#warnings-and-skips)
     # The hundreds say what kind of problem it is, and so which exit code it gives.
     expected = {"1": 1, "2": 2, "3": 2, "4": 2, "9": 3}[code.code[2]]
-    # Warnings (exit 0) are the registry's own; they start with "warning:" (SPEC §5).
+    # Warnings (exit 0) are the registry's own; they start with "warning:"
+    # (docs/reference/reports.md).
     assert code.exit == expected or (code.exit == 0 and code.when.startswith("warning:"))
     assert code.when and "|" not in code.when
     assert str(code) == f"{code.code} {code.label}"

@@ -1,6 +1,6 @@
 """One report assembly: every command and every hook stage counts the same inputs the same way
-(SPEC §5 schema 2: captured, live and files apart), and input errors stop a run before any
-network or file access."""
+(docs/reference/reports.md schema 2: captured, live and files apart), and input errors stop a run
+before any network or file access."""
 
 from __future__ import annotations
 
@@ -138,8 +138,8 @@ def _no_lookups(*args: object, **kwargs: object) -> object:
 
 def test_notes_records_are_kept_only_for_the_live_checks_and_without_claims(
         tmp_path: Path) -> None:
-    """SPEC §9: the format check keeps no records (only their count), the live checks no
-    claims; the summary counts the same either way."""
+    """docs/guides/scale.md: the format check keeps no records (only their count), the live checks
+    no claims; the summary counts the same either way."""
     from tracecite.commands import read_inputs
 
     notes, _ = _inputs(tmp_path)
@@ -151,8 +151,8 @@ def test_notes_records_are_kept_only_for_the_live_checks_and_without_claims(
 
 
 def test_a_shards_records_and_a_diffs_are_subsets_of_the_columns(tmp_path: Path) -> None:
-    """SPEC §9: the records a shard or a diff keeps are those an object per record chose, but
-    kept as indexes into the notes' columns, not as objects."""
+    """docs/guides/scale.md: the records a shard or a diff keeps are those an object per record
+    chose, but kept as indexes into the notes' columns, not as objects."""
     from tracecite.checks.shards import in_shard
     from tracecite.commands import read_inputs
     from tracecite.model import NoteRecords

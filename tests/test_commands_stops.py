@@ -1,5 +1,5 @@
 """A run stopped by a signal during one live check: the checks after it never start, and their
-quotes are counted ``interrupted`` (SPEC §3)."""
+quotes are counted ``interrupted`` (docs/reference/commands.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Dask example (SPEC §9): traces checked through ``tracecite.api`` on a real local
+"""The Dask example (docs/guides/scale.md): traces checked through ``tracecite.api`` on a real local
 ``dask.distributed`` cluster (two worker processes on 127.0.0.1, no dashboard), its merged
 report identical to the command line's."""
 

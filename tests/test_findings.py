@@ -1,4 +1,4 @@
-"""Findings, counts and reports as values (SPEC §5)."""
+"""Findings, counts and reports as values (docs/reference/reports.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""``--jobs N`` (SPEC §9): offline checks of many files in N processes (this one and N - 1
-workers), their report the same as a serial run's, in input order; few or small files read
-here; a bug or a dead worker is TC900, never a hang."""
+"""``--jobs N`` (docs/guides/scale.md): offline checks of many files in N processes (this one and N
+- 1 workers), their report the same as a serial run's, in input order; few or small files read here;
+a bug or a dead worker is TC900, never a hang."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one matching rule (SPEC §2): normalisation and substring matching."""
+"""The one matching rule (docs/reference/matching.md): normalisation and substring matching."""
 
 from __future__ import annotations
 

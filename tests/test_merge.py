@@ -1,6 +1,6 @@
-"""``tracecite merge REPORT.json…`` (SPEC §9): reports that fit together combined into one,
-in any format; files that are not reports, and sets of shards that are not whole, refused
-with their file."""
+"""``tracecite merge REPORT.json…`` (docs/guides/scale.md): reports that fit together combined into
+one, in any format; files that are not reports, and sets of shards that are not whole, refused with
+their file."""
 
 from __future__ import annotations
 

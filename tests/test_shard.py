@@ -1,5 +1,5 @@
-"""``--shard K/N`` (SPEC §9): each shard checks its own sources, offline findings are shard
-1's, and ``tracecite merge`` of every shard's report is the unsharded run's report."""
+"""``--shard K/N`` (docs/guides/scale.md): each shard checks its own sources, offline findings are
+shard 1's, and ``tracecite merge`` of every shard's report is the unsharded run's report."""
 
 from __future__ import annotations
 
@@ -184,8 +184,9 @@ def test_an_input_error_stops_every_shard_and_is_reported_once(cli: Cli, site: S
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_unchanged_records_are_counted_by_their_own_shard(
         cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_site: int) -> None:
-    """On a pull request, the records the diff leaves alone are ``unchanged`` in the shard
-    of their source only, so the merged summary is the unsharded run's (SPEC §8.6, §9)."""
+    """On a pull request, the records the diff leaves alone are ``unchanged`` in the shard of their
+    source only, so the merged summary is the unsharded run's
+    (docs/hook.md#checking-only-what-changed, docs/guides/scale.md)."""
     repo = make_repo(tmp_path / "repo")
     records = [note(quote="word for word", url=f"http://pages.test/old/{n}") for n in range(9)]
     write(repo, "docs/site.notes", "\n".join(records))

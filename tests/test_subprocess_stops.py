@@ -1,6 +1,7 @@
-"""How a run ends, as its own process: SIGINT and SIGTERM stop it within 2 s with the report of
-what finished and no process left behind, a reader that closes stdout early changes nothing
-(SPEC §3), and name lookups that never answer do not hold the process after its report (§7.2).
+"""How a run ends, as its own process: SIGINT and SIGTERM stop it within 2 s with the report of what
+finished and no process left behind, a reader that closes stdout early changes nothing
+(docs/reference/commands.md), and name lookups that never answer do not hold the process after its
+report (docs/web-over-time.md#politeness-under-pressure).
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def test_lookups_that_never_answer_do_not_hold_the_process(tmp_path: Path) -> No
     notes.write_text("\n".join(f"claim: c\nquote: q\nurl: http://{h}/\n" for h in hosts))
     started = time.monotonic()
     done = subprocess.run(
-        # One attempt per source (a timeout is retried by default: SPEC §7.1), so each is
-        # done at its one deadline.
+        # One attempt per source (a timeout is retried by default: docs/web-over-time.md#retries),
+        # so each is done at its one deadline.
         [sys.executable, "-c", HANGING_RESOLVER, "verify-notes", str(notes), "--json",
          "--timeout", "3", "--retries", "0", "--no-progress"],
         capture_output=True, text=True, timeout=60, check=False, env=env())

@@ -1,5 +1,5 @@
-"""TraceCite as a library (SPEC §9): the commands as functions from paths and keyword options
-to a :class:`~tracecite.findings.Report`.
+"""TraceCite as a library (docs/guides/scale.md): the commands as functions from paths and keyword
+options to a :class:`~tracecite.findings.Report`.
 
 ::
 
@@ -7,7 +7,7 @@ to a :class:`~tracecite.findings.Report`.
 
     report = api.check(["runs/agent-run.jsonl"], evidence=True)
     report.exit_code          # 0, 1 (an input is malformed), 2 (findings)
-    report.to_json()          # the --json object (SPEC §5), as a dict
+    report.to_json()          # the --json object (docs/reference/reports.md), as a dict
 
     report = api.verify_urls(["runs/"], timeout=10, concurrency=16, cache="rot.sqlite")
 
@@ -131,10 +131,10 @@ def hook(files: Iterable[str | os.PathLike[str]] = (), *, settings: Settings | N
 def merge(reports: Iterable[Report | str | os.PathLike[str]], *,
           settings: Settings | None = None, **options: Any) -> Report:
     """``tracecite merge``: one report of several, findings in order without duplicates and
-    summaries added (SPEC §9): the reports of every shard of a run (each once), or unsharded
-    reports of one command (say, one per trace). Each item is a :class:`Report` or the path of
-    a JSON report; a file that cannot be read as one is an input error in the returned report
-    (exit 1). Reports that do not fit together raise :class:`TraceCiteError` (TC100).
+    summaries added (docs/guides/scale.md): the reports of every shard of a run (each once), or
+    unsharded reports of one command (say, one per trace). Each item is a :class:`Report` or the
+    path of a JSON report; a file that cannot be read as one is an input error in the returned
+    report (exit 1). Reports that do not fit together raise :class:`TraceCiteError` (TC100).
     ``warn=``: as for the other commands."""
     from tracecite.merge import merge_items
 
@@ -215,5 +215,5 @@ def _settings(command: str, options: Mapping[str, Any], settings: Settings | Non
 
 
 def _sharded(report: Report, settings: Settings) -> Report:
-    """The report of a live run, saying which shard it is (SPEC §9)."""
+    """The report of a live run, saying which shard it is (docs/guides/scale.md)."""
     return replace(report, shard=settings.shard) if settings.shard is not None else report

@@ -1,10 +1,11 @@
-"""The cache between runs (SPEC §7.5) and the history of flaky sources (§7.6): one SQLite file.
+"""The cache between runs (docs/web-over-time.md#the-cache) and the history of flaky sources
+(docs/web-over-time.md#flaky-sources): one SQLite file.
 
-Per requested web page (by its stable URI, §3) the file keeps when it was fetched, where its
-redirects ended, its status, ``ETag`` and ``Last-Modified``, a SHA-256 of its normalised text
-(the body as fetched, so any change of the page drops its verdicts),
-and per quote matched against it a SHA-256 of the normalised quote with its verdict (for a
-quote not found, its diagnosis, SPEC §8.1: kinds, counts, offsets and code point names); and
+Per requested web page (by its stable URI, docs/reference/commands.md) the file keeps when it was
+fetched, where its redirects ended, its status, ``ETag`` and ``Last-Modified``, a SHA-256 of its
+normalised text (the body as fetched, so any change of the page drops its verdicts), and per quote
+matched against it a SHA-256 of the normalised quote with its verdict (for a quote not found, its
+diagnosis, docs/reference/reports.md#near-misses: kinds, counts, offsets and code point names); and
 per source the number of consecutive runs it has failed in. Never page text, quotes or claims.
 
 Schema (``PRAGMA application_id`` marks the file as ours, ``user_version`` is the schema)::
@@ -73,7 +74,8 @@ T = TypeVar("T")
 
 
 def is_flaky(error: FetchError) -> bool:
-    """Whether a failure may be the weather rather than the source (SPEC §7.6)."""
+    """Whether a failure may be the weather rather than the source
+    (docs/web-over-time.md#flaky-sources)."""
     if error.code is Code.HTTP_STATUS:
         return error.status is not None and (error.status == 429 or error.status >= 500)
     return error.code in FLAKY_CODES
@@ -311,7 +313,8 @@ class SqliteCache:
 
 
 def _quote_hash(quote: str) -> str:
-    return digest(quote)  # the quote's normalised form, as it is matched (SPEC §2)
+    # the quote's normalised form, as it is matched (docs/reference/matching.md)
+    return digest(quote)
 
 
 def _reason(exc: sqlite3.Error) -> str:

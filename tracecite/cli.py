@@ -343,9 +343,9 @@ def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] |
     return it. ``action_inputs``: the GitHub Action's inputs by name, which stand where flags
     do (a flag still wins).
 
-    SIGINT and SIGTERM (in the main thread) stop the run (SPEC §3): the report still says what
-    finished, the rest counted ``interrupted``, and its exit code is 130 or 143. A signal that
-    comes while the report is being written only sets the exit code."""
+    SIGINT and SIGTERM (in the main thread) stop the run (docs/reference/commands.md): the report
+    still says what finished, the rest counted ``interrupted``, and its exit code is 130 or 143. A
+    signal that comes while the report is being written only sets the exit code."""
     args_list = _with_command(list(sys.argv[1:] if argv is None else argv))
     command = args_list[0] if args_list and args_list[0] in COMMANDS else "tracecite"
     fmt = (action_inputs or {}).get("format", "").strip() or _guess_format(args_list)

@@ -1,8 +1,8 @@
 """The code registry: every finding TraceCite reports has one stable code from this table.
 
-Codes and names are a public interface (SPEC §5): never renumber or rename; add new ones.
-The README's table, the SARIF rules (with their help), the step summary's "how to fix" lines
-and the JSON ``name`` field are all generated from here.
+Codes and names are a public interface (docs/reference/reports.md): never renumber or rename; add
+new ones. The README's table, the SARIF rules (with their help), the step summary's "how to fix"
+lines and the JSON ``name`` field are all generated from here.
 """
 
 from __future__ import annotations
@@ -235,7 +235,7 @@ class Code(enum.Enum):
         "or 5xx run again later.",
     )
     CONTENT_TYPE_UNSUPPORTED = (
-        "TC316", "content-type-unsupported", 2, "type outside §4",
+        "TC316", "content-type-unsupported", 2, "type outside docs/reference/fetching.md",
         "Cite an HTML, text or JSON version of the source; TraceCite reads no other content "
         "type.",
     )

@@ -1,11 +1,12 @@
 """The commands, as plain functions from inputs and :class:`~tracecite.settings.Settings` to a
 :class:`Report`, all assembled by one :func:`run_checks`.
 
-Every command and every hook stage is a :class:`Plan`: which inputs are notes and which are
-traces, whether quotes are checked against their captures, and which live checks follow. The
-inputs are read once, first; if any has a format error the run stops there (SPEC §3: nothing is
-fetched or read when an input is bad). The summary counts each kind of check apart (SPEC §5):
-the same inputs give the same numbers whichever command or stage reads them.
+Every command and every hook stage is a :class:`Plan`: which inputs are notes and which are traces,
+whether quotes are checked against their captures, and which live checks follow. The inputs are read
+once, first; if any has a format error the run stops there (docs/reference/commands.md: nothing is
+fetched or read when an input is bad). The summary counts each kind of check apart
+(docs/reference/reports.md): the same inputs give the same numbers whichever command or stage reads
+them.
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ class Plan:
     stage: str | None = None
     """The hook stage this plan is (None: a command of its own)."""
     changed_lines: Mapping[str, Sequence[tuple[int, int]]] | None = None
-    """Live checks of notes only for the records with a field line in these ranges (first,
-    last), by notes path; a notes file not in it is checked whole. The records left out are
-    counted ``unchanged`` (SPEC §8.6: a pull request checks what it changes)."""
+    """Live checks of notes only for the records with a field line in these ranges (first, last), by
+    notes path; a notes file not in it is checked whole. The records left out are counted
+    ``unchanged`` (docs/hook.md#checking-only-what-changed: a pull request checks what it
+    changes)."""
 
 
 class LiveStopped(Stopped):
@@ -111,11 +113,11 @@ class Inputs:
         return replace(self, notes=tuple(kept_notes)), left_out
 
     def in_shard(self, shard: tuple[int, int] | None) -> Inputs:
-        """These inputs as shard ``(K, N)`` of the live checks sees them (SPEC §9): only the
-        notes records and citations whose source is in the shard, by
+        """These inputs as shard ``(K, N)`` of the live checks sees them (docs/guides/scale.md):
+        only the notes records and citations whose source is in the shard, by
         :func:`tracecite.checks.shards.shard_of`. Records of other shards are not even counted
-        ``unchanged``: each shard counts its own sources, so the shards' summaries add up to
-        the unsharded run's."""
+        ``unchanged``: each shard counts its own sources, so the shards' summaries add up to the
+        unsharded run's."""
         if shard is None:
             return self
         from tracecite.checks.shards import in_shard
@@ -133,9 +135,9 @@ class Inputs:
         return Inputs(notes, self.traces, shard)
 
     def located(self, findings: Sequence[Finding]) -> list[Finding]:
-        """Live findings, those about a trace's citation with the column of its quote (SPEC
-        §8.3): a trace's answer line is read again once, after every live check, and walked
-        only down to the citations that got a finding."""
+        """Live findings, those about a trace's citation with the column of its quote (
+        docs/reference/reports.md#locations): a trace's answer line is read again once, after every
+        live check, and walked only down to the citations that got a finding."""
         wanted: dict[str, set[tuple[int, int]]] = {}
         for f in findings:
             if f.file is not None and f.claim is not None and f.citation is not None:
@@ -176,8 +178,8 @@ class Inputs:
 
 def _records_where(records: Sequence[NoteRecord],
                    keep: Callable[[tuple[int, int, int], str], bool]) -> Sequence[NoteRecord]:
-    """The records that ``keep`` accepts, given each one's field lines and URL: read from
-    the columns of :class:`NoteRecords` and kept as a subset of them (SPEC §9: memory)."""
+    """The records that ``keep`` accepts, given each one's field lines and URL: read from the
+    columns of :class:`NoteRecords` and kept as a subset of them (docs/guides/scale.md: memory)."""
     if isinstance(records, NoteRecords):
         return records.subset(i for i in range(len(records))
                               if keep(records.field_lines(i), records.url(i)))
@@ -207,12 +209,12 @@ class InputsStopped(Stopped):
 
 def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
                 keep_uris: bool, jobs: int | None = 1) -> Inputs:
-    """Read each input once: notes parsed, traces validated and, with ``evidence``, their
-    quotes checked against their captures. ``keep_uris``: keep every cited source's URI and
-    the citations, which the live checks need. ``jobs``: processes to read them in (this one
-    included) when there are enough (None: one per core; 1: here alone), the result the same
-    either way (SPEC §9). A stop signal raises :class:`InputsStopped` with the inputs read
-    before it."""
+    """Read each input once: notes parsed, traces validated and, with ``evidence``, their quotes
+    checked against their captures. ``keep_uris``: keep every cited source's URI and the citations,
+    which the live checks need. ``jobs``: processes to read them in (this one included) when there
+    are enough (None: one per core; 1: here alone), the result the same either way
+    (docs/guides/scale.md). A stop signal raises :class:`InputsStopped` with the inputs read before
+    it."""
     from tracecite.jobs import ReadStopped, file_size, read_in_order
 
     given = [*((path, False) for path in notes), *((path, True) for path in traces)]
@@ -236,7 +238,8 @@ def read_input(given: tuple[str, bool], *, evidence: bool, keep_uris: bool
     are its citations (but for their number) unless ``keep_uris`` says live checks follow."""
     path, trace = given
     if not trace:
-        # The format check keeps no records, the live checks no claims (SPEC §9: memory).
+        # The format check keeps no records, the live checks no claims (docs/guides/scale.md:
+        # memory).
         return read_notes(path, records=keep_uris, claims=False)
     # Here, not above: a run of notes alone needs none of the trace readers.
     from tracecite.checks.evidence import EvidenceScan, scan_with_evidence
@@ -257,7 +260,8 @@ def _assembled(results: Sequence[NotesFile | EvidenceScan]) -> Inputs:
 
 
 def split_inputs(paths: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Notes and traces: ``.jsonl`` files are traces, anything else notes (SPEC §3)."""
+    """Notes and traces: ``.jsonl`` files are traces, anything else notes
+    (docs/reference/commands.md)."""
     return [p for p in paths if not is_trace(p)], [p for p in paths if is_trace(p)]
 
 
@@ -266,7 +270,7 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     """The one report assembly: read every input, stop on a format error, then the evidence
     and the live checks the plan asks for; each kind of check counted apart. ``unread``:
     input errors found before reading (a directory that selects no file), reported first."""
-    stopped_by: int | None = None  # the signal that stopped the run (SPEC §3)
+    stopped_by: int | None = None  # the signal that stopped the run (docs/reference/commands.md)
     try:
         inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=bool(plan.live),
                              jobs=settings.jobs)
@@ -275,15 +279,17 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     findings = [*unread, *inputs.format_findings(), *inputs.evidence_findings()]
     summary = inputs.summary()
     if not offline_shard(settings):
-        # Offline findings and counts are shard 1's (SPEC §9), so merged shards count them
-        # once; the input errors that stop every shard are reported by each (merge drops
-        # the duplicates), so no shard passes having checked nothing.
+        # Offline findings and counts are shard 1's (docs/guides/scale.md), so merged shards count
+        # them once; the input errors that stop every shard are reported by each (merge drops the
+        # duplicates), so no shard passes having checked nothing.
         findings = [f for f in findings if f.exit == EXIT_INPUT]
         summary = Summary()
-    if stopped_by is not None or has_input_errors(findings):  # nothing is fetched (SPEC §3)
+    # nothing is fetched (docs/reference/commands.md)
+    if stopped_by is not None or has_input_errors(findings):
         return Report(plan.command, warned(findings, settings.warn), summary,
                       stopped_by=stopped_by, stage=plan.stage)
-    # Only this shard's sources (SPEC §9), then only the records a diff touches (§8.6).
+    # Only this shard's sources (docs/guides/scale.md), then only the records a diff touches
+    # (docs/hook.md#checking-only-what-changed).
     inputs, unchanged = inputs.in_shard(settings.shard).changed_only(plan.changed_lines)
     live_findings: list[Finding] = []
     for kind in plan.live:
@@ -307,8 +313,8 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
 
 
 def offline_shard(settings: Settings) -> bool:
-    """Whether this run reports the offline findings: an unsharded run, or shard 1 (SPEC
-    §9)."""
+    """Whether this run reports the offline findings: an unsharded run, or shard 1 (
+    docs/guides/scale.md)."""
     return settings.shard is None or settings.shard[0] == 1
 
 
@@ -321,9 +327,10 @@ def _label(command: str, kind: SourceKind) -> str:
 
 def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
                  ) -> tuple[QuoteChecks, int]:
-    """The quotes to check against sources of ``kind``, and how many are skipped: citations of
-    other kinds, and web pages that ``skip_urls`` match (SPEC §3, §7.4). Notes records are
-    read from their columns (SPEC §9: memory), citations made into checks one by one."""
+    """The quotes to check against sources of ``kind``, and how many are skipped: citations of other
+    kinds, and web pages that ``skip_urls`` match (docs/reference/commands.md,
+    docs/web-over-time.md#warnings-and-skips). Notes records are read from their columns
+    (docs/guides/scale.md: memory), citations made into checks one by one."""
     from tracecite.checks.quotes import CheckList, JoinedChecks, NoteChecks, QuoteCheck
 
     parts: list[QuoteChecks] = ([NoteChecks(n.records) for n in inputs.notes]
@@ -349,11 +356,12 @@ def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
 
 def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
                 ) -> tuple[list[Finding], Counts]:
-    """Check each quote against its source of ``kind`` as it is now, each distinct source
-    loaded once however many records or citations cite it (a page that notes and traces both
-    cite is fetched once). Skipped sources are counted (SPEC §3, §7.4); web verdicts go
-    through the cache (§7.5). A check stopped by a signal raises :class:`LiveStopped` with what
-    it found before."""
+    """Check each quote against its source of ``kind`` as it is now, each distinct source loaded
+    once however many records or citations cite it (a page that notes and traces both cite is
+    fetched once). Skipped sources are counted (docs/reference/commands.md,
+    docs/web-over-time.md#warnings-and-skips); web verdicts go through the cache
+    (docs/web-over-time.md#the-cache). A check stopped by a signal raises :class:`LiveStopped` with
+    what it found before."""
     from tracecite.checks.live import LiveRun
     from tracecite.progress import progress_for
 
@@ -379,9 +387,9 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
 
 def _with_archive(result: LiveResult, checks: QuoteChecks, loader: Loader,
                   settings: Settings) -> LiveResult:
-    """The result, its findings about pages that changed or are gone with what the Internet
-    Archive holds of them (SPEC §8.7); web pages only. A stop during the lookups keeps what
-    they found and stops the run."""
+    """The result, its findings about pages that changed or are gone with what the Internet Archive
+    holds of them (docs/web-over-time.md#archived-copies); web pages only. A stop during the lookups
+    keeps what they found and stops the run."""
     from tracecite.checks.web import WebLoader
 
     if not isinstance(loader, WebLoader):

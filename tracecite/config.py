@@ -3,7 +3,7 @@
 The configuration says which files are notes and traces (globs) and sets the fetch limits a
 project wants; command-line flags win over it. Options that widen what the fetcher may reach
 (``allow_net``, ``connect_to``, ``ca_cert``) are refused here on purpose: a repository's own files
-must never be able to point the checker at a private network (SPEC §6).
+must never be able to point the checker at a private network (docs/hook.md).
 
 A bad file is a :class:`ConfigError` carrying a TC104 finding with the file and line, never a
 traceback.

@@ -1,8 +1,8 @@
 """Findings and the report of one run: what was found, where, and the exit code it implies.
 
-A finding locates a problem by file, line, column, record/claim/citation index, source id and
-URI. It never carries a quote, a claim or source content (SPEC §5): messages are written by
-TraceCite from fixed templates.
+A finding locates a problem by file, line, column, record/claim/citation index, source id and URI.
+It never carries a quote, a claim or source content (docs/reference/reports.md): messages are
+written by TraceCite from fixed templates.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ EXIT_INTERNAL = 3
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """Why a quote was not found, in offsets, counts and names only (SPEC §8.1): never a
-    substring of the quote or the source.
+    """Why a quote was not found, in offsets, counts and names only
+    (docs/reference/reports.md#near-misses): never a substring of the quote or the source.
 
     ``kinds`` is drawn from :data:`DIAGNOSIS_KINDS`, in that order; the other members are None
     where they do not apply.
@@ -43,13 +43,14 @@ class Diagnosis:
 
 DIAGNOSIS_KINDS = ("case", "typography", "invisible", "wrapped", "ellipsis", "boundary",
                    "hidden", "script-rendered", "partial", "none")
-"""Every kind of near miss, in the order of preference of SPEC §8.1."""
+"""Every kind of near miss, in the order of preference of docs/reference/reports.md#near-misses."""
 
 
 @dataclass(frozen=True)
 class ArchiveCopy:
-    """What the Internet Archive holds of a source that failed live (SPEC §8.7): the snapshot
-    looked at, its 14-digit timestamp, and whether the quote is in it."""
+    """What the Internet Archive holds of a source that failed live
+    (docs/web-over-time.md#archived-copies): the snapshot looked at, its 14-digit timestamp, and
+    whether the quote is in it."""
 
     url: str
     timestamp: str
@@ -72,21 +73,24 @@ class Finding:
     uri: str | None = None
     status: int | None = None
     final_url: str | None = None
-    """Where the source's redirects ended, when it was redirected (SPEC §4)."""
+    """Where the source's redirects ended, when it was redirected (docs/reference/fetching.md)."""
     attempts: int | None = None
-    """How many requests were made for the source (SPEC §7.1)."""
+    """How many requests were made for the source (docs/web-over-time.md#retries)."""
     cached: bool | None = None
-    """True when the verdict came from the cache without a request (SPEC §7.5)."""
+    """True when the verdict came from the cache without a request
+    (docs/web-over-time.md#the-cache)."""
     failures: int | None = None
-    """Consecutive runs the source has failed in, with ``fail_after`` (SPEC §7.6)."""
+    """Consecutive runs the source has failed in, with ``fail_after``
+    (docs/web-over-time.md#flaky-sources)."""
     fail_after: int | None = None
     diagnosis: Diagnosis | None = None
-    """Why a quote was not found (TC202, TC210, TC211; SPEC §8.1)."""
+    """Why a quote was not found (TC202, TC210, TC211; docs/reference/reports.md#near-misses)."""
     archive: ArchiveCopy | None = None
-    """An archived copy of a source that failed live, when one was looked up (SPEC §8.7)."""
+    """An archived copy of a source that failed live, when one was looked up
+    (docs/web-over-time.md#archived-copies)."""
     warned: bool = False
     """Made a warning by the run's settings (``warn``, or a flaky source deferred): reported,
-    never failing the run (SPEC §7.4)."""
+    never failing the run (docs/web-over-time.md#warnings-and-skips)."""
 
     @property
     def exit(self) -> int:
@@ -113,7 +117,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class Counts:
-    """What one kind of check did with its quotes (SPEC §5, schema 2): every field a count.
+    """What one kind of check did with its quotes (docs/reference/reports.md, schema 2): every field
+    a count.
 
     ``checked`` = ``matched`` + ``not_found`` + ``unavailable``; the other fields count quotes
     that were not checked (``skipped``, ``unchanged``, ``interrupted``) or how the verdicts came
@@ -155,7 +160,7 @@ _COUNT_NAMES = tuple(f.name for f in dataclasses.fields(Counts))
 
 CHECK_KINDS = ("captured", "live", "files")
 """The kinds of check a summary counts apart: against captured content, live web pages, and
-local files (SPEC §5, schema 2)."""
+local files (docs/reference/reports.md, schema 2)."""
 
 
 @dataclass(frozen=True)
@@ -173,9 +178,10 @@ class Summary:
     live: Counts = field(default_factory=Counts)
     files: Counts = field(default_factory=Counts)
     runs: int = 0
-    """``import``: the runs written as traces (SPEC §10)."""
+    """``import``: the runs written as traces (docs/guides/importers.md)."""
     not_importable: int = 0
-    """``import``: citations that cite a span of the answer, not a quote (SPEC §10)."""
+    """``import``: citations that cite a span of the answer, not a quote
+    (docs/guides/importers.md)."""
 
     def __add__(self, other: Summary) -> Summary:
         return Summary(
@@ -211,15 +217,15 @@ class Report:
     """The hook stage that ran (``offline``, ``online``, ``all``); None for other commands."""
     notices: tuple[str, ...] = ()
     """Lines about the run as a whole, in TraceCite's words (never input text), shown beside
-    the findings: e.g. that no source host resolved (SPEC §8.6)."""
+    the findings: e.g. that no source host resolved (docs/hook.md#checking-only-what-changed)."""
     shard: tuple[int, int] | None = None
-    """Shard K of N of a sharded run, ``(K, N)`` (SPEC §9); None: unsharded, or every shard
-    merged."""
+    """Shard K of N of a sharded run, ``(K, N)`` (docs/guides/scale.md); None: unsharded, or every
+    shard merged."""
 
     @property
     def exit_code(self) -> int:
         """128 + the signal for a stopped run; else 3 over everything, then 1 over 2 over 0
-        (SPEC §3)."""
+        (docs/reference/commands.md)."""
         if self.stopped_by is not None:
             return 128 + self.stopped_by
         return exit_code_of(self.findings)
@@ -239,9 +245,9 @@ class Report:
         return sorted(self.findings, key=Finding.sort_key)
 
     def to_json(self) -> dict[str, Any]:
-        """The report as the JSON object of ``--json`` (SPEC §5), a dict of plain JSON values
-        (``json.dumps`` it for the text); :func:`tracecite.reporters.json.read_report` reads it
-        back."""
+        """The report as the JSON object of ``--json`` (docs/reference/reports.md), a dict of plain
+        JSON values (``json.dumps`` it for the text); :func:`tracecite.reporters.json.read_report`
+        reads it back."""
         from tracecite.reporters.json import report_dict
 
         return report_dict(self)
@@ -257,7 +263,8 @@ def exit_code_of(findings: Iterable[Finding]) -> int:
 
 
 def warned(findings: Iterable[Finding], codes: Sequence[str]) -> tuple[Finding, ...]:
-    """The findings, those with a code in ``codes`` (``--warn``) made warnings (SPEC §7.4)."""
+    """The findings, those with a code in ``codes`` (``--warn``) made warnings
+    (docs/web-over-time.md#warnings-and-skips)."""
     if not codes:
         return tuple(findings)
     return tuple(dataclasses.replace(f, warned=True) if f.code.code in codes else f

@@ -1,4 +1,4 @@
-"""Offline checks of many files in worker processes (``--jobs N``, SPEC §9).
+"""Offline checks of many files in worker processes (``--jobs N``, docs/guides/scale.md).
 
 Reading an input (parsing notes, validating a trace, checking its evidence) is CPU-bound pure
 Python, and each file is read on its own: many files are read by N processes at once, this one

@@ -1,4 +1,5 @@
-"""The one matching rule (SPEC §2), used for captured content, web pages and local files.
+"""The one matching rule (docs/reference/matching.md), used for captured content, web pages and
+local files.
 
 A quote matches a text when, after both are normalised (Unicode NFC, every run of
 ``str.isspace`` whitespace to one space, ends stripped), the quote is a substring of the text.

@@ -1,9 +1,9 @@
 """``tracecite merge``: shards' reports (or any reports of one command) combined into one
-(SPEC §9).
+(docs/guides/scale.md).
 
-The findings are taken in input order, each once (the input errors every shard reports come
-once); the summaries are added, so the shards of a run merge into the unsharded run's summary.
-The exit code follows from the merged findings as for any run (SPEC §3); when a shard was
+The findings are taken in input order, each once (the input errors every shard reports come once);
+the summaries are added, so the shards of a run merge into the unsharded run's summary. The exit
+code follows from the merged findings as for any run (docs/reference/commands.md); when a shard was
 stopped by a signal, the merged report is stopped too (128 + its signal): it is not whole.
 """
 
@@ -82,7 +82,7 @@ def _changes(reports: Sequence[Report]) -> Changes | None:
 
 def _host_notice(report: Report) -> Report:
     """A hook report says that no source host resolved when that is true of the whole run,
-    not of one shard (SPEC §8.6)."""
+    not of one shard (docs/hook.md#checking-only-what-changed)."""
     if report.command != "hook":
         return report
     from dataclasses import replace
@@ -117,7 +117,7 @@ def merge_items(items: Sequence[Report | str], *, warn: Sequence[str] = ()) -> R
     directory stands for the ``*.json`` files in it, in sorted order). A file that cannot be
     read as one is an input error of the merge with its file (exit 1, nothing merged);
     reports that do not fit together raise TC100 (:func:`merge_reports`). Findings with a code
-    in ``warn`` are made warnings (SPEC §7.4), as a run's are."""
+    in ``warn`` are made warnings (docs/web-over-time.md#warnings-and-skips), as a run's are."""
     from dataclasses import replace
 
     given = [found for item in items for found in _expanded(item)]

@@ -17,7 +17,7 @@ TRACE_SUFFIX = ".jsonl"
 
 
 def is_trace(path: str) -> bool:
-    """Traces are ``.jsonl`` files; anything else is read as notes (SPEC §3)."""
+    """Traces are ``.jsonl`` files; anything else is read as notes (docs/reference/commands.md)."""
     return path.lower().endswith(TRACE_SUFFIX)
 
 
@@ -39,7 +39,7 @@ class NoteRecord:
     @property
     def field_lines(self) -> tuple[int, int, int]:
         """The lines of its three fields: a change to one of them changes the record; a
-        separator or a comment between them does not (SPEC §8.6)."""
+        separator or a comment between them does not (docs/hook.md#checking-only-what-changed)."""
         return self.claim_line, self.quote_line, self.url_line
 
 

@@ -8,7 +8,7 @@ configuration, which wins over the defaults; the Action's inputs stand where fla
 
 Options that widen what the fetcher may reach (``allow_net``, ``connect_to``, ``ca_cert``) have no
 configuration key on purpose: a repository's own files must never be able to point the checker
-at a private network (SPEC §6).
+at a private network (docs/hook.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Stopping a run on SIGINT or SIGTERM (SPEC §3): the signal becomes an exception in the main
-thread, each layer ends what it started (loader threads abandoned, parse workers terminated),
-and the report of what finished is still written, with exit code 128 + the signal's number.
+"""Stopping a run on SIGINT or SIGTERM (docs/reference/commands.md): the signal becomes an exception
+in the main thread, each layer ends what it started (loader threads abandoned, parse workers
+terminated), and the report of what finished is still written, with exit code 128 + the signal's
+number.
 """
 
 from __future__ import annotations

@@ -195,7 +195,8 @@ _SHARD = re.compile(r"([0-9]{1,4})/([0-9]{1,4})")
 
 
 def shard(value: object) -> tuple[int, int]:
-    """``K/N``: shard K of N (SPEC §9), 1 ≤ K ≤ N ≤ :data:`MAX_SHARDS`; also ``(K, N)``."""
+    """``K/N``: shard K of N (docs/guides/scale.md), 1 ≤ K ≤ N ≤ :data:`MAX_SHARDS`; also ``(K,
+    N)``."""
     if isinstance(value, str) and (match := _SHARD.fullmatch(value.strip())):
         value = (int(match.group(1)), int(match.group(2)))
     if (not isinstance(value, tuple) or len(value) != 2

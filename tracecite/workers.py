@@ -2,9 +2,9 @@
 (:class:`~tracecite.checks.parse_pool.ParsePool`) and reading many inputs at once
 (``--jobs``, :func:`~tracecite.commands.read_inputs`).
 
-Both start their workers the same way (:func:`pool_context`) and end them the same way when a
-run is stopped (:func:`end_workers`, SPEC §3). Imported only when a pool is about to start:
-``multiprocessing`` and ``concurrent.futures`` are not for a small offline check to pay for.
+Both start their workers the same way (:func:`pool_context`) and end them the same way when a run is
+stopped (:func:`end_workers`, docs/reference/commands.md). Imported only when a pool is about to
+start: ``multiprocessing`` and ``concurrent.futures`` are not for a small offline check to pay for.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Archived copies (SPEC §8.7) against a stand-in archive on loopback: what is looked up, how
-the API's answer is trusted, what a finding gains, the limit of two requests in flight, and a
-stop during the lookups."""
+"""Archived copies (docs/web-over-time.md#archived-copies) against a stand-in archive on loopback:
+what is looked up, how the API's answer is trusted, what a finding gains, the limit of two requests
+in flight, and a stop during the lookups."""
 
 from __future__ import annotations
 

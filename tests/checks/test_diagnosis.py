@@ -1,5 +1,6 @@
-"""The near-miss diagnosis (SPEC §8.1): each kind on its own and combined, the longest run, the
-phrase in the message, and the diagnosis on every quote-not-found finding, end to end."""
+"""The near-miss diagnosis (docs/reference/reports.md#near-misses): each kind on its own and
+combined, the longest run, the phrase in the message, and the diagnosis on every quote-not-found
+finding, end to end."""
 
 from __future__ import annotations
 

@@ -343,9 +343,9 @@ ALPHABET = st.sampled_from(["a", "b", "c", " ", "\u00a0", "\n", "e", "\u0301", "
 @st.composite
 def cited_traces(draw: st.DrawFn
                  ) -> tuple[list[Any], set[tuple[int, int]], set[tuple[int, int]]]:
-    """A valid trace with random contents and quotes (some sources not captured), the
-    (claim, citation) pairs whose quote is not in its source by the definition of SPEC §2,
-    and those that cite a source not captured."""
+    """A valid trace with random contents and quotes (some sources not captured), the (claim,
+    citation) pairs whose quote is not in its source by the definition of
+    docs/reference/matching.md, and those that cite a source not captured."""
     contents: dict[str, str | None] = {}
     events: list[Any] = []
     for n in range(draw(st.integers(1, 3))):

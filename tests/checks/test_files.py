@@ -1,4 +1,5 @@
-"""``file:`` sources: URI paths, the root they must stay in, and what may be read (SPEC §3)."""
+"""``file:`` sources: URI paths, the root they must stay in, and what may be read
+(docs/reference/commands.md)."""
 
 from __future__ import annotations
 

@@ -169,8 +169,8 @@ class Counted(QuoteChecks):
 
 
 def test_only_the_quotes_with_a_finding_are_made_into_checks() -> None:
-    """SPEC §9: a run reads its checks' targets and quotes by index and makes a check only
-    for a finding; ``failed`` names the check of each finding, for the archive."""
+    """docs/guides/scale.md: a run reads its checks' targets and quotes by index and makes a check
+    only for a finding; ``failed`` names the check of each finding, for the archive."""
     gone = FetchError(Code.HTTP_STATUS, "HTTP status 404", status=404)
     checks = Counted([check("alpha", "a", record=1), check("gone", "b", record=2),
                       check("zeta", "a", record=3), check("beta", "a", record=4),
@@ -184,8 +184,8 @@ def test_only_the_quotes_with_a_finding_are_made_into_checks() -> None:
 
 
 def test_memory_per_quote_is_a_few_bytes_beyond_its_record() -> None:
-    """SPEC §9: checking 20,000 notes records on 200 pages keeps an index per record, the
-    quotes of a page only while it is matched, and no object per quote that matched."""
+    """docs/guides/scale.md: checking 20,000 notes records on 200 pages keeps an index per record,
+    the quotes of a page only while it is matched, and no object per quote that matched."""
     import tracemalloc
 
     from tracecite.checks.quotes import NoteChecks

@@ -1,6 +1,6 @@
-"""The live run with a cache (SPEC §7.5, §7.6): fresh verdicts load nothing, old ones are
-revalidated, what is matched is kept, and flaky failures are deferred. The cache and the loader
-are test doubles."""
+"""The live run with a cache (docs/web-over-time.md#the-cache, docs/web-over-time.md#flaky-sources):
+fresh verdicts load nothing, old ones are revalidated, what is matched is kept, and flaky failures
+are deferred. The cache and the loader are test doubles."""
 
 from __future__ import annotations
 

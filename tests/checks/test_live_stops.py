@@ -1,6 +1,6 @@
-"""A live run stopped by a signal (SPEC §3): it returns at once with what finished, the rest
-``interrupted``, waits for no load in flight and ends its parse workers; and the signal
-handling it relies on (tracecite.stops)."""
+"""A live run stopped by a signal (docs/reference/commands.md): it returns at once with what
+finished, the rest ``interrupted``, waits for no load in flight and ends its parse workers; and the
+signal handling it relies on (tracecite.stops)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The checks of a live run read by index (SPEC §9: memory): notes records from their
+"""The checks of a live run read by index (docs/guides/scale.md: memory): notes records from their
 columns, citations as made, several inputs one after the other, and a choice of them."""
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Retries through the web loader and a live run (SPEC §7.1, §7.2), against local servers: each
-class of transient failure is tried again and each other failure is not; a 503 that recovers
-passes with ``attempts`` 2 and counts as ``retried``; a long ``Retry-After`` is not waited for;
-and a host that allows 5 requests a second fails none of ~30 sources at the defaults.
+"""Retries through the web loader and a live run (docs/web-over-time.md#retries,
+docs/web-over-time.md#politeness-under-pressure), against local servers: each class of transient
+failure is tried again and each other failure is not; a 503 that recovers passes with ``attempts`` 2
+and counts as ``retried``; a long ``Retry-After`` is not waited for; and a host that allows 5
+requests a second fails none of ~30 sources at the defaults.
 
 The backoff's random waits are made zero (a fake ``draw``) or recorded (a fake ``sleep``);
 only ``Retry-After`` and host back-off waits are real, and short."""

@@ -1,4 +1,5 @@
-"""``skip_urls`` globs (SPEC §7.4): ``*`` within a host label or path segment, ``**`` across."""
+"""``skip_urls`` globs (docs/web-over-time.md#warnings-and-skips): ``*`` within a host label or path
+segment, ``**`` across."""
 
 from __future__ import annotations
 

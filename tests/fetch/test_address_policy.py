@@ -1,4 +1,5 @@
-"""Address policy (SPEC §4): every special-purpose block, embedded IPv4, answers, allow-net."""
+"""Address policy (docs/reference/fetching.md): every special-purpose block, embedded IPv4, answers,
+allow-net."""
 
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def test_neighbour_check_is_not_vacuous() -> None:
     assert public >= 30
 
 
-# The blocks SPEC §4 and the IANA registries require, written out independently of the table.
+# The blocks docs/reference/fetching.md and the IANA registries require, written out independently
+# of the table.
 REQUIRED = (
     "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
     "172.16.0.0/12", "192.0.0.0/24", "192.0.0.0/29", "192.0.0.8/32", "192.0.0.9/32",

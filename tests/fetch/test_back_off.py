@@ -1,7 +1,7 @@
-"""Tests of host back-off (SPEC §7.2): a host that answers 429 or 503 gets no new request before
-its ``Retry-After`` has passed, one request at a time afterwards, doubled with each 2xx. First
-`HostSlots` alone (a fake clock where no thread waits), then the fetcher telling it what each
-host answered (local servers, see conftest.py)."""
+"""Tests of host back-off (docs/web-over-time.md#politeness-under-pressure): a host that answers 429
+or 503 gets no new request before its ``Retry-After`` has passed, one request at a time afterwards,
+doubled with each 2xx. First `HostSlots` alone (a fake clock where no thread waits), then the
+fetcher telling it what each host answered (local servers, see conftest.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Conditional requests for the cache (SPEC §7.5): validators sent with each hop, a 304 read as
-"not modified" only when they were sent, and a page's validators handed back."""
+"""Conditional requests for the cache (docs/web-over-time.md#the-cache): validators sent with each
+hop, a 304 read as "not modified" only when they were sent, and a page's validators handed back."""
 
 from __future__ import annotations
 

@@ -64,7 +64,8 @@ def test_malformed_replies(
     server = raw_server(send_bytes(reply))
     error = fetch_error(make_fetcher(http=server.port), "http://example.test/")
     assert error.code is Code.CONNECT_FAILED
-    assert "SECRET" not in str(error)  # nothing the server sent is echoed (SPEC §5)
+    # nothing the server sent is echoed (docs/reference/reports.md)
+    assert "SECRET" not in str(error)
 
 
 def test_tls_errors_after_the_handshake_are_connection_failures(

@@ -1,5 +1,5 @@
-"""Name lookups under the source's deadline (SPEC §7.2): names that never answer hold no other
-source, and no lookup thread is ever waited for at exit."""
+"""Name lookups under the source's deadline (docs/web-over-time.md#politeness-under-pressure): names
+that never answer hold no other source, and no lookup thread is ever waited for at exit."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Tests of the retry policy (SPEC §7.1) on its own: which failures are retried, the backoff's
-bounds, ``Retry-After``, and the rate-limit budget. Nothing here sleeps or touches a network:
-the policy gets a fake sleep and a fake random source."""
+"""Tests of the retry policy (docs/web-over-time.md#retries) on its own: which failures are retried,
+the backoff's bounds, ``Retry-After``, and the rate-limit budget. Nothing here sleeps or touches a
+network: the policy gets a fake sleep and a fake random source."""
 
 from __future__ import annotations
 

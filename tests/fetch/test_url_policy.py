@@ -1,4 +1,5 @@
-"""URL rules (SPEC §4): the SSRF table, accepted forms, redirects, and parser properties."""
+"""URL rules (docs/reference/fetching.md): the SSRF table, accepted forms, redirects, and parser
+properties."""
 
 from __future__ import annotations
 
@@ -360,7 +361,7 @@ def test_redirect_refused(no_network: None, base: str, location: str | None, cod
     assert caught.value.detail.isascii() and caught.value.detail.isprintable()
 
 
-# --- dot segments, plain and percent-encoded (SPEC §4 "Paths") ------------------------------
+# --- dot segments, plain and percent-encoded (docs/reference/fetching.md "Paths") -----------------
 
 # WHATWG URL's single-dot and double-dot segments: "." and ".." with any dot written "%2e" in
 # either case. Everything else (more dots, "%2F", a dot beside other characters) is a name.

@@ -1,6 +1,6 @@
-"""Tests of bot and challenge walls (SPEC §7.3): every mark of the table on its own (pure), then
-the fetcher turning a final 401, 403 or 503 with a mark into TC319 (loopback only, see
-conftest.py)."""
+"""Tests of bot and challenge walls (docs/web-over-time.md#bot-walls): every mark of the table on
+its own (pure), then the fetcher turning a final 401, 403 or 503 with a mark into TC319 (loopback
+only, see conftest.py)."""
 
 from __future__ import annotations
 

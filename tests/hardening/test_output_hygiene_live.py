@@ -1,4 +1,4 @@
-"""Output hygiene of the live commands (issue 6, item 5; SPEC §5).
+"""Output hygiene of the live commands (issue 6, item 5; docs/reference/reports.md).
 
 tests/test_canaries.py covers the offline commands. Here the canaries travel through
 ``verify-notes``, ``verify-urls`` and ``verify-files``: in claims, quotes, captured content, the

@@ -138,7 +138,8 @@ def test_verify_urls_refuses_every_hostile_web_source_without_a_socket(
     assert net.violations == [] and net.sockets == 0
     assert run.exit == 2, run.err
     report = run.json()
-    # verify-urls checks http(s) sources only; the others are counted as skipped (SPEC §3).
+    # verify-urls checks http(s) sources only; the others are counted as skipped
+    # (docs/reference/commands.md).
     web = [(url, code) for url, code in HOSTILE if url.split(":", 1)[0] in ("http", "https")]
     skipped = len(HOSTILE) - len(web)
     assert report["summary"]["live"]["skipped"] == skipped == 6
@@ -164,7 +165,7 @@ def test_every_address_block_is_refused_end_to_end(
 ) -> None:
     """Every block of the table, through the CLI: a name answering its first, inner or last
     address is refused before any socket. (198.18.0.0/15 is refused for http; https names may
-    use it, SPEC §4, so http URLs are used throughout.)"""
+    use it, docs/reference/fetching.md, so http URLs are used throughout.)"""
     urls = []
     for index in range(len(BLOCKS)):
         for n, address in enumerate(_addresses(index)):

@@ -204,7 +204,7 @@ def test_merge_group_base(branched: Path, tmp_path: Path, monkeypatch: pytest.Mo
 
 
 
-# ---- the lines a change adds or changes (SPEC §8.6) -----------------------------------------
+# ---- the lines a change adds or changes (docs/hook.md#checking-only-what-changed) ----------------
 
 def test_parse_patch_reads_new_side_ranges_and_skips_hunk_lines_by_count() -> None:
     patch = (b"diff --git a/a.notes b/a.notes\n"

@@ -360,7 +360,7 @@ def test_each_input_is_read_once_however_many_checks_use_it(
 
 
 
-# ---- pull requests check what they change (SPEC §8.6) ---------------------------------------
+# ---- pull requests check what they change (docs/hook.md#checking-only-what-changed) --------------
 
 PAGE_HOST = "docs.test"
 GOOD_QUOTE = "appear word for word in"  # on every page of `local_site`
@@ -540,7 +540,7 @@ def test_the_offline_stage_reads_whole_files(pull_request: Path,
         assert [(f["code"], f["line"]) for f in report["findings"]] == [("TC113", 1)]
 
 
-# ---- the one-line offline verdict (SPEC §8.6) -----------------------------------------------
+# ---- the one-line offline verdict (docs/hook.md#checking-only-what-changed) ----------------------
 
 @pytest.fixture
 def nxdomain(monkeypatch: pytest.MonkeyPatch) -> list[Any]:

@@ -1,5 +1,6 @@
-"""The Inspect AI importer (SPEC §10 ``inspect``): hand-written logs in Inspect's shapes, as
-``.json`` logs and as ``.eval`` archives built here (stored, deflated and zstd members)."""
+"""The Inspect AI importer (docs/guides/importers.md ``inspect``): hand-written logs in Inspect's
+shapes, as ``.json`` logs and as ``.eval`` archives built here (stored, deflated and zstd
+members)."""
 
 from __future__ import annotations
 

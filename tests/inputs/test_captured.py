@@ -1,5 +1,6 @@
-"""A trace source's ``captured_at`` (SPEC §8.7): an optional RFC 3339 date and time, kept as
-the archive's 14-digit UTC timestamp; anything else is TC123 with file and line."""
+"""A trace source's ``captured_at`` (docs/web-over-time.md#archived-copies): an optional RFC 3339
+date and time, kept as the archive's 14-digit UTC timestamp; anything else is TC123 with file and
+line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The notes format (SPEC §1.1): every rule, and properties over generated files."""
+"""The notes format (docs/guides/notes.md): every rule, and properties over generated files."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def test_bom_is_ignored(tmp_path: Path) -> None:
 
 
 def test_only_one_bom_is_ignored(tmp_path: Path) -> None:
-    """SPEC §1.1 ignores a leading BOM; a second one is content (it was dropped too)."""
+    """docs/guides/notes.md ignores a leading BOM; a second one is content (it was dropped too)."""
     path = tmp_path / "n.md"
     path.write_bytes(b"\xef\xbb\xbf" * 2 + note().encode())
     parsed = read_notes(str(path))

@@ -1,4 +1,5 @@
-"""The trace validator (SPEC §1.2): every rule, TC120–TC131, read through the trace reader."""
+"""The trace validator (docs/guides/traces.md): every rule, TC120–TC131, read through the trace
+reader."""
 
 from __future__ import annotations
 
@@ -114,8 +115,8 @@ def test_sink_sees_every_valid_source_in_order(tmp_path: Path) -> None:
 
 
 def test_a_source_not_captured_is_valid_and_seen_without_content(tmp_path: Path) -> None:
-    """``"content": null`` (SPEC §1.2's extension): the source is valid, indexed and cited
-    like any other; the sink is handed None for its content."""
+    """``"content": null`` (docs/guides/traces.md's extension): the source is valid, indexed and
+    cited like any other; the sink is handed None for its content."""
     path = write_trace(tmp_path / "t.jsonl", [
         call(), result(sources=[source("a", "u1", None), source("b", "u2", "y")]),
         call("c2"), result("c2", sources=[{"id": "c", "uri": "u3", "content": None,

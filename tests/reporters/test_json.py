@@ -1,4 +1,4 @@
-"""``--format json``: the exact schema of SPEC §5, and nothing else on stdout."""
+"""``--format json``: the exact schema of docs/reference/reports.md, and nothing else on stdout."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_top_level() -> None:
     for kind in ("captured", "live", "files"):
         assert doc["summary"][kind] == dict.fromkeys(COUNTS, 0)
     assert doc["findings"] == []
-    assert doc["shard"] is None  # unsharded (SPEC §9)
+    assert doc["shard"] is None  # unsharded (docs/guides/scale.md)
 
 
 def test_a_shard_says_which_it_is() -> None:
@@ -143,7 +143,8 @@ def test_evidence_finding_fields(cli: Cli, tmp_path: Path) -> None:
         answer([claim(citations=[cite(quote="alpha")]), claim(citations=[cite(quote="beta")])]),
     ])
     finding = cli("check", trace, "--evidence", "--json").json()["findings"][0]
-    column = trace.read_text().splitlines()[2].index('"beta"') + 1  # the quote's (SPEC §8.3)
+    # the quote's (docs/reference/reports.md#locations)
+    column = trace.read_text().splitlines()[2].index('"beta"') + 1
     assert finding == {
         "code": "TC202", "name": "quote-not-in-capture", "severity": "error", "exit": 2,
         "file": str(trace), "line": 3, "column": column, "claim": 2, "citation": 1,

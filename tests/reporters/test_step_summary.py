@@ -1,5 +1,6 @@
-"""The step summary (SPEC §8.5): what ran and covered, the verdict, findings by file with links
-to their lines, how to fix each code, what was not checked, and everything from inputs escaped."""
+"""The step summary (docs/action.md#the-step-summary): what ran and covered, the verdict, findings
+by file with links to their lines, how to fix each code, what was not checked, and everything from
+inputs escaped."""
 
 from __future__ import annotations
 

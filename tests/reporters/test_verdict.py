@@ -1,4 +1,5 @@
-"""The verdict in plain words (SPEC §8.2): never "passed" when nothing was verified."""
+"""The verdict in plain words (docs/reference/reports.md#honest-summaries): never "passed" when
+nothing was verified."""
 
 from __future__ import annotations
 

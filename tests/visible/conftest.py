@@ -33,8 +33,8 @@ def html_parser(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 def norm(text: str) -> str:
-    """SPEC §2 normalisation, as the matcher (and the corpus README) applies it: NFC, whitespace
-    runs to one space, stripped."""
+    """docs/reference/matching.md normalisation, as the matcher (and the corpus README) applies it:
+    NFC, whitespace runs to one space, stripped."""
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
 
 

@@ -1,5 +1,5 @@
-"""The renderer: small adversarial pages, one rule each (SPEC §4): boundaries, characters,
-what is never visible, forms, details and dialog, SVG and MathML, malformed input."""
+"""The renderer: small adversarial pages, one rule each (docs/reference/fetching.md): boundaries,
+characters, what is never visible, forms, details and dialog, SVG and MathML, malformed input."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Archived copies (SPEC §8.7): what the Internet Archive still holds of a page that lost its
-quote or could not be fetched.
+"""Archived copies (docs/web-over-time.md#archived-copies): what the Internet Archive still holds of
+a page that lost its quote or could not be fetched.
 
 For each finding of a live web check that says the page changed or is gone (:func:`eligible`),
 the availability API is asked for the snapshot closest to when the trace captured the source

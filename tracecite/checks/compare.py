@@ -1,4 +1,5 @@
-"""``compare`` (SPEC §3): what changed between two traces' captured sources, by stable URI.
+"""``compare`` (docs/reference/commands.md): what changed between two traces' captured sources, by
+stable URI.
 
 Each trace is read once; of each stable URI only the digest of its normalised content is
 kept (SHA-256), never the content, so comparing two traces takes little more memory than
@@ -27,7 +28,7 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 
 def stable_uri(uri: str) -> str:
-    """The URI in the form ``compare`` keys on (SPEC §3).
+    """The URI in the form ``compare`` keys on (docs/reference/commands.md).
 
     Scheme and host lower-cased, the scheme's default port dropped, an empty path after an
     authority becomes ``/``, the fragment dropped, percent-escapes upper-cased and those of
@@ -95,8 +96,8 @@ _DIGEST = hashlib.sha256().digest_size
 
 
 class _Captures:
-    """The last capture of each stable URI of one trace (SPEC §3), without its content: the
-    SHA-256 of its normalised text and its line, kept in columns by the URI's number.
+    """The last capture of each stable URI of one trace (docs/reference/commands.md), without its
+    content: the SHA-256 of its normalised text and its line, kept in columns by the URI's number.
 
     A source with ``"content": null`` captured nothing: it is no capture of its URI (an
     earlier capture still counts), only noted in :attr:`uncaptured` for the messages."""

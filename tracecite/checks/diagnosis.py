@@ -1,11 +1,11 @@
-"""Why a quote was not found: the near-miss diagnosis of SPEC §8.1.
+"""Why a quote was not found: the near-miss diagnosis of docs/reference/reports.md#near-misses.
 
 A :class:`Diagnoser` is made for one source whose quote missed, from the normalised text (or
 texts) the quote was matched against (:func:`tracecite.matching.normalise`) and, for an HTML
 page, the parsed tree (:class:`HtmlPage`). It folds the text lazily, each fold once, and shares
 the folds among every missed quote of the source. Pure functions of strings: no I/O.
 
-The kinds, in the order of preference of SPEC §8.1:
+The kinds, in the order of preference of docs/reference/reports.md#near-misses:
 
 - the *text folds* ``case``, ``typography`` (:data:`TYPOGRAPHY`) and ``invisible`` (Unicode
   category Cf removed), each applied to both sides, and the *quote transforms* ``wrapped`` (the
@@ -44,7 +44,7 @@ in the text (the usual ``none``) a few scans tell, whatever the quote's length.
 For ``typography`` and ``invisible``, ``characters`` names the code points involved: those of
 the fold in the quote, and those in the stretch of the page where the folded quote was found.
 A diagnosis holds kinds, counts, offsets and code point names only: never a substring of the
-quote or of the source (SPEC §5).
+quote or of the source (docs/reference/reports.md).
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ TYPOGRAPHY: dict[str, str] = {
     "\ufb03": "ffi",
     "\ufb04": "ffl",
 }
-"""The typographic variants folded on both sides (SPEC §8.1), each to its plain form."""
+"""The typographic variants folded on both sides (docs/reference/reports.md#near-misses), each to
+its plain form."""
 
 SCRIPT_RENDERED_TEXT = 1000
 """A page whose visible text is shorter than this, and mostly scripts, is script-rendered."""

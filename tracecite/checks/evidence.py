@@ -1,4 +1,5 @@
-"""Evidence mode (SPEC §2): every quote must be in the captured content of its source.
+"""Evidence mode (docs/reference/matching.md): every quote must be in the captured content of its
+source.
 
 The trace reader (:func:`~tracecite.inputs.trace.read_trace`) does the reading: it hands this
 check's quote tester each cited source, as the trace streams by when its answer is on the last
@@ -61,7 +62,7 @@ def _verdicts(scan: TraceScan, tester: _QuoteTester) -> tuple[list[Finding], Cou
 
 def _not_captured(citation: Citation, uri: str) -> Finding:
     """TC203 for a citation of a source with ``"content": null``: a warning that names the
-    command that can verify it (SPEC §1.2's extension)."""
+    command that can verify it (docs/guides/traces.md's extension)."""
     how = next((f"verify it live with tracecite {kind.command}" for kind in SourceKind
                 if kind.takes(uri)),
                "no command of TraceCite can verify it (its URI is neither http(s) nor file:)")
@@ -76,8 +77,8 @@ def _not_captured(citation: Citation, uri: str) -> Finding:
 
 def not_found(citation: Citation, code: Code, message: str, uri: str | None,
               diagnosis: Diagnosis | None = None) -> Finding:
-    """A quote-not-found finding located at its citation; ``diagnosis`` (SPEC §8.1) goes on it
-    and its phrase at the end of the message."""
+    """A quote-not-found finding located at its citation; ``diagnosis``
+    (docs/reference/reports.md#near-misses) goes on it and its phrase at the end of the message."""
     if diagnosis is not None:
         from tracecite.checks.diagnosis import phrase
 
@@ -94,11 +95,11 @@ class _QuoteTester:
     """Tests the cited quotes of each source as the trace reader hands it over (a
     :class:`~tracecite.inputs.trace.QuoteTester`).
 
-    It keeps what is needed afterwards and little else: the quotes not found with their
-    diagnoses (SPEC §8.1, worked out only for them, once per source), the cited sources whose
-    content was not captured, and URIs — of every tested source only when ``keep_uris`` (the
-    live checks need them), else of the sources with a finding. A source's quotes are dropped
-    once tested.
+    It keeps what is needed afterwards and little else: the quotes not found with their diagnoses
+    (docs/reference/reports.md#near-misses, worked out only for them, once per source), the cited
+    sources whose content was not captured, and URIs — of every tested source only when
+    ``keep_uris`` (the live checks need them), else of the sources with a finding. A source's quotes
+    are dropped once tested.
     """
 
     def __init__(self, *, keep_uris: bool) -> None:

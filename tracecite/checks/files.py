@@ -1,4 +1,4 @@
-"""``verify-files``: re-read cited ``file:`` sources under a root (SPEC §3).
+"""``verify-files``: re-read cited ``file:`` sources under a root (docs/reference/commands.md).
 
 A path is resolved with symlinks followed and refused if it lands outside the root, before
 anything is opened; only regular files are read, never blocking on a FIFO or a device.

@@ -9,7 +9,8 @@ from tracecite.codes import Code
 
 
 class MatchKind(enum.Enum):
-    """How the text of a loaded source is matched (SPEC §3, §4)."""
+    """How the text of a loaded source is matched (docs/reference/commands.md,
+    docs/reference/fetching.md)."""
 
     HTML = enum.auto()
     """On its visible text (HTML and XHTML pages, ``.html``/``.htm``/``.xhtml`` files)."""

@@ -13,9 +13,9 @@ quotes are read when its page is matched, and what a run keeps of a source (its 
 stored verdicts) goes once the source is settled. A :class:`QuoteCheck` is made only for a
 quote that gets a finding.
 
-An optional :class:`VerdictCache` (SPEC §7.5) is consulted on the run's thread before any
-source is loaded and fed as sources settle: the loader threads only read the validators it
-gave and take the digest of what they loaded.
+An optional :class:`VerdictCache` (docs/web-over-time.md#the-cache) is consulted on the run's thread
+before any source is loaded and fed as sources settle: the loader threads only read the validators
+it gave and take the digest of what they loaded.
 
 A loader whose sources live on hosts (the web) shares its request slots per host with the run:
 a loader thread is handed a source together with the slot of its first request, so no thread
@@ -108,8 +108,9 @@ class Remembered:
 
 
 class VerdictCache(Protocol):
-    """Verdicts kept between runs (SPEC §7.5) and the failure history of sources (§7.6); the
-    live run calls it from its own thread only."""
+    """Verdicts kept between runs (docs/web-over-time.md#the-cache) and the failure history of
+    sources (docs/web-over-time.md#flaky-sources); the live run calls it from its own thread
+    only."""
 
     def recall(self, key: str, quotes: Sequence[str]) -> Remembered | None:
         """The stored verdicts of all ``quotes`` on source ``key`` (None: some has none)."""
@@ -163,7 +164,7 @@ class LiveResult:
     """What a live run found, in the order the sources finished, and its counts;
     ``stopped_by``: the signal that stopped it before every source finished; ``failed``: for
     each finding, the index of its check among the run's checks (the archive looks up those,
-    SPEC §8.7)."""
+    docs/web-over-time.md#archived-copies)."""
 
     findings: tuple[Finding, ...]
     counts: Counts
@@ -180,9 +181,10 @@ class LiveRun:
     within ``parse_budget`` seconds and the parser's limits, TC318. ``progress`` advances once
     per source; ``parse_workers`` (default: one per core) is for tests.
 
-    With a :class:`VerdictCache`, a source whose every quote has a fresh verdict is not loaded
-    (its findings are marked ``cached``), one with old verdicts is revalidated, and what is
-    loaded and matched is kept; an unavailable source may be deferred as a warning (§7.6).
+    With a :class:`VerdictCache`, a source whose every quote has a fresh verdict is not loaded (its
+    findings are marked ``cached``), one with old verdicts is revalidated, and what is loaded and
+    matched is kept; an unavailable source may be deferred as a warning
+    (docs/web-over-time.md#flaky-sources).
     """
 
     def __init__(self, loader: Loader, *, concurrency: int, parse_budget: float,
@@ -343,7 +345,7 @@ class _Tally:
 
 def _deferred(finding: Finding, flaky: tuple[int, int] | None) -> Finding:
     """An unavailable-source finding with its failure history: a warning until the source has
-    failed in ``fail_after`` consecutive runs (SPEC §7.6)."""
+    failed in ``fail_after`` consecutive runs (docs/web-over-time.md#flaky-sources)."""
     if flaky is None:
         return finding
     failures, fail_after = flaky

@@ -31,10 +31,10 @@ Verdict = bool | Diagnosis
 
 def match_quotes(kind: MatchKind, text: str, quotes: Sequence[str], *,
                  budget: float = MAX_TIMEOUT) -> list[Verdict]:
-    """For each normalised quote, True when it is in the source (HTML on its visible text,
-    JSON in its raw text or in one of its decoded string values, anything else as it is),
-    else why not (SPEC §8.1): the diagnosis runs only for the quotes that miss, on the page
-    tree already parsed, and it never turns a miss into a match.
+    """For each normalised quote, True when it is in the source (HTML on its visible text, JSON in
+    its raw text or in one of its decoded string values, anything else as it is), else why not
+    (docs/reference/reports.md#near-misses): the diagnosis runs only for the quotes that miss, on
+    the page tree already parsed, and it never turns a miss into a match.
 
     HTML gets ``budget`` seconds to parse; past it, or past the parser's other limits, this
     raises :class:`~tracecite.visible.ParseLimitError`. A plain function of plain
@@ -134,7 +134,8 @@ class ParsePool:
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  tb: TracebackType | None) -> None:
         if kind is not None and issubclass(kind, KeyboardInterrupt):
-            self.terminate()  # the run is stopping (SPEC §3): no parse is waited for
+            # the run is stopping (docs/reference/commands.md): no parse is waited for
+            self.terminate()
         else:
             self.close()
 

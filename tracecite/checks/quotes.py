@@ -51,14 +51,15 @@ class QuoteCheck:
     """Where a quote that is not in its source is to be fixed, when that is not ``line``."""
     captured_at: str | None = None
     """When a trace captured the source, as 14 UTC digits (``YYYYMMDDhhmmss``): the moment
-    an archived copy is looked for near (SPEC §8.7)."""
+    an archived copy is looked for near (docs/web-over-time.md#archived-copies)."""
     column: int | None = None
     """Where a citation's ``quote`` value starts in its answer line, when it is known."""
 
     @classmethod
     def from_note(cls, record: NoteRecord) -> QuoteCheck:
-        """The check a notes record asks for: a source that cannot be loaded points at its
-        ``url:`` line, a quote not found at its ``quote:`` line, the line to fix (SPEC §8.3)."""
+        """The check a notes record asks for: a source that cannot be loaded points at its ``url:``
+        line, a quote not found at its ``quote:`` line, the line to fix
+        (docs/reference/reports.md#locations)."""
         return cls(normalise(record.quote), record.url, record.file, record.url_line,
                    record=record.index, quote_line=record.quote_line)
 
@@ -73,9 +74,9 @@ class QuoteCheck:
 
     def not_found(self, kind: SourceKind, info: LoadInfo | None = None, *,
                   diagnosis: Diagnosis | None = None) -> Finding:
-        """The finding for a quote that is not in its source, of that kind (TC210, TC211);
-        ``info`` says how the source was loaded (where its redirects ended, the attempts);
-        ``diagnosis``, why the quote is not there (SPEC §8.1), also said in the message."""
+        """The finding for a quote that is not in its source, of that kind (TC210, TC211); ``info``
+        says how the source was loaded (where its redirects ended, the attempts); ``diagnosis``, why
+        the quote is not there (docs/reference/reports.md#near-misses), also said in the message."""
         info = info or LoadInfo()
         message = f"quote is not in {kind.source_name}"
         if info.final_url is not None:

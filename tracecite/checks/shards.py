@@ -1,8 +1,8 @@
-"""Shards of a live run (SPEC §9): which sources shard K of N checks.
+"""Shards of a live run (docs/guides/scale.md): which sources shard K of N checks.
 
-A source belongs to shard ``int.from_bytes(sha256(stable_uri(uri))[:8], "big") % N + 1``: the
-first 8 bytes of the SHA-256 of its stable URI (SPEC §3, UTF-8), read as a big-endian number,
-modulo N. Every citation of one source is in one shard, so a source is still fetched once,
+A source belongs to shard ``int.from_bytes(sha256(stable_uri(uri))[:8], "big") % N + 1``: the first
+8 bytes of the SHA-256 of its stable URI (docs/reference/commands.md, UTF-8), read as a big-endian
+number, modulo N. Every citation of one source is in one shard, so a source is still fetched once,
 and the shards of a run cover each source exactly once.
 """
 

@@ -1,9 +1,10 @@
-"""``skip_urls`` (SPEC §7.4): globs of URLs that are never fetched, their quotes counted skipped.
+"""``skip_urls`` (docs/web-over-time.md#warnings-and-skips): globs of URLs that are never fetched,
+their quotes counted skipped.
 
-A glob is matched against the whole URL in its stable form (§3: scheme and host lower-cased,
-default port and fragment dropped, percent-escapes normalised), and is put in that form itself.
-``*`` matches within one part of the URL: the scheme, one host label (no ``.``), one path
-segment (no ``/``) or the query; ``**`` matches across labels, segments and the query. Every
+A glob is matched against the whole URL in its stable form (docs/reference/commands.md: scheme and
+host lower-cased, default port and fragment dropped, percent-escapes normalised), and is put in that
+form itself. ``*`` matches within one part of the URL: the scheme, one host label (no ``.``), one
+path segment (no ``/``) or the query; ``**`` matches across labels, segments and the query. Every
 other character stands for itself, so ``https://example.org/a`` skips that page only (not
 ``/a?x=1``, not ``/a/b``).
 """

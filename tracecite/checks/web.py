@@ -1,4 +1,5 @@
-"""Live web checks: fetch a page through the pinned fetcher and say how to match it (§4)."""
+"""Live web checks: fetch a page through the pinned fetcher and say how to match it
+(docs/reference/fetching.md)."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def url_key(url: str) -> str:
 class WebLoader:
     """Loads web pages through the pinned fetcher, sharing its request slots per host with the
     live run (see :class:`~tracecite.checks.live.Loader`), trying a source again after a
-    transient failure as ``retry`` says (SPEC §7.1)."""
+    transient failure as ``retry`` says (docs/web-over-time.md#retries)."""
 
     kind = SourceKind.WEB
     expects_html = True  # web pages are mostly HTML: start the parse workers early

@@ -1,4 +1,5 @@
-"""Address policy (SPEC §4): which resolved or literal addresses a fetch may connect to.
+"""Address policy (docs/reference/fetching.md): which resolved or literal addresses a fetch may
+connect to.
 
 The policy is an explicit table, `BLOCKS`, read from the IANA IPv4 and IPv6 Special-Purpose
 Address Registries: every entry whose "Globally Reachable" is False or N/A, plus multicast and the
@@ -8,10 +9,10 @@ IPv6 blocks and every embedded IPv4 form (FETCHER-NOTES).
 
 Decisions:
 
-- No carve-outs inside a refused block: all of 192.0.0.0/24 is refused (SPEC §4 names the /24),
-  including 192.0.0.9 and 192.0.0.10, which the registry marks globally reachable (PCP and TURN
-  anycast); likewise all of 2001::/23 (its anycast and ORCHIDv2 sub-entries). No web page lives
-  there.
+- No carve-outs inside a refused block: all of 192.0.0.0/24 is refused (docs/reference/fetching.md
+  names the /24), including 192.0.0.9 and 192.0.0.10, which the registry marks globally reachable
+  (PCP and TURN anycast); likewise all of 2001::/23 (its anycast and ORCHIDv2 sub-entries). No web
+  page lives there.
 - Top-level entries the registry marks globally reachable are allowed: 192.31.196.0/24 and
   192.175.48.0/24 (AS112), 192.52.193.0/24 (AMT), 2620:4f:8000::/48 (AS112).
 - Embedded IPv4 is decoded and named in the reason. Only NAT64's well-known prefix 64:ff9b::/96

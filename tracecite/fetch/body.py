@@ -1,5 +1,5 @@
 """A response's body: its type, charset and content codings from the headers, then its bytes
-read under the deadline and the size cap, decoded to text (SPEC §4).
+read under the deadline and the size cap, decoded to text (docs/reference/fetching.md).
 
 Decisions the specification leaves open:
 

@@ -1,5 +1,5 @@
 """Pinned connections: sockets opened to one validated IP literal, under the fetch's deadline,
-and the TLS context they use (SPEC §4).
+and the TLS context they use (docs/reference/fetching.md).
 
 The pools here are created only for addresses the address policy has passed, and their sockets
 connect to that IP literal directly: no name is ever looked up on this path. The host name

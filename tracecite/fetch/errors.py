@@ -8,10 +8,10 @@ from tracecite.codes import Code
 class FetchError(Exception):
     """A source could not be fetched or read; ``code`` says why, ``detail`` says more.
 
-    ``detail`` is written by TraceCite, never copied from the page or the server, so it is safe
-    to show. ``status`` is the final HTTP status for ``TC315``; ``final_url`` where the
-    source's redirects ended, when it was redirected; ``retry_after`` the seconds a 429 or 503
-    asked the client to wait (SPEC §7.1); ``attempts`` how many requests were made for it.
+    ``detail`` is written by TraceCite, never copied from the page or the server, so it is safe to
+    show. ``status`` is the final HTTP status for ``TC315``; ``final_url`` where the source's
+    redirects ended, when it was redirected; ``retry_after`` the seconds a 429 or 503 asked the
+    client to wait (docs/web-over-time.md#retries); ``attempts`` how many requests were made for it.
     """
 
     def __init__(self, code: Code, detail: str, *, status: int | None = None,
@@ -36,7 +36,7 @@ class FetchError(Exception):
 
 class TemporaryLookupError(FetchError):
     """TC307 when the resolver said the failure is temporary (``EAI_AGAIN``), not that the name
-    does not exist: worth another attempt (SPEC §7.1)."""
+    does not exist: worth another attempt (docs/web-over-time.md#retries)."""
 
     def __init__(self, detail: str) -> None:
         super().__init__(Code.DNS_FAILURE, detail)

@@ -1,5 +1,5 @@
 """Network failures → registry codes: what urllib3, http.client, ssl or the socket raised, turned
-into one ``FetchError`` (SPEC §4).
+into one ``FetchError`` (docs/reference/fetching.md).
 
 Decisions the specification leaves open:
 

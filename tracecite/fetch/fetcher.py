@@ -1,4 +1,5 @@
-"""The pinned fetcher: GET one http(s) URL safely, following redirects by hand (SPEC §4).
+"""The pinned fetcher: GET one http(s) URL safely, following redirects by hand
+(docs/reference/fetching.md).
 
 Every hop runs the same pipeline: URL rules (``parse_target``) → ``--connect-to`` override or one
 name lookup → address policy → a connection to exactly the address that was checked, with the
@@ -23,9 +24,10 @@ Decisions the specification leaves open:
   (``tracecite.fetch.walls``) are recognised on the final status.
 - A failure after at least one redirect carries ``final_url``: the URL of the hop that failed.
 - A kept-alive connection that the server closed just as it was reused is retried once on a new
-  connection to the same validated address; nothing else is retried here (a source's retries
-  are its loader's, ``tracecite.fetch.retry``). A 429 or 503 backs its host off
-  (``HostSlots.back_off``) and each 2xx lets it speed up again (SPEC §7.2).
+    connection to the same validated address; nothing else is retried here (a source's retries are
+    its loader's, ``tracecite.fetch.retry``). A 429 or 503 backs its host off
+    (``HostSlots.back_off``) and each 2xx lets it speed up again
+    (docs/web-over-time.md#politeness-under-pressure).
 """
 
 from __future__ import annotations
@@ -86,7 +88,8 @@ class Page:
     final_url: str | None = None
     etag: str | None = None
     last_modified: str | None = None
-    """The page's validators, for a conditional request next time (SPEC §7.5)."""
+    """The page's validators, for a conditional request next time
+    (docs/web-over-time.md#the-cache)."""
 
 
 _PoolKey = tuple[str, str, int, str]  # scheme, IP address, port, host name (SNI and Host)
@@ -102,7 +105,8 @@ class _Pools:
 
 
 class PinnedFetcher:
-    """Fetches http(s) pages under SPEC §4's rules; thread-safe, reuses connections.
+    """Fetches http(s) pages under docs/reference/fetching.md's rules; thread-safe, reuses
+    connections.
 
     ``resolver`` answers ``(host, port)`` with IP strings; tests inject one so that nothing
     outside loopback is ever asked or reached.
@@ -301,7 +305,8 @@ class PinnedFetcher:
             raise blocked(wall, status)
         if not 200 <= status <= 299:
             wait = None
-            if status in RATE_LIMIT_STATUSES:  # the host backs off (SPEC §7.2)
+            # the host backs off (docs/web-over-time.md#politeness-under-pressure)
+            if status in RATE_LIMIT_STATUSES:
                 wait = parse_retry_after(response.headers.get("Retry-After"), time.time())
                 self._hosts.back_off(target.host, wait)
             raise FetchError(Code.HTTP_STATUS, f"HTTP status {status}", status=status,

@@ -1,4 +1,5 @@
-"""Request slots per host name: at most N requests in flight to one host at once (SPEC §4).
+"""Request slots per host name: at most N requests in flight to one host at once
+(docs/reference/fetching.md).
 
 One :class:`HostSlots` is shared by everything that sends requests for a run: the fetcher holds
 a slot for each request it sends (each redirect hop on the host it goes to), and the live runner
@@ -6,12 +7,12 @@ claims the slot of a source's first request before handing the source to a loade
 that no thread of its own ever waits on a busy host while another host's source waits. Host
 names are counted apart even when they share an address, as browsers do.
 
-A host that answers 429 or 503 is put in back-off (SPEC §7.2): no request to it starts before
-its ``Retry-After`` has passed (:meth:`HostSlots.back_off`), and its limit drops to 1; each 2xx
-from it doubles the limit again (:meth:`HostSlots.succeeded`), up to the run's. A
-``Retry-After`` longer than the run waits for (``max_back_off``), or none, backs off for
-:data:`DEFAULT_BACK_OFF`: the sources that asked fail or retry on their own, and the host's
-other sources go on one at a time instead of all waiting for a wait nobody keeps.
+A host that answers 429 or 503 is put in back-off (docs/web-over-time.md#politeness-under-pressure):
+no request to it starts before its ``Retry-After`` has passed (:meth:`HostSlots.back_off`), and its
+limit drops to 1; each 2xx from it doubles the limit again (:meth:`HostSlots.succeeded`), up to the
+run's. A ``Retry-After`` longer than the run waits for (``max_back_off``), or none, backs off for
+:data:`DEFAULT_BACK_OFF`: the sources that asked fail or retry on their own, and the host's other
+sources go on one at a time instead of all waiting for a wait nobody keeps.
 """
 
 from __future__ import annotations

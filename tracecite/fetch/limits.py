@@ -1,5 +1,5 @@
-"""The per-source limits of SPEC §4 and the run's concurrency, in a module light enough for the
-CLI to import."""
+"""The per-source limits of docs/reference/fetching.md and the run's concurrency, in a module light
+enough for the CLI to import."""
 
 MAX_TIMEOUT = 20.0
 """Seconds per source: connect, TLS, every redirect and the whole body."""
@@ -27,13 +27,15 @@ DEFAULT_PER_HOST = 8
 connections per host, lychee 10), and what TraceCite used for a whole run before."""
 
 DEFAULT_RETRIES = 2
-"""Extra attempts per source after a transient failure (``--retries``, SPEC §7.1)."""
+"""Extra attempts per source after a transient failure (``--retries``,
+docs/web-over-time.md#retries)."""
 
 MAX_RETRIES = 5
 """``--retries`` at most."""
 
 DEFAULT_MAX_RETRY_WAIT = 30.0
-"""Seconds a source may wait for rate limits in all (``--max-retry-wait``, SPEC §7.1)."""
+"""Seconds a source may wait for rate limits in all (``--max-retry-wait``,
+docs/web-over-time.md#retries)."""
 
 MAX_RETRY_WAIT = 120.0
 """``--max-retry-wait`` at most."""

@@ -1,5 +1,6 @@
-"""Name lookups under a deadline (SPEC §7.2): ``getaddrinfo`` has no timeout of its own, so each
-lookup runs on a daemon thread of its own and the caller waits only as long as its source may.
+"""Name lookups under a deadline (docs/web-over-time.md#politeness-under-pressure): ``getaddrinfo``
+has no timeout of its own, so each lookup runs on a daemon thread of its own and the caller waits
+only as long as its source may.
 
 A lookup that outlives its source is abandoned, never joined: the thread ends whenever the
 resolver answers, and the interpreter does not wait for it at exit. Names that never answer

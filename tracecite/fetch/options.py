@@ -1,5 +1,5 @@
-"""The fetcher's options (SPEC §3 common options), in a module light enough for the CLI to build
-and check them without importing urllib3: ``verify-files`` never fetches."""
+"""The fetcher's options (docs/reference/commands.md common options), in a module light enough for
+the CLI to build and check them without importing urllib3: ``verify-files`` never fetches."""
 
 from __future__ import annotations
 
@@ -71,7 +71,8 @@ def _parse_port(text: str, usage: str) -> int:
 
 @dataclass(frozen=True)
 class FetchOptions:
-    """Limits and private-deployment options for one run (SPEC §3 common options)."""
+    """Limits and private-deployment options for one run (docs/reference/commands.md common
+    options)."""
 
     timeout: float = MAX_TIMEOUT
     max_bytes: int = MAX_BYTES

@@ -1,5 +1,6 @@
 """Refreshes: a ``Refresh`` header or ``<meta http-equiv="refresh">`` that a browser follows with
-scripts off, read as the HTML standard's "shared declarative refresh steps" (SPEC §4).
+scripts off, read as the HTML standard's "shared declarative refresh steps"
+(docs/reference/fetching.md).
 
 The fetcher follows one like a redirect (same URL rules and address policy, counted among the
 five) when its delay is at most ``MAX_REFRESH_DELAY`` seconds. Decisions the specification

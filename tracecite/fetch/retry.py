@@ -1,5 +1,6 @@
-"""Retries (SPEC §7.1): which failures are worth another attempt, how long to wait before it,
-the server's ``Retry-After``, and the time a source may spend waiting for rate limits.
+"""Retries (docs/web-over-time.md#retries): which failures are worth another attempt, how long to
+wait before it, the server's ``Retry-After``, and the time a source may spend waiting for rate
+limits.
 
 Everything that waits or draws a random number takes it from :class:`RetryPolicy`'s fields, so
 tests run the policy with a fake clock and never sleep.
@@ -48,7 +49,8 @@ TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """HTTP statuses worth another attempt."""
 
 RATE_LIMIT_STATUSES = frozenset({429, 503})
-"""Statuses whose ``Retry-After`` is read, and that put their host in back-off (SPEC §7.2)."""
+"""Statuses whose ``Retry-After`` is read, and that put their host in back-off
+(docs/web-over-time.md#politeness-under-pressure)."""
 
 MAX_BACKOFF = 30.0
 """Seconds: the backoff's ceiling, however many attempts came before."""

@@ -1,4 +1,5 @@
-"""URL rules (SPEC §4): which http(s) URLs may be fetched, parsed once by one strict parser.
+"""URL rules (docs/reference/fetching.md): which http(s) URLs may be fetched, parsed once by one
+strict parser.
 
 The URLs come from untrusted notes, traces and ``Location`` headers, and the usual SSRF bypasses
 live in the gaps between URL parsers (WHATWG browsers, ``urllib.parse``, urllib3, curl, glibc's
@@ -269,7 +270,8 @@ def _request_target(rest: str) -> str:
 def _percent_encode(text: str, safe: frozenset[int]) -> str:
     """Percent-encode the UTF-8 bytes of ``text`` outside ``safe``; keep ``%HH`` escapes.
 
-    Escapes are upper-cased (RFC 3986 §6.2.2.1), as urllib3 and SPEC §3's stable URI write them.
+    Escapes are upper-cased (RFC 3986 §6.2.2.1), as urllib3 and docs/reference/commands.md's stable
+    URI write them.
     """
     data = text.encode("utf-8")
     out: list[str] = []

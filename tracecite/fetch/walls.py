@@ -1,5 +1,5 @@
 """Bot and challenge walls: a final 401, 403 or 503 that a bot-management service sent instead of
-the page is TC319 ``source-blocked``, not TC315 (SPEC §7.3).
+the page is TC319 ``source-blocked``, not TC315 (docs/web-over-time.md#bot-walls).
 
 The marks are one table, ``MARKS``. Each names a header (and the values that count, matched
 whole and case-insensitively after trimming), the statuses it counts on, and, where the header
@@ -33,7 +33,8 @@ from tracecite.fetch.errors import FetchError
 __all__ = ["BODY_LOOK", "MARKS", "WALL_STATUSES", "Headers", "WallMark", "blocked", "find_wall"]
 
 WALL_STATUSES = frozenset({401, 403, 503})
-"""The final statuses a wall is recognised on (SPEC §7.3); one mark adds AWS WAF's two."""
+"""The final statuses a wall is recognised on (docs/web-over-time.md#bot-walls); one mark adds AWS
+WAF's two."""
 
 _AWS_WAF_STATUSES = WALL_STATUSES | {202, 405}
 
@@ -116,7 +117,8 @@ def find_wall(status: int, headers: Headers, body_head: Callable[[], bytes],
 
 
 def blocked(mark: WallMark, status: int) -> FetchError:
-    """The TC319 finding for a wall: what happened and the remedies (SPEC §7.3)."""
+    """The TC319 finding for a wall: what happened and the remedies
+    (docs/web-over-time.md#bot-walls)."""
     return FetchError(
         Code.SOURCE_BLOCKED,
         f"HTTP status {status}: the site refused an automated client ({mark.service} bot or "

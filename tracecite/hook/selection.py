@@ -1,7 +1,7 @@
 """Which files the hook checks: the configured globs, as ``.gitignore``-style patterns over
 paths relative to the configuration's directory. A file given to the hook that no glob selects
 is a TC106 warning, so a misnamed trace is never skipped in silence; an excluded file is left
-out on purpose, without one (SPEC §8.2)."""
+out on purpose, without one (docs/reference/reports.md#honest-summaries)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def sort_out(paths: Iterable[str], settings: Settings) -> Selection:
 
 def not_selected(path: str, settings: Settings) -> Finding:
     """TC106 for a file given to the hook that no glob selects: it is not checked, and the
-    message names the keys to change and where (SPEC §8.2)."""
+    message names the keys to change and where (docs/reference/reports.md#honest-summaries)."""
     keys = "'traces'" if is_trace(path) else "'notes'"
     if settings.config_path is None:
         where = ("in a .tracecite.toml or the [tool.tracecite] table of pyproject.toml (none "

@@ -10,12 +10,12 @@ Every input is read once, before anything is fetched, and every check of the sta
 what was read (a trace can be hundreds of MB): one malformed file stops the run with exit 1
 before any network access, whatever the stage.
 
-On the changes since a ref or a pull request's base, the live checks look only at the notes
-records whose lines the diff adds or changes, and at the changed traces whole; the other records
-are counted ``unchanged`` (SPEC §8.6; ``--all-records`` checks them all). So do the files
-pre-commit gives the online hook on a push (or ``pre-commit run --from-ref --to-ref``): the
-records the push adds or changes since the remote's commit are checked. Files given to the hook
-that no glob selects are TC106 warnings (§8.2).
+On the changes since a ref or a pull request's base, the live checks look only at the notes records
+whose lines the diff adds or changes, and at the changed traces whole; the other records are counted
+``unchanged`` (docs/hook.md#checking-only-what-changed; ``--all-records`` checks them all). So do
+the files pre-commit gives the online hook on a push (or ``pre-commit run --from-ref --to-ref``):
+the records the push adds or changes since the remote's commit are checked. Files given to the hook
+that no glob selects are TC106 warnings (docs/reference/reports.md#honest-summaries).
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ ONLINE_HOOK = "tracecite-online"
 
 OFFLINE_NOTICE = (f"no source host resolved: offline? To skip the online hook: "
                   f"SKIP={ONLINE_HOOK} git push")
-"""What a live run says when no web source's host resolved at all (SPEC §8.6)."""
+"""What a live run says when no web source's host resolved at all
+(docs/hook.md#checking-only-what-changed)."""
 
 # Codes a web source gets without asking any resolver: the URL is refused as written.
 _REFUSED_UNASKED = frozenset({Code.URL_INVALID, Code.URL_SCHEME, Code.URL_PORT,
@@ -81,7 +82,7 @@ def run_hook(files: Sequence[str], settings: Settings) -> Report:
     given = expand_with(files, settings)
     sorted_out = sort_out(given.paths or candidates(settings, found), settings)
     # Only files someone named: files git found and no glob selects are simply not inputs.
-    # Like every offline finding, these are shard 1's (SPEC §9).
+    # Like every offline finding, these are shard 1's (docs/guides/scale.md).
     warnings = tuple(not_selected(path, settings) for path in sorted_out.unselected
                      if files and offline_shard(settings))
     paths = sorted_out.selected

@@ -1,1 +1,1 @@
-"""Importers: vendor transcripts turned into TraceCite traces (SPEC §10)."""
+"""Importers: vendor transcripts turned into TraceCite traces (docs/guides/importers.md)."""

@@ -1,5 +1,5 @@
-"""The Anthropic importer (SPEC §10): Messages API exchanges, each the request as sent and the
-response as received, turned into one run each.
+"""The Anthropic importer (docs/guides/importers.md): Messages API exchanges, each the request as
+sent and the response as received, turned into one run each.
 
 A file holds one exchange ``{"request": {...}, "response": {...}}``, a JSON list of them, or
 JSONL of them (one per line: findings then name the line). What becomes what:
@@ -10,12 +10,12 @@ JSONL of them (one per line: findings then name the line). What becomes what:
   ``title``, else ``document:N``). ``search_result`` blocks, in the request's messages or in a
   ``tool_result`` (``uri`` = their ``source``, content = their text blocks joined by newlines).
   The results of a ``web_search_tool_result``, with ``content: null``: only encrypted content
-  comes back, so their quotes are checked live (SPEC §1.2).
-- Tool calls. ``tool_use`` and ``server_tool_use`` blocks are tool calls; a ``tool_result`` (in
-  the next user message) or a server tool's result block is the call's result. A call the
-  transcript holds no result of is written with ``ok: false``: it captured nothing. The
-  documents and search results of the request's own messages are the result of one call of the
-  importer's naming, ``request-documents``, so every source sits in a tool result (SPEC §1.2).
+  comes back, so their quotes are checked live (docs/guides/traces.md).
+- Tool calls. ``tool_use`` and ``server_tool_use`` blocks are tool calls; a ``tool_result`` (in the
+    next user message) or a server tool's result block is the call's result. A call the transcript
+    holds no result of is written with ``ok: false``: it captured nothing. The documents and search
+    results of the request's own messages are the result of one call of the importer's naming,
+    ``request-documents``, so every source sits in a tool result (docs/guides/traces.md).
 - Claims. Every ``text`` block with citations of the final assistant message: the response's
   content, continuing the request's last message when that is an assistant turn (a prefilled or
   paused turn). Each citation's quote is its ``cited_text`` without a trailing ``...`` (web search
@@ -423,7 +423,8 @@ class _Exchange:
         if not url.strip():
             self.fail(f"{rpath}.url", "an empty url")
         retrieved = self.get(result, "retrieved_at", str, rpath, required=False)
-        # Kept only as the RFC 3339 date a trace's captured_at must be (SPEC §8.7).
+        # Kept only as the RFC 3339 date a trace's captured_at must be
+        # (docs/web-over-time.md#archived-copies).
         captured_at = retrieved if retrieved and wayback_timestamp(retrieved) else None
         document = self.get(result, "content", dict, rpath)
         call.ok = True

@@ -1,5 +1,5 @@
-"""``tracecite import FORMAT FILE… [-o OUT]`` (SPEC §10): vendor transcripts in, one trace per
-run out.
+"""``tracecite import FORMAT FILE… [-o OUT]`` (docs/guides/importers.md): vendor transcripts in, one
+trace per run out.
 
 Every input is read before anything is written: if any has an element that cannot be
 imported (TC107) or cannot be read (TC101, TC102), each input's problem is reported, nothing is

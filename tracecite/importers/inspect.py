@@ -1,4 +1,4 @@
-"""Inspect AI eval logs (SPEC §10 ``inspect``): one run per sample and epoch.
+"""Inspect AI eval logs (docs/guides/importers.md ``inspect``): one run per sample and epoch.
 
 A log is a ``.eval`` archive (a zip of ``header.json``, or ``_journal/start.json`` while the
 eval runs, and one ``samples/{id}_epoch_{n}.json`` per sample) or a ``.json`` log (the whole
@@ -32,8 +32,9 @@ What a sample becomes:
   (Anthropic's, whose JSON lists ``web_search_result`` blocks) are sources of their URLs
   with ``content: null``: the provider returns no page text.
 - The final assistant message's text blocks with citations are the claims. A citation whose
-  ``cited_text`` is a string is a quote; a ``UrlCitation`` names its source by ``url``, as
-  the same stable URI (SPEC §3): the last capture with text, else the last search result
+    ``cited_text`` is a string is a quote; a ``UrlCitation`` names its source by ``url``, as the
+    same stable URI (docs/reference/commands.md): the last capture with text, else the last search
+    result
   without, else a source with ``content: null`` of a call named ``cited-urls``. Quotes of a
   source without content are checked live (TC203 in evidence mode). A ``cited_text`` cut
   short by Anthropic's web search (a trailing ``...``) is imported without it. A
@@ -504,8 +505,8 @@ class _SampleReader:
 
 
 class _Captures:
-    """The sources of a run by stable URI (SPEC §3): a citation's URL names the last capture
-    of its URI, or a source with no captured text, one per URI."""
+    """The sources of a run by stable URI (docs/reference/commands.md): a citation's URL names the
+    last capture of its URI, or a source with no captured text, one per URI."""
 
     def __init__(self) -> None:
         self._last: dict[str, str] = {}

@@ -1,9 +1,9 @@
 """What an importer makes of one run of a vendor transcript, and the trace it is written as.
 
 An importer reads a vendor's file and yields :class:`ImportedRun` records; :func:`trace_lines`
-writes each as a trace (SPEC §1.2) that ``tracecite check`` accepts. Anything an importer cannot
-map is :class:`Unsupported` (TC107), raised with the file, the line where known and the JSON path
-of the element: nothing is guessed.
+writes each as a trace (docs/guides/traces.md) that ``tracecite check`` accepts. Anything an
+importer cannot map is :class:`Unsupported` (TC107), raised with the file, the line where known and
+the JSON path of the element: nothing is guessed.
 """
 
 from __future__ import annotations
@@ -34,13 +34,14 @@ def safe_name(text: str, fallback: str) -> str:
 @dataclass(frozen=True)
 class ImportedSource:
     """A source the run saw: ``content`` is the text it captured, or None when the vendor gives
-    none back (web search results: SPEC §1.2's ``content: null``)."""
+    none back (web search results: docs/guides/traces.md's ``content: null``)."""
 
     id: str
     uri: str
     content: str | None
     captured_at: str | None = None
-    """When the source was read, an RFC 3339 date (SPEC §8.7), where the vendor says."""
+    """When the source was read, an RFC 3339 date (docs/web-over-time.md#archived-copies), where the
+    vendor says."""
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,10 @@ class ImportedClaim:
 
 @dataclass(frozen=True)
 class ImportedRun:
-    """One run of a transcript: ``name`` is the stem of the file it is written to (unique among
-    the runs of one import, safe as a file name); ``not_importable`` counts the citations that
-    cite a span of the answer rather than quote a source (SPEC §10), never turned into quotes."""
+    """One run of a transcript: ``name`` is the stem of the file it is written to (unique among the
+    runs of one import, safe as a file name); ``not_importable`` counts the citations that cite a
+    span of the answer rather than quote a source (docs/guides/importers.md), never turned into
+    quotes."""
 
     run_id: str
     name: str
@@ -95,8 +97,8 @@ class Unsupported(TraceCiteError):
 
 
 def trace_lines(run: ImportedRun) -> Iterator[str]:
-    """The run as trace lines (SPEC §1.2), each a JSON object without its newline: every tool
-    call, then its result, then the one answer."""
+    """The run as trace lines (docs/guides/traces.md), each a JSON object without its newline: every
+    tool call, then its result, then the one answer."""
     for call in run.calls:
         yield _line({"type": "tool_call", "run_id": run.run_id, "call_id": call.call_id,
                      "tool": call.tool})

@@ -1,6 +1,6 @@
-"""A trace source's ``captured_at`` (SPEC §8.7): when the agent read it, as an RFC 3339 date
-and time, kept as the Internet Archive's 14-digit UTC timestamp (``YYYYMMDDhhmmss``), which is
-what it is used for: asking for the snapshot closest to the capture.
+"""A trace source's ``captured_at`` (docs/web-over-time.md#archived-copies): when the agent read it,
+as an RFC 3339 date and time, kept as the Internet Archive's 14-digit UTC timestamp
+(``YYYYMMDDhhmmss``), which is what it is used for: asking for the snapshot closest to the capture.
 """
 
 from __future__ import annotations

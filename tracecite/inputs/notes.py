@@ -1,4 +1,4 @@
-"""The notes format (SPEC §1.1): records of ``claim:``, ``quote:`` and ``url:`` lines.
+"""The notes format (docs/guides/notes.md): records of ``claim:``, ``quote:`` and ``url:`` lines.
 
 Parsing never stops at the first error: every problem in the file is reported with its line and
 column, and the records that are well formed are still returned. A file is read as it streams

@@ -1,4 +1,4 @@
-"""Reading an agent trace (SPEC §1.2): :func:`read_trace`, the one way in.
+"""Reading an agent trace (docs/guides/traces.md): :func:`read_trace`, the one way in.
 
 The reader owns the file: it opens it, and everything it opens is closed before it returns,
 errors included. Traces end with their answer, so given a :class:`QuoteTester` the reader reads
@@ -66,7 +66,7 @@ class TraceScan:
     or became unreadable after it was validated): the tester's verdicts are then incomplete."""
     captured_at: Mapping[str, str] = field(default_factory=dict)
     """When each source that says so was captured, as 14 UTC digits (``YYYYMMDDhhmmss``), by
-    source id (SPEC §8.7)."""
+    source id (docs/web-over-time.md#archived-copies)."""
     answer_offset: int | None = None
     """Where the answer's line starts (a byte offset), to find citations' columns in it."""
     citations_dropped: int = 0
@@ -84,9 +84,9 @@ class TraceScan:
         return replace(self, citations=(), citations_dropped=self.citation_count)
 
     def located(self, citations: Iterable[Citation]) -> list[Citation]:
-        """These citations, each with the column of its ``quote`` value in the answer line
-        where it can be found (SPEC §8.3). The line is read again once, and walked only down
-        to these citations: only citations that get a finding need it."""
+        """These citations, each with the column of its ``quote`` value in the answer line where it
+        can be found (docs/reference/reports.md#locations). The line is read again once, and walked
+        only down to these citations: only citations that get a finding need it."""
         chosen = list(citations)
         if self.answer_offset is None or not chosen:
             return chosen

@@ -1,4 +1,4 @@
-"""The rules of a trace's events (SPEC §1.2), checked in order as the file streams by.
+"""The rules of a trace's events (docs/guides/traces.md), checked in order as the file streams by.
 
 No event is kept after it is checked. What the checks need later stays: the answer's citations
 (in columns), and where each source is (:class:`~tracecite.inputs.sources.SourceIndex`), so
@@ -25,7 +25,7 @@ from tracecite.model import Citation
 
 SourceSink = Callable[[str, str, int, str | None], None]
 """Called with every valid source as ``(id, uri, line, content)``, in trace order: the content
-None for a source whose content was not captured (``"content": null``, SPEC §1.2's
+None for a source whose content was not captured (``"content": null``, docs/guides/traces.md's
 extension). Plain values, not a record: this runs for every source of a trace of any size."""
 
 
@@ -228,7 +228,8 @@ class TraceValidator(FieldChecker):
 
     def _with_columns(self, found: list[Finding]) -> list[Finding]:
         """The answer's findings about a source id, each with its citation's ``quote`` column
-        (SPEC §8.3), looked up in the answer line (read again, and only when there are any)."""
+        (docs/reference/reports.md#locations), looked up in the answer line (read again, and only
+        when there are any)."""
         def where(f: Finding) -> tuple[int, int]:
             return f.claim or 0, f.citation or 0
 

@@ -1,5 +1,6 @@
-"""``--format json``: one JSON object (SPEC §5), the stable machine-readable report, and
-:func:`read_report`, which reads it back (``tracecite merge`` combines shards' reports)."""
+"""``--format json``: one JSON object (docs/reference/reports.md), the stable machine-readable
+report, and :func:`read_report`, which reads it back (``tracecite merge`` combines shards'
+reports)."""
 
 from __future__ import annotations
 
@@ -72,10 +73,10 @@ def report_dict(report: Report) -> dict[str, Any]:
         "exit_code": report.exit_code,
         "summary": summary_dict(report),
         "findings": [finding_dict(f) for f in findings],
-        # Which shard of a sharded run (SPEC §9); null when unsharded or merged whole.
+        # Which shard of a sharded run (docs/guides/scale.md); null when unsharded or merged whole.
         "shard": f"{report.shard[0]}/{report.shard[1]}" if report.shard is not None else None,
     }
-    if report.stage is not None:  # hook runs: which stage ran (SPEC §8.5)
+    if report.stage is not None:  # hook runs: which stage ran (docs/action.md#the-step-summary)
         out["stage"] = report.stage
     if report.notices:
         out["notices"] = list(report.notices)
@@ -118,7 +119,8 @@ def _exit_codes() -> frozenset[int]:
 
 
 _EXIT_CODES = _exit_codes()
-"""The exit codes a report can have (SPEC §3): 0–3, or 128 + SIGINT or SIGTERM."""
+"""The exit codes a report can have (docs/reference/commands.md): 0–3, or 128 + SIGINT or
+SIGTERM."""
 
 
 def read_report(document: object) -> Report:
@@ -188,7 +190,7 @@ def _summary(raw: dict[str, Any]) -> Summary:
     summary = Summary(_typed(raw, "inputs", int, "summary"),
                       _typed(raw, "records", int, "summary"),
                       _typed(raw, "citations", int, "summary"), captured, live, files)
-    # import's members (SPEC §10) are absent from reports written before them.
+    # import's members (docs/guides/importers.md) are absent from reports written before them.
     return dataclasses.replace(summary, **{key: _typed(raw, key, int, "summary")
                                            for key in ("runs", "not_importable") if key in raw})
 
@@ -230,7 +232,8 @@ def _finding(value: object, index: int) -> Finding:
     return Finding(code, _typed(raw, "message", str, where), **numbers, **texts,
                    cached=_optional(raw, "cached", bool, where), diagnosis=diagnosis,
                    archive=archive,
-                   # A warning made one by the run's settings, not by its code (SPEC §7.4).
+                   # A warning made one by the run's settings, not by its code
+                   # (docs/web-over-time.md#warnings-and-skips).
                    warned=severity == "warning" and code.exit != EXIT_OK)
 
 

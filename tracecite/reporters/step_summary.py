@@ -1,7 +1,7 @@
-"""The Markdown step summary of a run in GitHub Actions (SPEC §8.5): which command or stage ran
-and what it covered, the verdict in plain words, the findings grouped by file with links to
-their lines at the commit, one "how to fix" line per code that occurs (the registry's own
-text), what was not checked and why, and the run's notices.
+"""The Markdown step summary of a run in GitHub Actions (docs/action.md#the-step-summary): which
+command or stage ran and what it covered, the verdict in plain words, the findings grouped by file
+with links to their lines at the commit, one "how to fix" line per code that occurs (the registry's
+own text), what was not checked and why, and the run's notices.
 
 Everything taken from inputs (file names, source ids, URIs, and the messages that name them) is
 escaped by :func:`markdown_text`, so it shows as text and can neither format, link nor break

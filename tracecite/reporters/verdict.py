@@ -1,6 +1,6 @@
-"""The verdict of a run in plain words (SPEC §8.2): what failed, what was verified, and, when no
-quote was verified, why not and how to verify them. Every format shows this one sentence, so no
-report says "passed" when nothing was verified.
+"""The verdict of a run in plain words (docs/reference/reports.md#honest-summaries): what failed,
+what was verified, and, when no quote was verified, why not and how to verify them. Every format
+shows this one sentence, so no report says "passed" when nothing was verified.
 
 For example::
 
@@ -27,7 +27,7 @@ a signal stopped the run."""
 
 EXIT_WORDS = {0: "nothing failed", 1: "input or usage error", 2: "findings",
               3: "internal error"}
-"""What each exit code means (SPEC §3), for ``exit 2: findings``."""
+"""What each exit code means (docs/reference/commands.md), for ``exit 2: findings``."""
 
 _WHERE = {"captured": "against captured content", "live": "on live pages",
           "files": "in local files"}
@@ -185,7 +185,8 @@ def verdict(report: Report) -> Verdict:
     if verified:
         parts.append(verified)
     not_checked = what_was_not_checked(report)
-    # After an input error nothing else ran (SPEC §3): no advice on how to verify the rest.
+    # After an input error nothing else ran (docs/reference/commands.md): no advice on how to verify
+    # the rest.
     read_only = ([] if report.changes is not None or report.stopped_by is not None
                  or any(f.exit == EXIT_INPUT for f in errors) else _unverified_inputs(report))
     parts.extend(read_only)

@@ -1,4 +1,5 @@
-"""Visible text of an HTML page: what a browser's ``innerText`` shows with scripts off (SPEC §4).
+"""Visible text of an HTML page: what a browser's ``innerText`` shows with scripts off
+(docs/reference/fetching.md).
 
 The page is parsed with html5lib (scripting off, so ``<noscript>`` content is ordinary, visible
 markup) into a C ElementTree (:mod:`~tracecite.visible.parser`), which is then walked without
@@ -9,21 +10,20 @@ does not suit still go to html5lib). Block boundaries, table rows and ``<br>`` b
 ``foobar``. Whitespace counts carry no meaning: callers normalise (NFC, then every
 ``str.isspace`` run to one space, then strip) before matching.
 
-Not visible, following SPEC §4 and the browser's default rendering: ``<head>`` (``<title>``,
-``<meta>``, ``<link>``), ``<script>``, ``<style>``, ``<template>``, comments, attribute values,
-``[hidden]`` elements, ``<textarea>`` text, a closed ``<details>`` except its first ``<summary>``,
-a ``<dialog>`` without ``open``, ``<noembed>``, ``<noframes>``, ``<datalist>``, ``<rp>``,
-``<param>``, the fallback content of ``<iframe>``, ``<video>``, ``<audio>``, ``<meter>`` and
-``<progress>`` (``<embed>`` is void: it has none), SVG ``<title>``/``<desc>``/``<metadata>``
+Not visible, following docs/reference/fetching.md and the browser's default rendering: ``<head>``
+(``<title>``, ``<meta>``, ``<link>``), ``<script>``, ``<style>``, ``<template>``, comments,
+attribute values, ``[hidden]`` elements, ``<textarea>`` text, a closed ``<details>`` except its
+first ``<summary>``, a ``<dialog>`` without ``open``, ``<noembed>``, ``<noframes>``, ``<datalist>``,
+``<rp>``, ``<param>``, the fallback content of ``<iframe>``, ``<video>``, ``<audio>``, ``<meter>``
+and ``<progress>`` (``<embed>`` is void: it has none), SVG ``<title>``/``<desc>``/``<metadata>``
 (and SVG character data outside ``<text>``, which SVG never paints), MathML ``<annotation>``/
 ``<annotation-xml>`` (and all but the first child of ``<semantics>``), and every element whose
-inline ``style`` (:mod:`~tracecite.visible.style`) makes it ``display: none`` or
-``visibility: hidden``/``collapse``. Of a ``<select>``, the text of its options (all of them, among
-its descendants) is visible, one per line, and nothing else in it, as in Chromium's
-``innerText``. The fallback content of ``<canvas>`` and ``<object>`` (nested objects
-included) is visible: with scripts off a canvas draws nothing and a browser renders its
-fallback instead, and TraceCite loads no sub-resource, so an object is never rendered and a
-browser shows its fallback.
+inline ``style`` (:mod:`~tracecite.visible.style`) makes it ``display: none`` or ``visibility:
+hidden``/``collapse``. Of a ``<select>``, the text of its options (all of them, among its
+descendants) is visible, one per line, and nothing else in it, as in Chromium's ``innerText``. The
+fallback content of ``<canvas>`` and ``<object>`` (nested objects included) is visible: with scripts
+off a canvas draws nothing and a browser renders its fallback instead, and TraceCite loads no
+sub-resource, so an object is never rendered and a browser shows its fallback.
 
 An inline ``text-transform`` (``uppercase``, ``lowercase``, ``capitalize``; inherited, reset by
 ``none`` and by form controls, as in the UA stylesheet) is applied as ``innerText`` applies it:
@@ -33,15 +33,16 @@ MathML's ``math-auto`` (they change the form of characters, not their case: such
 as written), and the language-specific mappings a ``lang`` attribute selects (Turkish dotted
 ``i``, Greek accents in capitals).
 
-Stylesheets (``<style>`` rules, linked CSS) are not applied (SPEC §4): text that a page hides
-or transforms with CSS is still found here, and text CSS shows as generated content is not.
+Stylesheets (``<style>`` rules, linked CSS) are not applied (docs/reference/fetching.md): text that
+a page hides or transforms with CSS is still found here, and text CSS shows as generated content is
+not.
 
-XHTML is handled as HTML: SPEC §4 names html5lib for both, so there is no separate entry point.
-The one difference that matters: a browser parses ``application/xhtml+xml`` with an XML parser,
-where a self-closed ``<script/>``, ``<style/>``, ``<title/>``, ``<textarea/>`` or ``<iframe/>`` is
-empty, whereas the HTML parser (like a browser given the same file as ``text/html``) reads the
-rest of the page as that element's raw text, which is then hidden. Well-formed XHTML with
-explicit end tags gives the same text either way.
+XHTML is handled as HTML: docs/reference/fetching.md names html5lib for both, so there is no
+separate entry point. The one difference that matters: a browser parses ``application/xhtml+xml``
+with an XML parser, where a self-closed ``<script/>``, ``<style/>``, ``<title/>``, ``<textarea/>``
+or ``<iframe/>`` is empty, whereas the HTML parser (like a browser given the same file as
+``text/html``) reads the rest of the page as that element's raw text, which is then hidden.
+Well-formed XHTML with explicit end tags gives the same text either way.
 
 The parse is bounded (:mod:`~tracecite.visible.limits`): like Chromium, the parser nests
 elements at most 512 deep, and a page that needs more than a parse may spend (its time budget,
@@ -81,13 +82,13 @@ def visible_text(html: str, *, budget: float = DEFAULT_BUDGET, parser: str | Non
     """Return the text a browser shows for ``html`` with scripts off, like ``innerText``.
 
     Block boundaries, table rows and ``<br>`` give ``"\\n"`` and table cells ``"\\t"``; inline
-    element boundaries give nothing. Entities are decoded, ``&nbsp;`` stays U+00A0, and the
-    source's own whitespace is kept as is, so callers must normalise whitespace (SPEC §2)
-    before matching. Malformed HTML is never an error; elements nested deeper than
-    :data:`MAX_DEPTH` are kept, as Chromium keeps them, beside the element at that depth. Raises
-    :class:`ParseLimitError` when parsing takes more than ``budget`` seconds, the page keeps
-    more than :data:`MAX_FORMATTING` formatting elements open, or makes more than
-    :data:`MAX_NODES` elements and comments.
+    element boundaries give nothing. Entities are decoded, ``&nbsp;`` stays U+00A0, and the source's
+    own whitespace is kept as is, so callers must normalise whitespace (docs/reference/matching.md)
+    before matching. Malformed HTML is never an error; elements nested deeper than :data:`MAX_DEPTH`
+    are kept, as Chromium keeps them, beside the element at that depth. Raises
+    :class:`ParseLimitError` when parsing takes more than ``budget`` seconds, the page keeps more
+    than :data:`MAX_FORMATTING` formatting elements open, or makes more than :data:`MAX_NODES`
+    elements and comments.
 
     ``parser`` is ``"lexbor"`` (the ``fast`` extra) or ``"html5lib"``; by default the
     ``TRACECITE_HTML_PARSER`` environment variable says, else lexbor when it is installed.

@@ -24,8 +24,9 @@ class ParseLimitError(Exception):
 
 
 DEFAULT_BUDGET: Final = 20.0
-"""Seconds one parse may take unless told otherwise: the per-source deadline of SPEC §4 (the
-fetcher's ``MAX_TIMEOUT``, not imported from there so that reading files needs no fetcher)."""
+"""Seconds one parse may take unless told otherwise: the per-source deadline of
+docs/reference/fetching.md (the fetcher's ``MAX_TIMEOUT``, not imported from there so that reading
+files needs no fetcher)."""
 
 MAX_DEPTH: Final = 512
 """Chromium's ``kMaximumHTMLParserDOMTreeDepth``: once more than this many elements are open, a

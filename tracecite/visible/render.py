@@ -270,7 +270,7 @@ def _html(tag: str, attrib: dict[str, str], flags: int) -> _Rendering | None:
     """How an HTML element renders, or None when it does not."""
     kind = _HTML_DISPLAY.get(tag, INLINE)
     if kind == NONE:
-        return None  # never rendered, whatever the page's style says (SPEC §4)
+        return None  # never rendered, whatever the page's style says (docs/reference/fetching.md)
     child_flags = flags & ~(_F_BLOCKIFY | _F_SVG_TEXT)
     if child_flags & _F_TRANSFORM and tag in _TRANSFORM_RESET:
         child_flags &= ~_F_TRANSFORM
