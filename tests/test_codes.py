@@ -1,4 +1,4 @@
-"""The code registry: stable, unique, and identical in the README and the SPEC."""
+"""The code registry: stable, unique, and identical in docs/codes.md and the specification."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import re
 import pytest
 
 from tests.conftest import REPO_ROOT, SHARED
-from tracecite.codes import BY_CODE, Code, registry_markdown
+from tracecite.codes import BY_CODE, Code, registry_markdown, registry_page
 
-README = REPO_ROOT / "README.md"
+CODES_PAGE = REPO_ROOT / "docs" / "codes.md"
 SPEC = SHARED / "SPEC.md"
 ROW = re.compile(r"^\| (TC\d{3}) \| ([a-z0-9-]+) \| (\d) \| (.*) \|$")
 
@@ -41,7 +41,7 @@ def test_entry(code: Code) -> None:
 @pytest.mark.parametrize("code", list(Code), ids=[c.code for c in Code])
 def test_every_code_says_how_to_fix_it(code: Code) -> None:
     # One sentence in TraceCite's words: it starts with a capital and ends with a full stop,
-    # and it fits a Markdown table cell (the README) and a SARIF rule's help.
+    # and it fits a Markdown table cell (docs/codes.md) and a SARIF rule's help.
     assert code.fix, f"{code.code} has no fix text"
     assert code.fix[0].isupper() and code.fix.endswith("."), code.fix
     assert "|" not in code.fix and "\n" not in code.fix
@@ -62,10 +62,10 @@ def test_registry_markdown() -> None:
         (c.anchor, c.code, c.label, c.exit, c.when, c.fix) for c in Code]
 
 
-def test_every_code_has_its_own_anchor_in_the_readme() -> None:
-    """The SARIF rules' helpUri points at ``#tc210``: the README must have that anchor, once
-    (a heading of that name would give GitHub's automatic anchor the same name)."""
-    text = README.read_text(encoding="utf-8")
+def test_every_code_has_its_own_anchor_on_the_codes_page() -> None:
+    """The SARIF rules' helpUri points at ``docs/codes.md#tc210``: the page must have that
+    anchor, once (a heading of that name would give GitHub's automatic anchor the same name)."""
+    text = CODES_PAGE.read_text(encoding="utf-8")
     anchors = re.findall(r'<a id="([^"]+)"></a>', text)
     for code in Code:
         assert anchors.count(code.anchor) == 1, code.code
@@ -73,13 +73,12 @@ def test_every_code_has_its_own_anchor_in_the_readme() -> None:
     assert not any(re.search(r"\btc\d{3}\b", h, flags=re.IGNORECASE) for h in headings)
 
 
-def test_readme_table_is_the_registry() -> None:
-    text = README.read_text(encoding="utf-8")
-    start, end = "<!-- codes:start -->\n", "<!-- codes:end -->"
-    assert start in text and end in text, "README.md lacks the codes:start/codes:end markers"
-    table = text.split(start, 1)[1].split(end, 1)[0]
-    assert table.strip() == registry_markdown().strip(), (
-        "README.md's registry table is out of date: paste tracecite.codes.registry_markdown()")
+def test_the_codes_page_is_the_registry() -> None:
+    """docs/codes.md is generated whole from the registry: its introduction and its table."""
+    text = CODES_PAGE.read_text(encoding="utf-8")
+    assert registry_markdown() in text
+    assert text == registry_page(), (
+        "docs/codes.md is out of date: python -m tracecite.codes > docs/codes.md")
 
 
 def test_spec_rows_are_in_the_registry() -> None:

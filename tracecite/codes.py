@@ -1,8 +1,9 @@
 """The code registry: every finding TraceCite reports has one stable code from this table.
 
 Codes and names are a public interface (docs/reference/reports.md): never renumber or rename; add
-new ones. The README's table, the SARIF rules (with their help), the step summary's "how to fix"
-lines and the JSON ``name`` field are all generated from here.
+new ones. The page docs/codes.md, the SARIF rules (with their help), the step summary's "how to
+fix" lines and the JSON ``name`` field are all generated from here. ``python -m tracecite.codes``
+prints docs/codes.md (``python -m tracecite.codes > docs/codes.md`` regenerates it).
 """
 
 from __future__ import annotations
@@ -235,7 +236,8 @@ class Code(enum.Enum):
         "or 5xx run again later.",
     )
     CONTENT_TYPE_UNSUPPORTED = (
-        "TC316", "content-type-unsupported", 2, "type outside docs/reference/fetching.md",
+        "TC316", "content-type-unsupported", 2,
+        "content type not text, XHTML or JSON, or a content coding other than gzip or deflate",
         "Cite an HTML, text or JSON version of the source; TraceCite reads no other content "
         "type.",
     )
@@ -297,7 +299,7 @@ class Code(enum.Enum):
 
     @property
     def anchor(self) -> str:
-        """The fragment of this code's row in the README's registry (``tc210``)."""
+        """The fragment of this code's row in docs/codes.md (``tc210``)."""
         return self.code.lower()
 
     def __str__(self) -> str:
@@ -309,9 +311,39 @@ BY_CODE: dict[str, Code] = {c.code: c for c in Code}
 
 
 def registry_markdown() -> str:
-    """The registry as the Markdown table the README shows (kept identical by a test); each
-    row starts with an anchor (``#tc210``) that the SARIF rules' ``helpUri`` points at."""
+    """The registry as a Markdown table, the one docs/codes.md shows; each row starts with an
+    anchor (``#tc210``) that the SARIF rules' ``helpUri`` points at."""
     rows = ["| code | name | exit | when | how to fix |", "|---|---|---|---|---|"]
     rows += [f'| <a id="{c.anchor}"></a>{c.code} | {c.label} | {c.exit} | {c.when} | {c.fix} |'
              for c in Code]
     return "\n".join(rows) + "\n"
+
+
+REGISTRY_INTRO = """\
+# Code registry
+
+<!-- Generated from tracecite/codes.py: python -m tracecite.codes > docs/codes.md -->
+
+Every finding TraceCite reports has one of these codes. Codes and names are stable: they are
+never renumbered, renamed or reused, so scripts, SARIF alerts and `--warn` lists can rely on
+them. The hundreds say what kind of problem a code is, and so its exit code: `TC1xx` errors
+of usage, input or setup (exit 1), `TC2xx` quotes not found, `TC3xx` sources unavailable,
+`TC4xx` changes between traces (exit 2), `TC900` a bug (exit 3). A code of exit 0 is a
+warning: it is reported and never fails a run. Any exit-2 code can be made a warning with
+`--warn CODE` ([reports](reference/reports.md), [exit codes](reference/commands.md#exit-codes)).
+
+Each code has an anchor of its own (`docs/codes.md#tc210`), which the SARIF rules' `helpUri`
+points at. This page is generated from `tracecite/codes.py`; after changing the registry,
+regenerate it with `python -m tracecite.codes > docs/codes.md` (a test compares the two).
+
+"""
+"""The heading and introduction of docs/codes.md, before the table."""
+
+
+def registry_page() -> str:
+    """The whole of docs/codes.md: the introduction and the registry's table."""
+    return REGISTRY_INTRO + registry_markdown()
+
+
+if __name__ == "__main__":  # python -m tracecite.codes > docs/codes.md
+    print(registry_page(), end="")

@@ -189,7 +189,8 @@ def test_every_rule_has_help_and_its_own_help_uri(code: Code) -> None:
     rules = json.loads(format_sarif(Report("check")))["runs"][0]["tool"]["driver"]["rules"]
     rule = rules[list(Code).index(code)]
     assert rule["helpUri"] == help_uri(code)
-    assert help_uri(code) == f"https://github.com/tracecite/tracecite#{code.anchor}"
+    assert help_uri(code) == (
+        f"https://github.com/tracecite/tracecite/blob/main/docs/codes.md#{code.anchor}")
     assert code.when in rule["help"]["text"] and code.fix in rule["help"]["text"]
     markdown = rule["help"]["markdown"]
     assert code.when in markdown and code.fix in markdown and f"]({rule['helpUri']})" in markdown

@@ -1,7 +1,7 @@
 """``--format sarif``: SARIF 2.1.0 for GitHub code scanning, one rule per registry code.
 
 Every rule carries the registry's help (what the code means and how to fix it) and a
-``helpUri`` to the code's own row in the README's registry. Every result has a location:
+``helpUri`` to the code's own row in docs/codes.md. Every result has a location:
 findings without a file (a bad command line, git, the configuration) go to the invocation's
 ``toolExecutionNotifications`` with the run's notices, because GitHub rejects a result without
 a location. ``--sarif-category`` sets ``automationDetails.id``, so two workflows of one
@@ -27,9 +27,13 @@ _RULES = list(Code)
 _RULE_INDEX = {code: i for i, code in enumerate(_RULES)}
 
 
+REGISTRY_URI = f"{INFORMATION_URI}/blob/main/docs/codes.md"
+"""The code registry's page (docs/codes.md) on GitHub."""
+
+
 def help_uri(code: Code) -> str:
-    """Where a code is explained: its row in the README's code registry."""
-    return f"{INFORMATION_URI}#{code.anchor}"
+    """Where a code is explained: its row in the code registry, docs/codes.md."""
+    return f"{REGISTRY_URI}#{code.anchor}"
 
 
 def _rule(code: Code) -> dict[str, Any]:
