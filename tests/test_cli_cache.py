@@ -1,6 +1,6 @@
-"""The cache, skip_urls and --fail-after end to end
-(docs/web-over-time.md#warnings-and-skips-docs/web-over-time.md#flaky-sources): the CLI against a
-local site that counts its requests and answers conditional ones."""
+"""The cache, skip_urls and --fail-after end to end (docs/web-over-time.md#warnings-and-skips,
+docs/web-over-time.md#flaky-sources): the CLI against a local site that counts its requests and
+answers conditional ones."""
 
 from __future__ import annotations
 
