@@ -11,6 +11,10 @@ from tracecite.codes import BY_CODE, Code, registry_markdown, registry_page
 
 CODES_PAGE = REPO_ROOT / "docs" / "codes.md"
 SPEC = SHARED / "SPEC.md"
+# Codes the contract has added for features still being built (importers, documents, PDF
+# sources); each leaves this set in the change that implements it, and the test fails once the
+# registry has it and it is still listed here.
+NOT_YET_BUILT = frozenset({"TC108", "TC140", "TC204", "TC323", "TC324"})
 ROW = re.compile(r"^\| (TC\d{3}) \| ([a-z0-9-]+) \| (\d) \| (.*) \|$")
 
 
@@ -88,5 +92,9 @@ def test_spec_rows_are_in_the_registry() -> None:
     spec = [(m[1], m[2], int(m[3])) for m in rows if m]
     assert len(spec) > 40
     for code, name, exit_code in spec:
+        if code in NOT_YET_BUILT:
+            assert code not in BY_CODE, f"{code} is built: take it out of NOT_YET_BUILT"
+            continue
         assert code in BY_CODE, f"{code} is in the SPEC but not in the registry"
         assert (BY_CODE[code].label, BY_CODE[code].exit) == (name, exit_code), code
+    assert NOT_YET_BUILT <= {code for code, _, _ in spec}, "a pending code the contract dropped"
