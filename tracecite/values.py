@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracecite.fetch.limits import MAX_RETRY_WAIT, MAX_TIMEOUT
 from tracecite.model import is_trace
-from tracecite.reporters import REPORTERS
+from tracecite.report_formats import REPORT_FORMATS
 
 if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never imports them
     from ipaddress import IPv4Network, IPv6Network
@@ -137,8 +137,9 @@ def report_file(value: object) -> str:
     settings, where the message can name the option as it was set)."""
     spec = str(value)
     file_format, colon, path = spec.partition(":")
-    if not colon or file_format not in REPORTERS or not path:
-        raise ValueError(f"takes FORMAT:PATH with FORMAT one of {', '.join(sorted(REPORTERS))}")
+    if not colon or file_format not in REPORT_FORMATS or not path:
+        raise ValueError(f"takes FORMAT:PATH with FORMAT one of "
+                         f"{', '.join(sorted(REPORT_FORMATS))}")
     return spec
 
 
