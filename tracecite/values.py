@@ -21,7 +21,7 @@ from tracecite.report_formats import REPORT_FORMATS
 if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never imports them
     from ipaddress import IPv4Network, IPv6Network
 
-    from tracecite.fetch.options import ConnectTo
+    from tracecite.fetch.connect_to import ConnectTo
 
 _USER_AGENT = re.compile(r"[\x20-\x7e]{1,1000}")
 
@@ -112,7 +112,7 @@ def globs(what: str) -> Check:
 
 def connect_to(value: object) -> ConnectTo:
     """``HOST:PORT:ADDR:PORT2`` (curl's ``--connect-to``)."""
-    from tracecite.fetch.options import parse_connect_to
+    from tracecite.fetch.connect_to import parse_connect_to
 
     return parse_connect_to(str(value))
 
