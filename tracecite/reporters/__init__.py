@@ -9,11 +9,17 @@ from collections.abc import Callable
 
 from tracecite.findings import Report
 from tracecite.reporters.style import OutputStyle
-from tracecite.reporters.verdict import summary_line
 
 __all__ = ["REPORTERS", "OutputStyle", "Reporter", "summary_line"]
 
 Reporter = Callable[[Report, OutputStyle], str]
+
+
+def summary_line(report: Report) -> str:
+    """The end of a run in one line (:func:`tracecite.reporters.verdict.summary_line`)."""
+    from tracecite.reporters.verdict import summary_line as line
+
+    return line(report)
 
 
 def _console(report: Report, style: OutputStyle) -> str:

@@ -7,13 +7,7 @@ from __future__ import annotations
 import json
 
 from tracecite.findings import Report
-
-# The document's writer and reader lived here; their names stay importable from here.
-from tracecite.report_reader import ReportFormatError, read_report
-from tracecite.report_writer import SCHEMA_VERSION, finding_dict, report_dict, summary_dict
-
-__all__ = ["SCHEMA_VERSION", "ReportFormatError", "finding_dict", "format_json", "read_report",
-           "report_dict", "safe_json", "summary_dict"]
+from tracecite.report_writer import report_dict
 
 
 def format_json(report: Report) -> str:
