@@ -1,4 +1,6 @@
-"""The checks of option values, for the settings table (:mod:`tracecite.settings`).
+"""The checks of option values, for the settings table (:mod:`tracecite.settings`) and the
+fetcher's options (:class:`~tracecite.fetch.options.FetchOptions`); below both, it imports
+neither, nor the reporters.
 
 A check takes a value — from the configuration file's TOML, or a flag's or an Action input's
 text already converted by a parser — and returns it normalised, or raises ``ValueError`` with a
