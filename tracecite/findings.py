@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracecite.codes import Code
+from tracecite.report_writer import report_dict
 
 EXIT_OK = 0
 EXIT_INPUT = 1
@@ -246,10 +247,8 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         """The report as the JSON object of ``--json`` (docs/reference/reports.md), a dict of plain
-        JSON values (``json.dumps`` it for the text); :func:`tracecite.reporters.json.read_report`
+        JSON values (``json.dumps`` it for the text); :func:`tracecite.report_reader.read_report`
         reads it back."""
-        from tracecite.reporters.json import report_dict
-
         return report_dict(self)
 
 

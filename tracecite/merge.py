@@ -9,13 +9,15 @@ stopped by a signal, the merged report is stopped too (128 + its signal): it is 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 
 from tracecite.codes import Code
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Changes, Finding, Report, Summary, warned
+
+# Its home was here: tracecite.api and others still import it from here.
+from tracecite.report_reader import read_report_file as read_report_file
 
 COMMAND = "merge"
 
@@ -93,23 +95,6 @@ def _host_notice(report: Report) -> Report:
     if report.stage not in (None, "offline") and no_host_resolved(report):
         notices += (OFFLINE_NOTICE,)
     return replace(report, notices=notices)
-
-
-def read_report_file(path: str) -> Report | Finding:
-    """The report in the JSON file at ``path``, or the input error that says why it cannot
-    be read as one (TC101, TC102) with its file."""
-    from tracecite.inputs.files import read_text
-    from tracecite.reporters.json import ReportFormatError, read_report
-
-    text = read_text(path)
-    if isinstance(text, Finding):
-        return text
-    try:
-        return read_report(json.loads(text))
-    except (ValueError, RecursionError) as exc:  # json.JSONDecodeError is a ValueError
-        what = (str(exc) if isinstance(exc, ReportFormatError)
-                else "is not JSON (a report of --json or --report-file json:PATH)")
-        return Finding(Code.INPUT_UNREADABLE, f"cannot be merged: {what}", file=path)
 
 
 def merge_items(items: Sequence[Report | str], *, warn: Sequence[str] = ()) -> Report:

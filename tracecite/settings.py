@@ -483,13 +483,12 @@ def _check_run(command: str, settings: Settings) -> None:
 
 
 def load_ca_bundle(path: str, named: str = "--ca-cert") -> None:
-    """Load a PEM CA bundle as the fetcher will (TC100 if it holds no usable certificate);
-    ``named``: how the message calls the option."""
-    import ssl
+    """Load a PEM CA bundle for the fetcher (TC100 if it holds no usable certificate): the run's
+    one read of it, which the fetcher takes (:mod:`tracecite.fetch.ca_bundle`); ``named``: how
+    the message calls the option."""
+    from tracecite.fetch.ca_bundle import CaBundleError, check_ca_bundle
 
     try:
-        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=path)
-    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
-        reason = getattr(exc, "reason", None) or type(exc).__name__
-        raise UsageError(f"{named}: cannot load CA certificates ({reason})") from None
-
+        check_ca_bundle(path)
+    except CaBundleError as exc:
+        raise UsageError(f"{named}: cannot load CA certificates ({exc.reason})") from None

@@ -1,4 +1,6 @@
-"""The checks of option values, for the settings table (:mod:`tracecite.settings`).
+"""The checks of option values, for the settings table (:mod:`tracecite.settings`) and the
+fetcher's options (:class:`~tracecite.fetch.options.FetchOptions`); below both, it imports
+neither, nor the reporters.
 
 A check takes a value — from the configuration file's TOML, or a flag's or an Action input's
 text already converted by a parser — and returns it normalised, or raises ``ValueError`` with a
@@ -16,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from tracecite.fetch.limits import MAX_RETRY_WAIT, MAX_TIMEOUT
 from tracecite.model import is_trace
-from tracecite.reporters import REPORTERS
+from tracecite.report_formats import REPORT_FORMATS
 
 if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never imports them
     from ipaddress import IPv4Network, IPv6Network
 
-    from tracecite.fetch.options import ConnectTo
+    from tracecite.fetch.connect_to import ConnectTo
 
 _USER_AGENT = re.compile(r"[\x20-\x7e]{1,1000}")
 
@@ -112,7 +114,7 @@ def globs(what: str) -> Check:
 
 def connect_to(value: object) -> ConnectTo:
     """``HOST:PORT:ADDR:PORT2`` (curl's ``--connect-to``)."""
-    from tracecite.fetch.options import parse_connect_to
+    from tracecite.fetch.connect_to import parse_connect_to
 
     return parse_connect_to(str(value))
 
@@ -137,8 +139,9 @@ def report_file(value: object) -> str:
     settings, where the message can name the option as it was set)."""
     spec = str(value)
     file_format, colon, path = spec.partition(":")
-    if not colon or file_format not in REPORTERS or not path:
-        raise ValueError(f"takes FORMAT:PATH with FORMAT one of {', '.join(sorted(REPORTERS))}")
+    if not colon or file_format not in REPORT_FORMATS or not path:
+        raise ValueError(f"takes FORMAT:PATH with FORMAT one of "
+                         f"{', '.join(sorted(REPORT_FORMATS))}")
     return spec
 
 

@@ -28,7 +28,9 @@ from tracecite.errors import UsageError
 from tracecite.findings import Report, Summary
 from tracecite.importers import command
 from tracecite.importers.model import Unsupported
-from tracecite.reporters.json import format_json, read_report, report_dict
+from tracecite.report_reader import read_report
+from tracecite.report_writer import report_dict
+from tracecite.reporters.json import format_json
 from tracecite.reporters.verdict import verdict
 
 KINDS = ["char_location", "content_block_location", "search_result_location",

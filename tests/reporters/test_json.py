@@ -12,13 +12,9 @@ from tests.conftest import Cli, answer, call, cite, claim, result, source, write
 from tracecite import __version__
 from tracecite.codes import Code
 from tracecite.findings import ArchiveCopy, Changes, Counts, Diagnosis, Finding, Report, Summary
-from tracecite.reporters.json import (
-    ReportFormatError,
-    finding_dict,
-    format_json,
-    read_report,
-    report_dict,
-)
+from tracecite.report_reader import ReportFormatError, read_report
+from tracecite.report_writer import finding_dict, report_dict
+from tracecite.reporters.json import format_json
 
 TOP = ["tool", "version", "schema", "command", "exit_code", "summary", "findings", "shard"]
 FIXED = ["code", "name", "severity", "exit", "file", "line", "column"]

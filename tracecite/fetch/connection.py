@@ -10,10 +10,11 @@ reads in loops, so a server that trickles one byte a second never trips them. In
 connect, send and receive here gets only the time left before the deadline of the fetch running
 in this thread, so a trickling server is cut at the deadline like one that never answers.
 
-TLS: the system trust store plus ``ca_cert``, TLS 1.2 or later, and the host name checked by
-OpenSSL during the handshake (``server_hostname`` = the URL's host). urllib3's
-``assert_hostname`` is deliberately not used: it would switch ``check_hostname`` off on the shared
-``SSLContext`` and match the name in Python after the handshake instead.
+TLS: the system trust store plus ``ca_cert`` (read once a run: :mod:`~tracecite.fetch.ca_bundle`),
+TLS 1.2 or later, and the host name checked by OpenSSL during the handshake (``server_hostname`` =
+the URL's host). urllib3's ``assert_hostname`` is deliberately not used: it would switch
+``check_hostname`` off on the shared ``SSLContext`` and match the name in Python after the
+handshake instead.
 """
 
 from __future__ import annotations
@@ -176,24 +177,16 @@ class PinnedHTTPSConnectionPool(HTTPSConnectionPool):
     ConnectionCls = _PinnedHTTPSConnection
 
 
-def tls_context(ca_cert: str | None) -> ssl.SSLContext:
-    """System trust store (plus ``ca_cert``), name checks by OpenSSL, TLS 1.2 or later."""
-    context = ssl.create_default_context()
+def tls_context(bundle: ssl.SSLContext | None) -> ssl.SSLContext:
+    """System trust store (plus the CA bundle of ``bundle``, a context from
+    :func:`~tracecite.fetch.ca_bundle.take_ca_bundle`, which becomes this one), name checks by
+    OpenSSL, TLS 1.2 or later."""
+    if bundle is None:
+        context = ssl.create_default_context()
+    else:
+        context = bundle
+        context.load_default_certs()  # beside the bundle, as create_default_context() loads it
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.hostname_checks_common_name = False  # browsers accept subjectAltName only
-    if ca_cert is not None:
-        _load_ca_bundle(context, ca_cert)
     context.sslsocket_class = _DeadlineSSLSocket
     return context
-
-
-def check_ca_bundle(ca_cert: str) -> None:
-    """Raise ValueError now if ``ca_cert`` cannot be loaded, without reading the system store."""
-    _load_ca_bundle(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), ca_cert)
-
-
-def _load_ca_bundle(context: ssl.SSLContext, ca_cert: str) -> None:
-    try:
-        context.load_verify_locations(cafile=ca_cert)
-    except OSError as exc:  # ssl.SSLError is an OSError too
-        raise ValueError(f"cannot load CA certificates from {ca_cert}: {exc}") from exc

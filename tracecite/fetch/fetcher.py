@@ -48,11 +48,11 @@ from urllib3.util import Timeout
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy, Resolver, system_resolver
 from tracecite.fetch.body import ACCEPT, ACCEPT_ENCODING, drain_short_body, read_body, read_head
+from tracecite.fetch.ca_bundle import take_ca_bundle
 from tracecite.fetch.connection import (
     FetchClock,
     PinnedHTTPConnectionPool,
     PinnedHTTPSConnectionPool,
-    check_ca_bundle,
     enforced,
     tls_context,
 )
@@ -116,10 +116,10 @@ class PinnedFetcher:
         self._options = options
         self._resolver = resolver
         self._policy = AddressPolicy(allow=options.allow_net)
-        if options.ca_cert is not None:
-            # Check the bundle now, cheaply; the full context (which reads the system store)
-            # is built with the first https pool.
-            check_ca_bundle(options.ca_cert)
+        # The bundle now (a ValueError when it cannot be loaded): the one the run's settings
+        # check loaded, or read here; the system store is added with the first https pool.
+        self._ca_bundle = (take_ca_bundle(options.ca_cert) if options.ca_cert is not None
+                           else None)
         self._tls: ssl.SSLContext | None = None
         self._connect_to: dict[tuple[str, int], ConnectTo] = {}
         for rule in options.connect_to:
@@ -278,7 +278,7 @@ class PinnedFetcher:
                 return pool
             if target.scheme == "https":
                 if self._tls is None:
-                    self._tls = tls_context(self._options.ca_cert)
+                    self._tls = tls_context(self._ca_bundle)
                 pool = PinnedHTTPSConnectionPool(
                     str(address), port, maxsize=self._options.per_host, retries=False,
                     ssl_context=self._tls, server_hostname=target.host,

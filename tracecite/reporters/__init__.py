@@ -6,30 +6,20 @@ Chosen by name from :data:`REPORTERS`; each formats the whole report at once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from tracecite.findings import Report
+from tracecite.reporters.style import OutputStyle
 
-
-@dataclass(frozen=True)
-class OutputStyle:
-    """How a reporter may draw: colour (only on a terminal) and quiet for the console; the
-    SARIF run's category (``--sarif-category``; None: ``tracecite/COMMAND``)."""
-
-    color: bool = False
-    quiet: bool = False
-    sarif_category: str | None = None
-
+__all__ = ["REPORTERS", "OutputStyle", "Reporter", "summary_line"]
 
 Reporter = Callable[[Report, OutputStyle], str]
 
 
 def summary_line(report: Report) -> str:
-    """The end of a run in one line: the command, its verdict in plain words (see
-    :mod:`tracecite.reporters.verdict`) and the exit code with what it means."""
-    from tracecite.reporters.verdict import command_line, exit_words, verdict
+    """The end of a run in one line (:func:`tracecite.reporters.verdict.summary_line`)."""
+    from tracecite.reporters.verdict import summary_line as line
 
-    return f"{command_line(report)}: {verdict(report)}; {exit_words(report.exit_code)}"
+    return line(report)
 
 
 def _console(report: Report, style: OutputStyle) -> str:
@@ -63,4 +53,6 @@ REPORTERS: dict[str, Reporter] = {
     "github": _github,
     "sarif": _sarif,
 }
-"""Every output format by its ``--format`` name."""
+"""Every output format by its ``--format`` name: one per name of
+:data:`~tracecite.report_formats.REPORT_FORMATS`, which the option checks read without importing
+the reporters."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 import io
 
 from tracecite.findings import Finding, Report
-from tracecite.reporters import OutputStyle
 from tracecite.reporters.escape import location, position, printable, subject
+from tracecite.reporters.style import OutputStyle
 from tracecite.reporters.verdict import FAILED, PASSED, command_line, exit_words, verdict
 
 

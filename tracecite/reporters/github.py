@@ -11,8 +11,8 @@ import os
 from collections.abc import Mapping
 
 from tracecite.findings import Finding, Report
-from tracecite.reporters import summary_line
 from tracecite.reporters.escape import location, position, printable, subject
+from tracecite.reporters.verdict import summary_line
 
 ANNOTATION_LIMIT = 10
 

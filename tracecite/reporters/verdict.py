@@ -45,6 +45,12 @@ class Verdict:
         return f"{self.head}: {self.detail}" if self.detail else self.head
 
 
+def summary_line(report: Report) -> str:
+    """The end of a run in one line: the command, its verdict in plain words and the exit code
+    with what it means."""
+    return f"{command_line(report)}: {verdict(report)}; {exit_words(report.exit_code)}"
+
+
 def exit_words(code: int) -> str:
     """An exit code with what it means: ``exit 2: findings``, ``exit 130: stopped by SIGINT``."""
     if code in EXIT_WORDS:

@@ -1,0 +1,172 @@
+"""A JSON report read back into its :class:`~tracecite.findings.Report`
+(docs/reference/reports.md): the inverse of :mod:`tracecite.report_writer`, for ``tracecite
+merge`` (docs/guides/scale.md) and :func:`tracecite.api.read_report`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from tracecite.codes import BY_CODE, Code
+from tracecite.findings import (
+    CHECK_KINDS,
+    EXIT_OK,
+    ArchiveCopy,
+    Changes,
+    Counts,
+    Diagnosis,
+    Finding,
+    Report,
+    Summary,
+)
+from tracecite.inputs.files import read_text
+from tracecite.report_writer import SCHEMA_VERSION
+from tracecite.stops import STOP_SIGNALS
+from tracecite.values import shard
+
+
+class ReportFormatError(ValueError):
+    """A JSON document that is not a TraceCite report of this schema; the message names the
+    member that is wrong, never its value."""
+
+
+_EXIT_CODES = frozenset({0, 1, 2, 3, *(128 + signum for signum in STOP_SIGNALS)})
+"""The exit codes a report can have (docs/reference/commands.md): 0–3, or 128 + SIGINT or
+SIGTERM."""
+
+
+def read_report(document: object) -> Report:
+    """The :class:`Report` a JSON report object (parsed, as
+    :func:`~tracecite.report_writer.report_dict` writes it) stands for:
+    ``report_dict(read_report(report_dict(r)))`` is the same document.
+
+    A stopped run's signal comes from its exit code (128 + the signal). Raises
+    :class:`ReportFormatError` for anything else than a TraceCite report of schema 2.
+    """
+    doc = _object(document, "the document")
+    if doc.get("tool") != "tracecite":
+        raise ReportFormatError("is not a TraceCite report (its tool is not tracecite)")
+    if doc.get("schema") != SCHEMA_VERSION:
+        raise ReportFormatError(f"is not a report of JSON schema {SCHEMA_VERSION}")
+    command = _typed(doc, "command", str)
+    exit_code = _typed(doc, "exit_code", int)
+    if exit_code not in _EXIT_CODES:
+        raise ReportFormatError("exit_code is not a TraceCite exit code")
+    findings = tuple(_finding(item, i) for i, item in
+                     enumerate(_typed(doc, "findings", list), start=1))
+    summary = _summary(_object(doc.get("summary"), "summary"))
+    changes = None
+    if doc.get("changes") is not None:
+        raw = _object(doc["changes"], "changes")
+        changes = Changes(*(tuple(_strings(raw, key, "changes")) for key in
+                            ("added", "removed", "changed")))
+    stage = _optional(doc, "stage", str)
+    notices = tuple(_strings(doc, "notices", "the document")) if "notices" in doc else ()
+    return Report(command, findings, summary, changes,
+                  stopped_by=exit_code - 128 if exit_code > 128 else None, stage=stage,
+                  notices=notices, shard=_shard(doc.get("shard")))
+
+
+def _object(value: object, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ReportFormatError(f"{where} is not a JSON object")
+    return value
+
+
+def _typed(doc: dict[str, Any], key: str, kind: type, where: str = "the document") -> Any:
+    value = doc.get(key)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ReportFormatError(f"{where}: {key} is missing or of the wrong type")
+    return value
+
+
+def _optional(doc: dict[str, Any], key: str, kind: type, where: str = "the document") -> Any:
+    return None if doc.get(key) is None else _typed(doc, key, kind, where)
+
+
+def _strings(doc: dict[str, Any], key: str, where: str) -> list[str]:
+    values: list[object] = _typed(doc, key, list, where)
+    texts = [v for v in values if isinstance(v, str)]
+    if len(texts) != len(values):
+        raise ReportFormatError(f"{where}: {key} holds a value that is not a string")
+    return texts
+
+
+def _counts(value: object, where: str) -> Counts:
+    raw = _object(value, where)
+    names = [f.name for f in dataclasses.fields(Counts)]
+    return Counts(**{name: _typed(raw, name, int, where) for name in names})
+
+
+def _summary(raw: dict[str, Any]) -> Summary:
+    captured, live, files = (_counts(raw.get(kind), f"summary.{kind}") for kind in CHECK_KINDS)
+    summary = Summary(_typed(raw, "inputs", int, "summary"),
+                      _typed(raw, "records", int, "summary"),
+                      _typed(raw, "citations", int, "summary"), captured, live, files)
+    # import's members (docs/guides/importers.md) are absent from reports written before them.
+    return dataclasses.replace(summary, **{key: _typed(raw, key, int, "summary")
+                                           for key in ("runs", "not_importable") if key in raw})
+
+
+def _finding(value: object, index: int) -> Finding:
+    where = f"finding {index}"
+    raw = _object(value, where)
+    text = raw.get("code")
+    code = BY_CODE.get(text) if isinstance(text, str) else None
+    if code is None or raw.get("name") != code.label:
+        raise ReportFormatError(f"{where}: code and name are not a code of the registry")
+    severity = raw.get("severity")
+    if severity not in ("error", "warning"):
+        raise ReportFormatError(f"{where}: severity is neither error nor warning")
+    numbers = {key: _optional(raw, key, int, where) for key in
+               ("line", "column", "record", "claim", "citation", "status", "attempts",
+                "failures", "fail_after")}
+    texts = {key: _optional(raw, key, str, where) for key in
+             ("file", "source_id", "uri", "final_url")}
+    diagnosis = None
+    if raw.get("diagnosis") is not None:
+        d = _object(raw["diagnosis"], f"{where}: diagnosis")
+        characters = d.get("characters")
+        diagnosis = Diagnosis(
+            tuple(_strings(d, "kinds", f"{where}: diagnosis")),
+            **{key: _optional(d, key, int, f"{where}: diagnosis")
+               for key in ("quote_chars", "matched_chars", "first_difference")},
+            characters=(None if characters is None
+                        else tuple(_strings(d, "characters", f"{where}: diagnosis"))),
+            where=_optional(d, "where", str, f"{where}: diagnosis"))
+    archive = None
+    if raw.get("archive") is not None:
+        a = _object(raw["archive"], f"{where}: archive")
+        archive = ArchiveCopy(_typed(a, "url", str, f"{where}: archive"),
+                              _typed(a, "timestamp", str, f"{where}: archive"),
+                              _typed(a, "found", bool, f"{where}: archive"))
+    return Finding(code, _typed(raw, "message", str, where), **numbers, **texts,
+                   cached=_optional(raw, "cached", bool, where), diagnosis=diagnosis,
+                   archive=archive,
+                   # A warning made one by the run's settings, not by its code
+                   # (docs/web-over-time.md#warnings-and-skips).
+                   warned=severity == "warning" and code.exit != EXIT_OK)
+
+
+def _shard(value: object) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        return shard(value)
+    except ValueError:
+        raise ReportFormatError("shard is not K/N") from None
+
+
+def read_report_file(path: str) -> Report | Finding:
+    """The report in the JSON file at ``path``, or the input error that says why it cannot
+    be read as one (TC101, TC102) with its file."""
+    text = read_text(path)
+    if isinstance(text, Finding):
+        return text
+    try:
+        return read_report(json.loads(text))
+    except (ValueError, RecursionError) as exc:  # json.JSONDecodeError is a ValueError
+        what = (str(exc) if isinstance(exc, ReportFormatError)
+                else "is not JSON (a report of --json or --report-file json:PATH)")
+        return Finding(Code.INPUT_UNREADABLE, f"cannot be merged: {what}", file=path)
