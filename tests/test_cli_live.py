@@ -218,6 +218,7 @@ def test_overall_limit_holds_across_hosts(cli: Cli, site: Site, tmp_path: Path) 
     assert max(slow.peak.values()) == 2
 
 
+@pytest.mark.slow
 def test_per_host_default(cli: Cli, site: Site, tmp_path: Path) -> None:
     # Held long enough that a connection the test server's short listen backlog made retry
     # (after 1 s) still overlaps the others.

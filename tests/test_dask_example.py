@@ -46,6 +46,7 @@ def _traces(top: Path) -> None:
     write_trace(runs / "run-10.jsonl", [call(), result(ok="yes"), answer()])
 
 
+@pytest.mark.slow
 def test_the_dask_example_reports_what_the_command_line_does(
         tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     _traces(tmp_path)

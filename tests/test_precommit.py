@@ -194,12 +194,14 @@ def _section(output: str, name: str) -> str:
     return rest if following is None else rest[:len(name) + following.start()]
 
 
+@pytest.mark.slow
 def test_try_repo_offline_hook_passes_on_good_files(try_repo: dict[str, TryRepo]) -> None:
     run = try_repo["good"]
     offline = _section(run.output, "tracecite (offline)")
     assert re.match(r"tracecite \(offline\)\.+Passed", offline), run.output
 
 
+@pytest.mark.slow
 def test_try_repo_offline_hook_fails_on_bad_files(try_repo: dict[str, TryRepo]) -> None:
     run = try_repo["bad"]
     assert run.code == 1, run.output
@@ -213,6 +215,7 @@ def test_try_repo_offline_hook_fails_on_bad_files(try_repo: dict[str, TryRepo]) 
     assert "documentation purposes" not in run.output  # never a quote
 
 
+@pytest.mark.slow
 def test_try_repo_online_hook_runs_at_its_stage(try_repo: dict[str, TryRepo]) -> None:
     run = try_repo["good"]
     assert run.code == 1, run.output  # the online hook failed
@@ -223,6 +226,7 @@ def test_try_repo_online_hook_runs_at_its_stage(try_repo: dict[str, TryRepo]) ->
     assert "TC306 address-refused" in online
 
 
+@pytest.mark.slow
 def test_try_repo_push_checks_only_the_records_pushed(try_repo: dict[str, TryRepo]) -> None:
     """pre-commit's refs reach the hook: of the pushed file's three records only the one the
     push adds is checked (its refused address is the one finding), the others unchanged."""
@@ -234,6 +238,7 @@ def test_try_repo_push_checks_only_the_records_pushed(try_repo: dict[str, TryRep
     assert "docs/pushed.notes:12" in online and "2 unchanged" in online, online
 
 
+@pytest.mark.slow
 def test_try_repo_runs_in_reasonable_time(try_repo: dict[str, TryRepo]) -> None:
     # Both runs install the hook environment with pip; in parallel they take one's time.
     slowest = max(run.seconds for run in try_repo.values())

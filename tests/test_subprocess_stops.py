@@ -42,6 +42,7 @@ raise SystemExit(main(sys.argv[1:]))
 
 
 
+@pytest.mark.slow
 def test_lookups_that_never_answer_do_not_hold_the_process(tmp_path: Path) -> None:
     notes = tmp_path / "n.notes"
     hosts = [f"n{i}.hang.test" for i in range(20)] + ["gone.test"]
@@ -109,6 +110,7 @@ def half_hanging_site(requests: list[str]) -> Iterator[tuple[int, threading.Even
     (signal.SIGTERM, False),  # kill PID: the workers get nothing, the parent must end them
     (signal.SIGTERM, True),
 ])
+@pytest.mark.slow
 def test_a_signal_stops_the_run_with_the_report_of_what_finished(
         tmp_path: Path, signum: signal.Signals, to_group: bool) -> None:
     requests: list[str] = []

@@ -275,6 +275,7 @@ class FivePerSecond:
         return text("the quick brown fox")
 
 
+@pytest.mark.slow
 def test_a_host_that_allows_five_requests_a_second_fails_no_source(servers: Servers) -> None:
     route = FivePerSecond()
     server = servers.http({f"/{i}": route for i in range(30)})

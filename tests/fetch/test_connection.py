@@ -90,6 +90,7 @@ def test_tls_handshake_that_never_completes(
 # The deadline on every socket operation
 
 
+@pytest.mark.slow
 def test_trickling_reply_is_cut_at_the_deadline(
     raw_server: StartRaw, make_fetcher: MakeFetcher,
 ) -> None:

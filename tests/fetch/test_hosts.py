@@ -259,6 +259,7 @@ def test_per_host_limit_counts_redirect_hops_on_their_own_host(
 
 
 @pytest.mark.network
+@pytest.mark.slow
 def test_waiting_for_a_host_slot_is_cut_at_the_deadline(
     http_server: HTTPTestServer, make_fetcher: MakeFetcher,
 ) -> None:

@@ -505,6 +505,7 @@ def test_streamed_bomb_costs_the_server_little(
     assert sent and sent[0] < 16 * MiB, sent
 
 
+@pytest.mark.slow
 def test_concurrent_hostile_sources_share_nothing(
     cli: Cli, tmp_path: Path, servers: Servers, ca: trustme.CA, ca_path: str,
     resolver: Resolver, single_core: None,

@@ -67,6 +67,7 @@ def check_plain(out: str, err: str) -> None:
 
 @SLICE
 @given(data=hs.notes_bytes(), fmt=st.sampled_from(["console", "github", "sarif"]))
+@pytest.mark.slow
 def test_notes(workdir: Path, data: bytes, fmt: str) -> None:
     path = workdir / "notes.md"
     path.write_bytes(data)
@@ -79,6 +80,7 @@ def test_notes(workdir: Path, data: bytes, fmt: str) -> None:
 
 @SLICE
 @given(trace=hs.broken_traces())
+@pytest.mark.slow
 def test_traces_with_one_broken_field(workdir: Path, trace: hs.BrokenTrace) -> None:
     path = workdir / "trace.jsonl"
     path.write_bytes(trace.data)
@@ -134,6 +136,7 @@ def test_parse_target(url: str) -> None:
 
 @settings(SLICE, max_examples=80)
 @given(urls=st.lists(hs.urls(), min_size=1, max_size=4))
+@pytest.mark.slow
 def test_verify_notes_with_generated_urls(
     workdir: Path, resolver: Resolver, urls: list[str],
 ) -> None:

@@ -449,6 +449,7 @@ def json_lines(draw: st.DrawFn) -> str:
 
 @settings(max_examples=400, deadline=None)
 @given(json_lines())
+@pytest.mark.slow
 def test_lazy_decoder_agrees_with_json_loads(text: str) -> None:
     from unittest import mock
 

@@ -32,6 +32,8 @@ from tests.visible.conftest import norm
 from tracecite.visible import lexbor, visible_text
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "readability"
+# Every test here reads one measure of all the pages, seconds per parser: all of them are slow.
+pytestmark = pytest.mark.slow
 
 # The oracle sentences that no html5lib extraction without a CSS engine can produce
 # (corpus/README.md, "known exceptions"). Keyed by page; each entry is the sentence's start.

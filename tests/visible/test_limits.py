@@ -30,6 +30,7 @@ from tracecite.visible.parser import BoundedParser
         ("<a><div>", "", 30_000),  # the adoption agency on every <a>
     ],
 )
+@pytest.mark.slow
 def test_deep_nesting_neither_crashes_nor_crawls(open_tag: str, close_tag: str, depth: int) -> None:
     page = open_tag * depth + "deepest" + close_tag * depth + "<p>after</p>"
     start = time.perf_counter()
@@ -41,6 +42,7 @@ def test_deep_nesting_neither_crashes_nor_crawls(open_tag: str, close_tag: str, 
     assert elapsed < 60
 
 
+@pytest.mark.slow
 def test_deep_hidden_nesting_hides_everything_inside() -> None:
     page = "<div style='display:none'>" + "<div>" * 100_000 + "SECRET" + "<p>ok"
     assert "SECRET" not in shown(page)
