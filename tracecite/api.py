@@ -67,7 +67,7 @@ def check(paths: Iterable[str | os.PathLike[str]], *, settings: Settings | None 
     ``evidence=True`` every quote in its source's captured content. A directory stands for the
     files under it that the configured globs select. ``settings``: options already resolved
     (the command line's), instead of keyword options."""
-    from tracecite.commands import run_check
+    from tracecite.run.commands import run_check
 
     chosen = _settings("check", options, settings)
     return run_check(_paths(paths), chosen)
@@ -77,7 +77,7 @@ def verify_notes(paths: Iterable[str | os.PathLike[str]], *, settings: Settings 
                  **options: Any) -> Report:
     """``tracecite verify-notes``: fetch each notes URL once; every quote must be in its
     page's visible text. ``settings``: as for :func:`check`."""
-    from tracecite.commands import run_verify_notes
+    from tracecite.run.commands import run_verify_notes
 
     chosen = _settings("verify-notes", options, settings)
     return _sharded(run_verify_notes(_paths(paths), chosen), chosen)
@@ -87,7 +87,7 @@ def verify_urls(paths: Iterable[str | os.PathLike[str]], *, settings: Settings |
                 **options: Any) -> Report:
     """``tracecite verify-urls``: the evidence check, then every cited http(s) source
     re-fetched and matched. ``settings``: as for :func:`check`."""
-    from tracecite.commands import run_verify_urls
+    from tracecite.run.commands import run_verify_urls
 
     chosen = _settings("verify-urls", options, settings)
     return _sharded(run_verify_urls(_paths(paths), chosen), chosen)
@@ -98,7 +98,7 @@ def verify_files(paths: Iterable[str | os.PathLike[str]], *, settings: Settings 
     """``tracecite verify-files``: the evidence check, then every cited ``file:`` source
     re-read under ``root=`` (default: the current directory). ``settings``: as for
     :func:`check`."""
-    from tracecite.commands import run_verify_files
+    from tracecite.run.commands import run_verify_files
 
     chosen = _settings("verify-files", options, settings)
     return _sharded(run_verify_files(_paths(paths), chosen), chosen)
@@ -108,7 +108,7 @@ def compare(old: str | os.PathLike[str], new: str | os.PathLike[str], *,
             settings: Settings | None = None, **options: Any) -> Report:
     """``tracecite compare``: the two traces' captured sources by stable URI (added, removed,
     changed in ``report.changes``). ``settings``: as for :func:`check`."""
-    from tracecite.commands import run_compare
+    from tracecite.run.commands import run_compare
 
     chosen = _settings("compare", options, settings)
     return run_compare(os.fspath(old), os.fspath(new), chosen)

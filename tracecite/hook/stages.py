@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import SourceKind
 from tracecite.codes import Code
-from tracecite.commands import Plan, offline_shard, run_checks, split_inputs
 from tracecite.errors import GitError, UsageError
 from tracecite.findings import Report
 from tracecite.hook.git import (
@@ -40,6 +39,9 @@ from tracecite.hook.git import (
 )
 from tracecite.hook.selection import not_selected, sort_out
 from tracecite.inputs.directories import expand_with
+from tracecite.run.assemble import offline_shard, run_checks
+from tracecite.run.inputs import split_inputs
+from tracecite.run.plan import Plan
 from tracecite.settings import STAGES
 
 if TYPE_CHECKING:
