@@ -1,22 +1,20 @@
-"""The live checks' wiring: the quotes to check against sources of one kind, the loader of that
-kind (the run's fetcher, or files under the root), the cache of web verdicts and the Internet
-Archive's copies (docs/web-over-time.md), run by :class:`~tracecite.checks.live.LiveRun`."""
+"""The live checks' wiring: the quotes to check against sources of one kind, run by
+:class:`~tracecite.checks.live.LiveRun` through the loader of that kind and the cache of web
+verdicts (:mod:`tracecite.run.loaders`), with the Internet Archive's copies of pages that changed
+(docs/web-over-time.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import SourceKind
-from tracecite.errors import UsageError
 from tracecite.findings import Counts, Finding
 from tracecite.run.inputs import Inputs
+from tracecite.run.loaders import _cache, _loader
 from tracecite.stops import Stopped
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
-    from tracecite.cache import SqliteCache
     from tracecite.checks.live import LiveResult, Loader
     from tracecite.checks.quotes import QuoteChecks
     from tracecite.settings import Settings
@@ -105,36 +103,3 @@ def _with_archive(result: LiveResult, checks: QuoteChecks, loader: Loader,
     failed = [checks[i] for i in result.failed]  # the checks of the findings only
     archived = with_archive(result.findings, failed, loader.fetcher, budget=settings.timeout)
     return replace(result, findings=archived.findings, stopped_by=archived.stopped_by)
-
-
-def _cache(settings: Settings) -> SqliteCache | None:
-    """The run's cache of web verdicts, when one is set (a problem with it is a warning)."""
-    if settings.cache is None:
-        return None
-    from tracecite.cache import SqliteCache
-
-    return SqliteCache(settings.cache, max_age=settings.cache_max_age,
-                       fail_after=settings.fail_after)
-
-
-@contextmanager
-def _loader(kind: SourceKind, settings: Settings) -> Iterator[Loader]:
-    """The loader of ``kind``: pages through the run's fetcher (closed afterwards), or files
-    under the root."""
-    if kind is SourceKind.FILE:
-        from tracecite.checks.files import FileLoader
-
-        yield FileLoader(settings.root, settings.max_bytes)
-        return
-    from tracecite.checks.web import WebLoader
-    from tracecite.fetch.fetcher import PinnedFetcher
-    from tracecite.fetch.retry import RetryPolicy
-
-    try:
-        fetcher = PinnedFetcher(settings.fetch_options())
-    except ValueError as exc:  # the only thing the constructor checks is the CA bundle
-        raise UsageError(str(exc)) from None
-    with fetcher:
-        yield WebLoader(fetcher, RetryPolicy(settings.retries, settings.max_retry_wait))
-
-
