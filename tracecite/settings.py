@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from tracecite import __version__, values
+from tracecite.command_table import COMMANDS, HOOK
 from tracecite.errors import UsageError
 from tracecite.fetch.limits import (
     DEFAULT_CONCURRENCY,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never i
 
     from tracecite.fetch.options import ConnectTo, FetchOptions
 
-STAGES = ("offline", "online", "all")
+STAGES = HOOK.stage_names
 """What ``tracecite hook`` runs: offline checks, online checks, or both."""
 
 DEFAULT_NOTES = ("*.notes", "*.notes.md", "*.notes.txt")
@@ -234,15 +235,7 @@ REFUSED_KEYS: frozenset[str] = frozenset({"allow_net", "connect_to", "ca_cert"})
 """Keys that are command-line/Action-input only, whatever a repository file says."""
 
 COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
-    "check": ("check", "read", "output"),
-    "verify-notes": ("read", "load", "web", "output"),
-    "verify-urls": ("read", "load", "web", "output"),
-    "verify-files": ("files", "read", "load", "output"),
-    "compare": ("output",),
-    "hook": ("hook", "files", "read", "load", "web", "output"),
-    "merge": ("output",),
-    "import": ("output",),
-}
+    name: command.groups for name, command in COMMANDS.items()}
 """The option groups whose flags each command takes."""
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import SourceKind
 from tracecite.codes import Code
+from tracecite.command_table import HOOK
 from tracecite.errors import GitError, UsageError
 from tracecite.findings import Report
 from tracecite.hook.git import (
@@ -42,12 +43,11 @@ from tracecite.inputs.directories import expand_with
 from tracecite.run.assemble import offline_shard, run_checks
 from tracecite.run.inputs import split_inputs
 from tracecite.run.plan import Plan
-from tracecite.settings import STAGES
 
 if TYPE_CHECKING:
     from tracecite.settings import Settings
 
-COMMAND = "hook"
+COMMAND = HOOK.name
 
 ONLINE_HOOK = "tracecite-online"
 """The online hook's id in ``.pre-commit-hooks.yaml``."""
@@ -63,13 +63,14 @@ _REFUSED_UNASKED = frozenset({Code.URL_INVALID, Code.URL_SCHEME, Code.URL_PORT,
 
 
 def stage_plan(settings: Settings) -> Plan:
-    """What the settings' stage runs."""
-    if settings.stage not in STAGES:
+    """What the settings' stage runs: its plan in the command table, whose live checks of web
+    pages are followed by those of ``file:`` sources when ``verify_files`` asks."""
+    plan = HOOK.stage(settings.stage)
+    if plan is None:
         raise UsageError(f"unknown stage {settings.stage!r}")
-    if settings.stage == "offline":
-        return Plan(COMMAND, evidence=True, stage=settings.stage)
-    live = (SourceKind.WEB, SourceKind.FILE) if settings.verify_files else (SourceKind.WEB,)
-    return Plan(COMMAND, evidence=True, live=live, stage=settings.stage)
+    if plan.live and settings.verify_files:
+        return replace(plan, live=(*plan.live, SourceKind.FILE))
+    return plan
 
 
 def run_hook(files: Sequence[str], settings: Settings) -> Report:

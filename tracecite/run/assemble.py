@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import SourceKind
+from tracecite.command_table import HOOK
 from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary, warned
 from tracecite.run.inputs import InputsStopped, has_input_errors, read_inputs
 from tracecite.run.live import LiveStopped, _check_live, _live_checks
@@ -73,7 +74,7 @@ def offline_shard(settings: Settings) -> bool:
 
 def _label(command: str, kind: SourceKind) -> str:
     """What the progress bar calls a live check: the command, or the hook's stage of it."""
-    if command != "hook":
+    if command != HOOK.name:
         return command
     return "fetching pages" if kind is SourceKind.WEB else kind.command
 
