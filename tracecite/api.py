@@ -61,7 +61,8 @@ from tracecite.command_table import (
 )
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Report
-from tracecite.settings import BY_NAME, Settings, resolve
+from tracecite.settings import BY_NAME, Settings
+from tracecite.surroundings import settings_for
 
 __all__ = ["Report", "TraceCiteError", "UsageError", "check", "compare", "hook",
            "import_transcripts", "merge", "read_report", "verify_files", "verify_notes",
@@ -208,13 +209,7 @@ def _settings(command: Command, options: Mapping[str, Any], settings: Settings |
         except ValueError as exc:
             raise UsageError(f"{name}= {exc}") from None
     given["no_progress"] = True
-    if not command.reads_config:
-        return resolve(command.name, given, library=True)
-    from tracecite.config import discover
-
-    config = discover(given.get("config"))
-    return resolve(command.name, given, config=config.values, config_path=config.path,
-                   library=True)
+    return settings_for(command, given, library=True)
 
 
 def _sharded(report: Report, settings: Settings) -> Report:

@@ -27,9 +27,10 @@ from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import location, printable
-from tracecite.settings import Origins, action_values, add_flags, flag_values, resolve
+from tracecite.settings import Origins, action_values, add_flags, flag_values
 from tracecite.stops import StopSignals, signal_name, signal_of
 from tracecite.streams import is_terminal, write_stderr
+from tracecite.surroundings import read_surroundings, settings_for
 
 if TYPE_CHECKING:
     from tracecite.settings import Settings
@@ -143,7 +144,7 @@ def _mistyped(word: str) -> str:
 # ---- output ---------------------------------------------------------------------------------
 
 def _default_format() -> str:
-    return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "console"
+    return read_surroundings().default_format
 
 
 def _guess_format(argv: Sequence[str]) -> str:
@@ -160,7 +161,7 @@ def _guess_format(argv: Sequence[str]) -> str:
 
 
 def _is_color(stream: TextIO | None) -> bool:
-    return is_terminal(stream) and "NO_COLOR" not in os.environ
+    return is_terminal(stream) and read_surroundings().color
 
 
 def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequence[str] = (),
@@ -189,7 +190,7 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
         out.write(REPORTERS[fmt](report, OutputStyle(color=_is_color(out), quiet=quiet,
                                                      sarif_category=sarif_category)))
         out.flush()
-    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    summary_path = read_surroundings().step_summary_path
     if fmt == "github" and summary_path:
         from tracecite.reporters.github import step_summary
 
@@ -223,15 +224,8 @@ def _fail(report: Report, fmt: str, *, stdout: TextIO | None = None) -> None:
 def _settings(command: str, args: argparse.Namespace,
               action_inputs: Mapping[str, str] | None) -> Settings:
     """The run's settings: flags over the Action's inputs over the configuration file."""
-    flags = flag_values(args)
     action = action_values(action_inputs) if action_inputs is not None else None
-    if not COMMANDS[command].reads_config:
-        return resolve(command, flags, action=action)
-    from tracecite.config import discover
-
-    config = discover(flags.get("config", (action or {}).get("config")))
-    return resolve(command, flags, action=action, config=config.values,
-                   config_path=config.path)
+    return settings_for(COMMANDS[command], flag_values(args), action=action)
 
 
 def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] | None = None,

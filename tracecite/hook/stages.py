@@ -38,11 +38,13 @@ from tracecite.hook.git import (
     pull_request_base,
     tracked_files,
 )
-from tracecite.hook.selection import not_selected, sort_out
+from tracecite.hook.selection import not_selected
 from tracecite.inputs.directories import expand_with
+from tracecite.inputs.selection import sort_out
 from tracecite.run.assemble import offline_shard, run_checks
 from tracecite.run.inputs import split_inputs
 from tracecite.run.plan import Plan
+from tracecite.surroundings import read_surroundings
 
 if TYPE_CHECKING:
     from tracecite.settings import Settings
@@ -111,8 +113,9 @@ def changes_to_check(settings: Settings) -> Changes | None:
         return None
     if settings.since:
         return changes(base, settings.since)
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        return changes(base, pull_request_base(base, os.environ, choices=_choices(settings)))
+    around = read_surroundings()
+    if around.on_github_actions:
+        return changes(base, pull_request_base(base, around.environ, choices=_choices(settings)))
     raise UsageError(f"no files: give {_choices(settings)}")
 
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, TextIO
 from tracecite.checks.kinds import SourceKind
 from tracecite.command_table import CHECK, COMPARE, VERIFY_FILES, VERIFY_NOTES, VERIFY_URLS
 from tracecite.findings import Report, Summary, warned
-from tracecite.inputs.directories import expand_directories
 from tracecite.run.assemble import run_checks
 from tracecite.run.inputs import split_inputs
 from tracecite.run.plan import Plan
+from tracecite.surroundings import expand_directories
 
 if TYPE_CHECKING:
     from tracecite.settings import Settings
