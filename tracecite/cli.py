@@ -192,14 +192,23 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
         out.flush()
     summary_path = read_surroundings().step_summary_path
     if fmt == "github" and summary_path:
-        from tracecite.reporters.github import step_summary
-
         try:
-            with open(summary_path, "a", encoding="utf-8") as handle:
-                handle.write(step_summary(report))
+            write_step_summary(report, summary_path)
         except OSError as exc:
             write_stderr("tracecite: warning: the step summary ($GITHUB_STEP_SUMMARY) cannot "
                              f"be written ({exc.strerror or 'error'})\n")
+
+
+def write_step_summary(report: Report, path: str,
+                       environ: Mapping[str, str] | None = None) -> None:
+    """Append the report's Markdown step summary to ``path`` (``$GITHUB_STEP_SUMMARY``), its
+    links made from ``environ`` (default: this process's); OSError when it cannot be written.
+    The one writer of the summary: :func:`emit` for the ``github`` format, the Action's script
+    for the others."""
+    from tracecite.reporters.github import step_summary
+
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(step_summary(report, environ))
 
 
 def _fail(report: Report, fmt: str, *, stdout: TextIO | None = None) -> None:
@@ -237,6 +246,14 @@ def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] |
     SIGINT and SIGTERM (in the main thread) stop the run (docs/reference/commands.md): the report
     still says what finished, the rest counted ``interrupted``, and its exit code is 130 or 143. A
     signal that comes while the report is being written only sets the exit code."""
+    return run_with_settings(argv, action_inputs=action_inputs, stdout=stdout)[0]
+
+
+def run_with_settings(argv: Sequence[str] | None = None, *,
+                      action_inputs: Mapping[str, str] | None = None,
+                      stdout: TextIO | None = None) -> tuple[Report, Settings | None]:
+    """:func:`run`, and the settings the run resolved (None: it stopped before, at a usage
+    error or a stop signal); the Action reads ``fail_on_findings`` from them."""
     args_list = _with_command(list(sys.argv[1:] if argv is None else argv))
     command = args_list[0] if args_list and args_list[0] in COMMANDS else "tracecite"
     fmt = (action_inputs or {}).get("format", "").strip() or _guess_format(args_list)
@@ -255,33 +272,34 @@ def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] |
             settings = _settings(command, args, action_inputs)
             report = _run_command(COMMANDS[command], args, settings)
         except _Exit:
-            return Report(command)
+            return Report(command), None
         except KeyboardInterrupt as exc:  # a stop outside the live checks (which handle it)
             report = Report(command, stopped_by=signal_of(exc))
             if settings is None:  # stopped before the command began: nothing to report
                 _say_stopped(report)
-                return report
+                return report, None
         except TraceCiteError as exc:
             report = Report(command, (exc.finding,))
             if settings is None or exc.finding.code is Code.USAGE:
                 # The command line is wrong, or the report files are not known yet: one message.
                 stop.hold()
                 _fail(report, fmt if fmt in REPORTERS else _default_format(), stdout=stdout)
-                return report
+                return report, settings
         except Exception as exc:  # the one place unexpected errors are caught
-            if "--debug" in args_list:
+            # The flag, as resolved; before that, as written (the command line may not parse).
+            if settings.debug if settings is not None else "--debug" in args_list:
                 traceback.print_exc()
             report = Report(command, (Finding(Code.INTERNAL_ERROR,
                                               f"{type(exc).__name__}: {BUG_REPORT}"),))
             stop.hold()
             _fail(report, fmt if fmt in REPORTERS else _default_format(), stdout=stdout)
-            return report
+            return report, settings
         stop.hold()  # the report is written whole
         report = _write(report, settings, stdout)
         if stop.signum is not None and report.stopped_by is None:
             report = dataclasses.replace(report, stopped_by=stop.signum)
     _say_stopped(report)
-    return report
+    return report, settings
 
 
 def _write(report: Report, settings: Settings, stdout: TextIO | None) -> Report:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from tracecite import __version__, values
+from tracecite import values
 from tracecite.command_table import COMMANDS, HOOK
 from tracecite.errors import UsageError
 from tracecite.fetch.limits import (
@@ -28,6 +28,7 @@ from tracecite.fetch.limits import (
     DEFAULT_MAX_RETRY_WAIT,
     DEFAULT_PER_HOST,
     DEFAULT_RETRIES,
+    DEFAULT_USER_AGENT,
     MAX_BYTES,
     MAX_CONCURRENCY,
     MAX_RETRIES,
@@ -51,8 +52,6 @@ Deliberately narrow, so a documentation repository's other Markdown is never rea
 DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl", "**/runs/**/*.jsonl")
 """Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` or
 ``runs/`` folder (the README's ``runs/agent-run.jsonl``)."""
-
-DEFAULT_USER_AGENT = f"tracecite/{__version__}"
 
 MAX_JOBS = 256
 """The most processes ``--jobs`` may ask for."""
@@ -328,6 +327,7 @@ class Settings:
     traces: tuple[str, ...] = DEFAULT_TRACES
     exclude: tuple[str, ...] = ()
     fail_on_findings: bool = True
+    """Whether exit 2 fails the Action's step (its ``fail-on-findings`` input)."""
     config_path: str | None = None
     origins: Origins = Origins()
     """Where each option was set, for messages that name one (:meth:`Origins.name`)."""

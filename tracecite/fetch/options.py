@@ -8,8 +8,13 @@ import re
 from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network
 
-from tracecite import __version__
-from tracecite.fetch.limits import DEFAULT_MAX_RETRY_WAIT, DEFAULT_PER_HOST, MAX_BYTES, MAX_TIMEOUT
+from tracecite.fetch.limits import (
+    DEFAULT_MAX_RETRY_WAIT,
+    DEFAULT_PER_HOST,
+    DEFAULT_USER_AGENT,
+    MAX_BYTES,
+    MAX_TIMEOUT,
+)
 
 _PORT = re.compile(r"[0-9]{1,5}")
 _HOST_NAME = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]{0,252})")
@@ -77,7 +82,7 @@ class FetchOptions:
     timeout: float = MAX_TIMEOUT
     max_bytes: int = MAX_BYTES
     per_host: int = DEFAULT_PER_HOST
-    user_agent: str = f"tracecite/{__version__}"  # settings.DEFAULT_USER_AGENT
+    user_agent: str = DEFAULT_USER_AGENT
     connect_to: tuple[ConnectTo, ...] = ()
     allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
     ca_cert: str | None = None
