@@ -24,6 +24,7 @@ import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 
+from tracecite.command_table import HOOK, MERGE
 from tracecite.findings import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, Report
 from tracecite.reporters.github import escape_data
 from tracecite.reporters.verdict import exit_words, verdict
@@ -59,7 +60,7 @@ def build_argv(inputs: Mapping[str, str], report_path: str) -> list[str]:
     report files and the paths (never through a shell). With ``merge`` (the JSON reports of
     a run's shards), the command is ``tracecite merge`` of them instead of ``hook``."""
     merging = _lines(inputs.get("merge", ""))
-    argv = ["merge"] if merging else ["hook", "--no-progress"]
+    argv = [MERGE.name] if merging else [HOOK.name, "--no-progress"]
     argv += ["--report-file", f"json:{report_path}"]
     sarif = inputs.get("sarif-file", "").strip()
     if sarif:
