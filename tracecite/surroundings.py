@@ -13,11 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tracecite.inputs.directories import Expanded, expand_with
-
-if TYPE_CHECKING:  # the configuration reader, imported when a configuration is looked for
+if TYPE_CHECKING:  # imported where used: the configuration only when one is looked for
     from tracecite.command_table import Command
     from tracecite.config import Config
+    from tracecite.inputs.directories import Expanded
     from tracecite.settings import Settings
 
 GLOB_OPTIONS = ("notes", "traces", "exclude")
@@ -90,6 +89,8 @@ def expand_directories(paths: Sequence[str], *, notes: bool = True,
     ``notes``) and the traces globs (if ``traces``) select and no exclude glob removes; other
     paths stay as they are, in place. The configuration is read only when a directory is
     given (a bad one is TC104, :class:`~tracecite.errors.ConfigError`)."""
+    from tracecite.inputs.directories import Expanded, expand_with
+
     if not any(os.path.isdir(p) for p in paths):
         return Expanded(tuple(paths))
     from tracecite.settings import Settings

@@ -17,10 +17,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tracecite.codes import Code
 from tracecite.findings import Finding
-from tracecite.inputs.selection import Globs, leaves_out, select
+
+if TYPE_CHECKING:  # imported where used: a run without a directory needs no glob
+    from tracecite.inputs.selection import Globs
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ def expand_with(paths: Sequence[str], globs: Globs) -> Expanded:
     settings, already resolved, or a command's configured globs)."""
     if not any(os.path.isdir(p) for p in paths):
         return Expanded(tuple(paths))
+    from tracecite.inputs.selection import leaves_out, select
+
     out: list[str] = []
     findings: list[Finding] = []
     for path in paths:

@@ -9,21 +9,23 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:  # for the type checker only: a Protocol class costs start-up time
+    from typing import Protocol
 
-class Globs(Protocol):
-    """The globs of a run (its :class:`~tracecite.settings.Settings` are ones): notes and
-    traces select, exclude removes, each relative to ``config_base``."""
+    class Globs(Protocol):
+        """The globs of a run (its :class:`~tracecite.settings.Settings` are ones): notes and
+        traces select, exclude removes, each relative to ``config_base``."""
 
-    @property
-    def notes(self) -> Sequence[str]: ...
-    @property
-    def traces(self) -> Sequence[str]: ...
-    @property
-    def exclude(self) -> Sequence[str]: ...
-    @property
-    def config_base(self) -> str: ...
+        @property
+        def notes(self) -> Sequence[str]: ...
+        @property
+        def traces(self) -> Sequence[str]: ...
+        @property
+        def exclude(self) -> Sequence[str]: ...
+        @property
+        def config_base(self) -> str: ...
 
 
 def select(paths: Iterable[str], settings: Globs) -> list[str]:
