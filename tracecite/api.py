@@ -14,10 +14,11 @@ options to a :class:`~tracecite.findings.Report`.
 Options are the command line's, by the names of the settings table
 (:data:`tracecite.settings.OPTIONS`): ``timeout=``, ``concurrency=``, ``evidence=``,
 ``cache=``, ``warn=[...]``, ``shard="2/4"``, …, with the same checks and bounds as the flags.
-A function takes the options of its command only. The output options (``format``,
-``report_files``, ``quiet``, ``debug``, ``sarif_category``, ``no_progress``) are the command
-line's: a library call prints nothing and writes no report file; format a report with
-``report.to_json()`` or :data:`tracecite.reporters.REPORTERS`.
+A function takes the options of its command only (its record's option groups in
+:data:`tracecite.command_table.COMMANDS`, the table every command is defined in). The output
+options (``format``, ``report_files``, ``quiet``, ``debug``, ``sarif_category``,
+``no_progress``) are the command line's: a library call prints nothing and writes no report
+file; format a report with ``report.to_json()`` or :data:`tracecite.reporters.REPORTERS`.
 
 Errors:
 
