@@ -175,7 +175,7 @@ def work_split(count: int, total_mb: float) -> dict[str, float]:
 
     sys.path.insert(0, str(REPO))
     from tracecite import jobs
-    from tracecite.commands import read_input
+    from tracecite.run.inputs import read_input
 
     folder, _ = trace_folder(count, total_mb)
     items = [(str(p), True) for p in sorted(folder.glob("*.jsonl"))]
@@ -210,7 +210,7 @@ def halves(listing: str) -> None:
 
     sys.path.insert(0, str(REPO))
     import tracecite.checks.evidence  # noqa: F401  (before the fork, as tracecite does)
-    from tracecite.commands import read_input
+    from tracecite.run.inputs import read_input
 
     paths = Path(listing).read_text().splitlines()
     read = partial(read_input, evidence=True, keep_uris=False)
@@ -251,7 +251,7 @@ def threshold(repeats: int = 5) -> None:
     from functools import partial
 
     from tracecite import jobs
-    from tracecite.commands import read_input
+    from tracecite.run.inputs import read_input
 
     folder, _ = trace_folder(2000, 243)
     paths = sorted(folder.glob("*.jsonl"))

@@ -454,7 +454,7 @@ def _explode(*args: object, **kwargs: object) -> None:
 
 
 def test_internal_error(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("tracecite.commands.run_check", _explode)
+    monkeypatch.setattr("tracecite.run.commands.run_check", _explode)
     trace = tmp_path / "t.jsonl"
     trace.write_bytes(TRACE_OK)
     run = cli("check", trace)
@@ -468,7 +468,7 @@ def test_internal_error(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_internal_error_traceback_only_with_debug(cli: Cli, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("tracecite.commands.run_check", _explode)
+    monkeypatch.setattr("tracecite.run.commands.run_check", _explode)
     trace = tmp_path / "t.jsonl"
     trace.write_bytes(TRACE_OK)
     run = cli("check", trace, "--debug")
@@ -479,7 +479,7 @@ def test_internal_error_traceback_only_with_debug(cli: Cli, tmp_path: Path,
 
 def test_internal_error_in_json(cli: Cli, tmp_path: Path,
                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("tracecite.commands.run_compare", _explode)
+    monkeypatch.setattr("tracecite.run.commands.run_compare", _explode)
     run = cli("compare", tmp_path / "a.jsonl", tmp_path / "b.jsonl", "--json")
     assert run.exit == 3
     report = run.json()
@@ -596,7 +596,7 @@ def test_keyboard_interrupt(cli: Cli, tmp_path: Path, monkeypatch: pytest.Monkey
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("tracecite.commands.run_check", interrupted)
+    monkeypatch.setattr("tracecite.run.commands.run_check", interrupted)
     run = cli("check", tmp_path / "t.jsonl", "--json")
     assert run.exit == 130
     assert run.json()["exit_code"] == 130  # the report is still written

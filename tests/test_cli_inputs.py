@@ -102,7 +102,7 @@ def test_configured_globs_and_excludes_choose(cli: Cli, tmp_path: Path,
 
 
 def test_excluded_folders_are_not_entered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracecite.inputs import directories
+    from tracecite import surroundings as directories
 
     _tree(tmp_path)
     (tmp_path / ".tracecite.toml").write_text('exclude = ["docs/vendor"]\n')
@@ -421,7 +421,7 @@ def test_live_runs_read_the_answer_again_only_for_their_findings(
 
 def test_a_very_deep_directory_is_walked_whole(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracecite.inputs import directories
+    from tracecite import surroundings as directories
 
     monkeypatch.chdir(tmp_path)
     deep = "docs"

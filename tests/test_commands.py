@@ -140,7 +140,7 @@ def test_notes_records_are_kept_only_for_the_live_checks_and_without_claims(
         tmp_path: Path) -> None:
     """docs/guides/scale.md: the format check keeps no records (only their count), the live checks
     no claims; the summary counts the same either way."""
-    from tracecite.commands import read_inputs
+    from tracecite.run.inputs import read_inputs
 
     notes, _ = _inputs(tmp_path)
     offline = read_inputs([str(notes)], [], evidence=False, keep_uris=False)
@@ -154,8 +154,8 @@ def test_a_shards_records_and_a_diffs_are_subsets_of_the_columns(tmp_path: Path)
     """docs/guides/scale.md: the records a shard or a diff keeps are those an object per record
     chose, but kept as indexes into the notes' columns, not as objects."""
     from tracecite.checks.shards import in_shard
-    from tracecite.commands import read_inputs
     from tracecite.model import NoteRecords
+    from tracecite.run.inputs import read_inputs
 
     notes = tmp_path / "many.notes"
     notes.write_text("".join(f"claim: c\nquote: q{i}\nurl: https://site.test/{i % 7}\n\n"

@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 from tests.test_commands import _inputs
-from tracecite import commands
 from tracecite.checks.kinds import SourceKind
-from tracecite.commands import LiveStopped, Plan, run_checks
 from tracecite.findings import Counts
+from tracecite.run import assemble as commands
+from tracecite.run.assemble import run_checks
+from tracecite.run.live import LiveStopped
+from tracecite.run.plan import Plan
 from tracecite.settings import resolve
 
 

@@ -28,8 +28,11 @@ from tests.conftest import (
     write_notes,
     write_trace,
 )
-from tracecite import commands, jobs
-from tracecite.commands import InputsStopped, Plan, read_input, read_inputs, run_checks
+from tracecite import jobs
+from tracecite.run import inputs as commands
+from tracecite.run.assemble import run_checks
+from tracecite.run.inputs import InputsStopped, read_input, read_inputs
+from tracecite.run.plan import Plan
 from tracecite.settings import resolve
 from tracecite.stops import Stopped
 
@@ -455,7 +458,8 @@ def test_jobs_from_the_configuration_and_the_action(
 
 SLOW_READER = """
 import os, sys, time
-from tracecite import commands, jobs
+from tracecite import jobs
+from tracecite.run import inputs as commands
 jobs.MIN_PARALLEL_BYTES = 0  # these few small files are read in workers all the same
 real = commands.read_input
 def read_input(given, **options):

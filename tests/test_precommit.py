@@ -31,7 +31,7 @@ from tests.git_repo import (
     write,
 )
 from tracecite.cli import main
-from tracecite.hook.selection import select
+from tracecite.inputs.selection import select
 from tracecite.settings import Settings
 
 yaml = pytest.importorskip("yaml", reason="PyYAML comes with pre-commit (the test extra)")

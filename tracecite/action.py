@@ -24,10 +24,10 @@ import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 
+from tracecite.command_table import HOOK, MERGE
 from tracecite.findings import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, Report
-from tracecite.reporters.github import escape_data, step_summary
+from tracecite.reporters.github import escape_data
 from tracecite.reporters.verdict import exit_words, verdict
-from tracecite.values import FALSE_WORDS
 
 INPUT_ENV: dict[str, str] = {
     name: "TRACECITE_" + name.upper().replace("-", "_")
@@ -60,7 +60,7 @@ def build_argv(inputs: Mapping[str, str], report_path: str) -> list[str]:
     report files and the paths (never through a shell). With ``merge`` (the JSON reports of
     a run's shards), the command is ``tracecite merge`` of them instead of ``hook``."""
     merging = _lines(inputs.get("merge", ""))
-    argv = ["merge"] if merging else ["hook", "--no-progress"]
+    argv = [MERGE.name] if merging else [HOOK.name, "--no-progress"]
     argv += ["--report-file", f"json:{report_path}"]
     sarif = inputs.get("sarif-file", "").strip()
     if sarif:
@@ -109,7 +109,7 @@ def _written(path: str) -> bool:
 
 def run(environ: Mapping[str, str]) -> int:
     """Run the Action step; return the step's exit status."""
-    from tracecite.cli import run as run_tracecite
+    from tracecite.cli import run_with_settings, write_step_summary
 
     inputs = read_inputs(environ)
     report_path = os.path.abspath(_new_report_path(inputs))
@@ -117,12 +117,11 @@ def run(environ: Mapping[str, str]) -> int:
         pass  # empty until this run writes it: never report a stale file
     sarif = inputs["sarif-file"].strip()
     sarif_path = os.path.abspath(sarif) if sarif else ""
-    report = run_tracecite(build_argv(inputs, report_path), action_inputs=inputs)
+    report, settings = run_with_settings(build_argv(inputs, report_path), action_inputs=inputs)
     sys.stdout.flush()
     summary_path = environ.get("GITHUB_STEP_SUMMARY", "")
-    if summary_path and inputs["format"] != "github":
-        with open(summary_path, "a", encoding="utf-8") as handle:
-            handle.write(step_summary(report, environ))
+    if summary_path and inputs["format"] != "github":  # for github, the run wrote it
+        write_step_summary(report, summary_path, environ)
     output_path = environ.get("GITHUB_OUTPUT", "")
     if output_path:
         written = _written(report_path)  # not when the run stopped at a usage or internal error
@@ -135,7 +134,8 @@ def run(environ: Mapping[str, str]) -> int:
             "sarif-file": sarif_path if sarif_path and _written(sarif_path) else "",
         })
     code = report.exit_code
-    if code == EXIT_FINDINGS and inputs["fail-on-findings"].strip() in FALSE_WORDS:
+    # Exit 2 comes only from a run that resolved its settings, fail_on_findings among them.
+    if code == EXIT_FINDINGS and settings is not None and not settings.fail_on_findings:
         print(f"::warning title=TraceCite::{escape_data(str(verdict(report)))}; "
               "fail-on-findings is false, so this step passes", flush=True)
         return EXIT_OK

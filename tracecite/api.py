@@ -14,10 +14,11 @@ options to a :class:`~tracecite.findings.Report`.
 Options are the command line's, by the names of the settings table
 (:data:`tracecite.settings.OPTIONS`): ``timeout=``, ``concurrency=``, ``evidence=``,
 ``cache=``, ``warn=[...]``, ``shard="2/4"``, …, with the same checks and bounds as the flags.
-A function takes the options of its command only. The output options (``format``,
-``report_files``, ``quiet``, ``debug``, ``sarif_category``, ``no_progress``) are the command
-line's: a library call prints nothing and writes no report file; format a report with
-``report.to_json()`` or :data:`tracecite.reporters.REPORTERS`.
+A function takes the options of its command only (its record's option groups in
+:data:`tracecite.command_table.COMMANDS`, the table every command is defined in). The output
+options (``format``, ``report_files``, ``quiet``, ``debug``, ``sarif_category``,
+``no_progress``) are the command line's: a library call prints nothing and writes no report
+file; format a report with ``report.to_json()`` or :data:`tracecite.reporters.REPORTERS`.
 
 Errors:
 
@@ -48,9 +49,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any, TextIO
 
+from tracecite.command_table import (
+    CHECK,
+    COMPARE,
+    HOOK,
+    IMPORT,
+    MERGE,
+    VERIFY_FILES,
+    VERIFY_NOTES,
+    VERIFY_URLS,
+    Command,
+)
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Report
-from tracecite.settings import BY_NAME, COMMAND_GROUPS, Settings, resolve
+from tracecite.settings import BY_NAME, Settings
+from tracecite.surroundings import settings_for
 
 __all__ = ["Report", "TraceCiteError", "UsageError", "check", "compare", "hook",
            "import_transcripts", "merge", "read_report", "verify_files", "verify_notes",
@@ -67,30 +80,24 @@ def check(paths: Iterable[str | os.PathLike[str]], *, settings: Settings | None 
     ``evidence=True`` every quote in its source's captured content. A directory stands for the
     files under it that the configured globs select. ``settings``: options already resolved
     (the command line's), instead of keyword options."""
-    from tracecite.commands import run_check
-
-    chosen = _settings("check", options, settings)
-    return run_check(_paths(paths), chosen)
+    chosen = _settings(CHECK, options, settings)
+    return _run(CHECK, chosen, _paths(paths))
 
 
 def verify_notes(paths: Iterable[str | os.PathLike[str]], *, settings: Settings | None = None,
                  **options: Any) -> Report:
     """``tracecite verify-notes``: fetch each notes URL once; every quote must be in its
     page's visible text. ``settings``: as for :func:`check`."""
-    from tracecite.commands import run_verify_notes
-
-    chosen = _settings("verify-notes", options, settings)
-    return _sharded(run_verify_notes(_paths(paths), chosen), chosen)
+    chosen = _settings(VERIFY_NOTES, options, settings)
+    return _run(VERIFY_NOTES, chosen, _paths(paths))
 
 
 def verify_urls(paths: Iterable[str | os.PathLike[str]], *, settings: Settings | None = None,
                 **options: Any) -> Report:
     """``tracecite verify-urls``: the evidence check, then every cited http(s) source
     re-fetched and matched. ``settings``: as for :func:`check`."""
-    from tracecite.commands import run_verify_urls
-
-    chosen = _settings("verify-urls", options, settings)
-    return _sharded(run_verify_urls(_paths(paths), chosen), chosen)
+    chosen = _settings(VERIFY_URLS, options, settings)
+    return _run(VERIFY_URLS, chosen, _paths(paths))
 
 
 def verify_files(paths: Iterable[str | os.PathLike[str]], *, settings: Settings | None = None,
@@ -98,20 +105,16 @@ def verify_files(paths: Iterable[str | os.PathLike[str]], *, settings: Settings 
     """``tracecite verify-files``: the evidence check, then every cited ``file:`` source
     re-read under ``root=`` (default: the current directory). ``settings``: as for
     :func:`check`."""
-    from tracecite.commands import run_verify_files
-
-    chosen = _settings("verify-files", options, settings)
-    return _sharded(run_verify_files(_paths(paths), chosen), chosen)
+    chosen = _settings(VERIFY_FILES, options, settings)
+    return _run(VERIFY_FILES, chosen, _paths(paths))
 
 
 def compare(old: str | os.PathLike[str], new: str | os.PathLike[str], *,
             settings: Settings | None = None, **options: Any) -> Report:
     """``tracecite compare``: the two traces' captured sources by stable URI (added, removed,
     changed in ``report.changes``). ``settings``: as for :func:`check`."""
-    from tracecite.commands import run_compare
-
-    chosen = _settings("compare", options, settings)
-    return run_compare(os.fspath(old), os.fspath(new), chosen)
+    chosen = _settings(COMPARE, options, settings)
+    return _run(COMPARE, chosen, os.fspath(old), os.fspath(new))
 
 
 def hook(files: Iterable[str | os.PathLike[str]] = (), *, settings: Settings | None = None,
@@ -122,10 +125,8 @@ def hook(files: Iterable[str | os.PathLike[str]] = (), *, settings: Settings | N
     every tracked file. The configuration file (``config=``, else ``.tracecite.toml`` or
     ``pyproject.toml`` found as the command line finds it) gives the defaults; keyword
     options win over it. ``settings``: as for :func:`check`."""
-    from tracecite.hook.stages import run_hook
-
-    chosen = _settings("hook", options, settings)
-    return _sharded(run_hook(_paths(files), chosen), chosen)
+    chosen = _settings(HOOK, options, settings)
+    return _run(HOOK, chosen, _paths(files))
 
 
 def merge(reports: Iterable[Report | str | os.PathLike[str]], *,
@@ -136,11 +137,9 @@ def merge(reports: Iterable[Report | str | os.PathLike[str]], *,
     path of a JSON report; a file that cannot be read as one is an input error in the returned
     report (exit 1). Reports that do not fit together raise :class:`TraceCiteError` (TC100).
     ``warn=``: as for the other commands."""
-    from tracecite.merge import merge_items
-
-    chosen = _settings("merge", options, settings)
-    return merge_items([item if isinstance(item, Report) else os.fspath(item)
-                        for item in reports], warn=chosen.warn)
+    chosen = _settings(MERGE, options, settings)
+    return _run(MERGE, chosen, [item if isinstance(item, Report) else os.fspath(item)
+                                for item in reports])
 
 
 def import_transcripts(format: str, paths: Iterable[str | os.PathLike[str]],
@@ -156,10 +155,9 @@ def import_transcripts(format: str, paths: Iterable[str | os.PathLike[str]],
     answer, not quotes), more than one run without ``out``, or an ``out`` that cannot be
     written raise :class:`UsageError`. ``report.summary.runs`` counts the traces written.
     ``settings``: as for :func:`check`."""
-    from tracecite.importers.command import run_import
-
-    _settings("import", options, settings)
-    return run_import(format, _paths(paths), None if out is None else os.fspath(out), stream)
+    chosen = _settings(IMPORT, options, settings)
+    return _run(IMPORT, chosen, format, _paths(paths), None if out is None else os.fspath(out),
+                stream=stream)
 
 
 def read_report(path: str | os.PathLike[str]) -> Report:
@@ -182,20 +180,27 @@ def _paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     return [os.fspath(p) for p in paths]
 
 
-def _settings(command: str, options: Mapping[str, Any], settings: Settings | None) -> Settings:
+def _run(command: Command, settings: Settings, *values: object, **extra: object) -> Report:
+    """Run ``command``'s runner (its record in the command table names it) on ``values``; a
+    live run's report says which shard it is (docs/guides/scale.md)."""
+    return _sharded(command.run()(*values, settings=settings, **extra), settings)
+
+
+def _settings(command: Command, options: Mapping[str, Any], settings: Settings | None
+              ) -> Settings:
     """The settings of a call: ``settings`` as they are (the command line resolved them), or
     the keyword options, each checked by its row of the settings table, over the
     configuration file (``hook``) over the defaults. No progress bar, ever."""
     if settings is not None:
         if options:
-            raise UsageError(f"{command}: give settings= or keyword options, not both")
+            raise UsageError(f"{command.name}: give settings= or keyword options, not both")
         return settings
-    groups = COMMAND_GROUPS[command]
+    groups = command.groups
     given: dict[str, Any] = {}
     for name, value in options.items():
         row = BY_NAME.get(name)
         if row is None or name in _OUTPUT_ONLY or row.group not in groups:
-            raise UsageError(f"{command} takes no option {name!r}")
+            raise UsageError(f"{command.name} takes no option {name!r}")
         if row.many and isinstance(value, (tuple, list)):
             value = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in value]
         elif isinstance(value, os.PathLike):
@@ -205,13 +210,7 @@ def _settings(command: str, options: Mapping[str, Any], settings: Settings | Non
         except ValueError as exc:
             raise UsageError(f"{name}= {exc}") from None
     given["no_progress"] = True
-    if command != "hook":
-        return resolve(command, given, library=True)
-    from tracecite.config import discover
-
-    config = discover(given.get("config"))
-    return resolve(command, given, config=config.values, config_path=config.path,
-                   library=True)
+    return settings_for(command, given, library=True)
 
 
 def _sharded(report: Report, settings: Settings) -> Report:

@@ -17,19 +17,20 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from tracecite import __version__
 from tracecite.codes import Code
+from tracecite.command_table import CHECK, COMMANDS, Command
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import location, printable
-from tracecite.settings import Origins, action_values, add_flags, flag_values, resolve
+from tracecite.settings import Origins, action_values, add_flags, flag_values
 from tracecite.stops import StopSignals, signal_name, signal_of
 from tracecite.streams import is_terminal, write_stderr
+from tracecite.surroundings import read_surroundings, settings_for
 
 if TYPE_CHECKING:
     from tracecite.settings import Settings
@@ -57,138 +58,29 @@ class _Parser(argparse.ArgumentParser):
         raise _Exit(status)
 
 
-@dataclass(frozen=True)
-class Command:
-    """A subcommand: its help, how it adds its arguments, and how it runs."""
-
-    help: str
-    configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace, Settings], Report]
-    writes_stdout: Callable[[argparse.Namespace], bool] | None = None
-    """For a command whose result may go to stdout (``import`` without ``-o``): whether it
-    does with these arguments. Then ``args.stdout`` is the stream for it, and the report goes
-    to stderr."""
-
-
 # ---- the commands ---------------------------------------------------------------------------
 
-def _configure_check(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE",
-                        help="notes files, and traces (*.jsonl)")
-
-
-def _run_check(args: argparse.Namespace, settings: Settings) -> Report:
+def _run_command(command: Command, args: argparse.Namespace, settings: Settings) -> Report:
+    """Run ``command`` through its :mod:`tracecite.api` function, with its arguments' values;
+    a result that goes to stdout (``args.stdout``) is flushed here."""
     from tracecite import api
 
-    return api.check(args.files, settings=settings)
-
-
-def _configure_notes(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="NOTES", help="notes files")
-
-
-def _run_verify_notes(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite import api
-
-    return api.verify_notes(args.files, settings=settings)
-
-
-def _configure_traces(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="TRACE", help="traces (*.jsonl)")
-
-
-def _run_verify_urls(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite import api
-
-    return api.verify_urls(args.files, settings=settings)
-
-
-def _run_verify_files(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite import api
-
-    return api.verify_files(args.files, settings=settings)
-
-
-def _configure_compare(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("old", metavar="OLD", help="the earlier trace")
-    parser.add_argument("new", metavar="NEW", help="the later trace")
-
-
-def _run_compare(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite import api
-
-    return api.compare(args.old, args.new, settings=settings)
-
-
-def _configure_hook(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="*", metavar="FILE",
-                        help="files to consider; those no notes/traces glob selects are "
-                             "ignored (pre-commit passes every changed file)")
-
-
-def _run_hook(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite import api
-
-    return api.hook(args.files, settings=settings)
-
-
-def _configure_merge(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("reports", nargs="+", metavar="REPORT",
-                        help="JSON reports of one command: every shard of a --shard run, or "
-                             "runs on different inputs")
-
-
-def _run_merge(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite import api
-
-    return api.merge(args.reports, settings=settings)
-
-
-def _configure_import(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("transcript_format", metavar="FORMAT",
-                        help="the transcripts' format: anthropic (Messages API exchanges) or "
-                             "inspect (Inspect AI eval logs)")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="transcripts")
-    parser.add_argument("-o", "--out", metavar="OUT",
-                        help="directory to write one trace per run in, created when missing "
-                             "(without it, the one run's trace goes to stdout and the report "
-                             "to stderr)")
-
-
-def _run_import(args: argparse.Namespace, settings: Settings) -> Report:
-    from tracecite import api
-
-    stream = getattr(args, "stdout", None)
-    report = api.import_transcripts(args.transcript_format, args.files, out=args.out,
-                                    stream=stream, settings=settings)
+    stream: TextIO | None = getattr(args, "stdout", None)
+    values = [getattr(args, argument.name) for argument in command.arguments]
+    extra = {"stream": stream} if stream is not None else {}
+    report: Report = getattr(api, command.library)(*values, settings=settings, **extra)
     if stream is not None:
         try:
             stream.flush()
-        except BrokenPipeError:  # the reader left (| head): the import stands
+        except BrokenPipeError:  # the reader left (| head): the result stands
             _reader_gone(stream)
     return report
 
 
-COMMANDS: dict[str, Command] = {
-    "check": Command("offline: notes format, trace structure, and --evidence",
-                     _configure_check, _run_check),
-    "verify-notes": Command("fetch each notes URL; quotes must be on the page",
-                            _configure_notes, _run_verify_notes),
-    "verify-urls": Command("evidence, then every cited http(s) source re-fetched",
-                           _configure_traces, _run_verify_urls),
-    "verify-files": Command("evidence, then every cited file: source re-read",
-                            _configure_traces, _run_verify_files),
-    "compare": Command("compare two traces' captured sources by stable URI",
-                       _configure_compare, _run_compare),
-    "hook": Command("pre-commit and the Action: the stage's checks on selected files",
-                    _configure_hook, _run_hook),
-    "merge": Command("combine the JSON reports of a run's shards (--shard K/N) into one",
-                     _configure_merge, _run_merge),
-    "import": Command("vendor transcripts (anthropic, inspect) as traces, one per run",
-                      _configure_import, _run_import,
-                      writes_stdout=lambda args: args.out is None),
-}
-"""Every subcommand by name."""
+def _writes_stdout(command: Command, args: argparse.Namespace) -> bool:
+    """Whether the command's result goes to stdout with these arguments (``import`` without
+    ``-o``)."""
+    return command.stdout_unless is not None and getattr(args, command.stdout_unless) is None
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -207,7 +99,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, command in COMMANDS.items():
         child = sub.add_parser(name, help=command.help, description=command.help)
         if only is None or only == name:
-            command.configure(child)
+            for argument in command.arguments:
+                if argument.flags:
+                    child.add_argument(*argument.flags, dest=argument.name, nargs=argument.nargs,
+                                       metavar=argument.metavar, help=argument.help)
+                else:
+                    child.add_argument(argument.name, nargs=argument.nargs,
+                                       metavar=argument.metavar, help=argument.help)
             add_flags(child, name)
     return parser
 
@@ -218,7 +116,7 @@ def _with_command(argv: list[str]) -> list[str]:
     :func:`_refuse_unknown_command`."""
     if (argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")
             and not _mistyped(argv[0])):
-        return ["check", *argv]
+        return [CHECK.name, *argv]
     return argv
 
 
@@ -246,7 +144,7 @@ def _mistyped(word: str) -> str:
 # ---- output ---------------------------------------------------------------------------------
 
 def _default_format() -> str:
-    return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "console"
+    return read_surroundings().default_format
 
 
 def _guess_format(argv: Sequence[str]) -> str:
@@ -263,7 +161,7 @@ def _guess_format(argv: Sequence[str]) -> str:
 
 
 def _is_color(stream: TextIO | None) -> bool:
-    return is_terminal(stream) and "NO_COLOR" not in os.environ
+    return is_terminal(stream) and read_surroundings().color
 
 
 def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequence[str] = (),
@@ -292,16 +190,25 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
         out.write(REPORTERS[fmt](report, OutputStyle(color=_is_color(out), quiet=quiet,
                                                      sarif_category=sarif_category)))
         out.flush()
-    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    summary_path = read_surroundings().step_summary_path
     if fmt == "github" and summary_path:
-        from tracecite.reporters.github import step_summary
-
         try:
-            with open(summary_path, "a", encoding="utf-8") as handle:
-                handle.write(step_summary(report))
+            write_step_summary(report, summary_path)
         except OSError as exc:
             write_stderr("tracecite: warning: the step summary ($GITHUB_STEP_SUMMARY) cannot "
                              f"be written ({exc.strerror or 'error'})\n")
+
+
+def write_step_summary(report: Report, path: str,
+                       environ: Mapping[str, str] | None = None) -> None:
+    """Append the report's Markdown step summary to ``path`` (``$GITHUB_STEP_SUMMARY``), its
+    links made from ``environ`` (default: this process's); OSError when it cannot be written.
+    The one writer of the summary: :func:`emit` for the ``github`` format, the Action's script
+    for the others."""
+    from tracecite.reporters.github import step_summary
+
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(step_summary(report, environ))
 
 
 def _fail(report: Report, fmt: str, *, stdout: TextIO | None = None) -> None:
@@ -326,15 +233,8 @@ def _fail(report: Report, fmt: str, *, stdout: TextIO | None = None) -> None:
 def _settings(command: str, args: argparse.Namespace,
               action_inputs: Mapping[str, str] | None) -> Settings:
     """The run's settings: flags over the Action's inputs over the configuration file."""
-    flags = flag_values(args)
     action = action_values(action_inputs) if action_inputs is not None else None
-    if command != "hook":
-        return resolve(command, flags, action=action)
-    from tracecite.config import discover
-
-    config = discover(flags.get("config", (action or {}).get("config")))
-    return resolve(command, flags, action=action, config=config.values,
-                   config_path=config.path)
+    return settings_for(COMMANDS[command], flag_values(args), action=action)
 
 
 def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] | None = None,
@@ -346,6 +246,14 @@ def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] |
     SIGINT and SIGTERM (in the main thread) stop the run (docs/reference/commands.md): the report
     still says what finished, the rest counted ``interrupted``, and its exit code is 130 or 143. A
     signal that comes while the report is being written only sets the exit code."""
+    return run_with_settings(argv, action_inputs=action_inputs, stdout=stdout)[0]
+
+
+def run_with_settings(argv: Sequence[str] | None = None, *,
+                      action_inputs: Mapping[str, str] | None = None,
+                      stdout: TextIO | None = None) -> tuple[Report, Settings | None]:
+    """:func:`run`, and the settings the run resolved (None: it stopped before, at a usage
+    error or a stop signal); the Action reads ``fail_on_findings`` from them."""
     args_list = _with_command(list(sys.argv[1:] if argv is None else argv))
     command = args_list[0] if args_list and args_list[0] in COMMANDS else "tracecite"
     fmt = (action_inputs or {}).get("format", "").strip() or _guess_format(args_list)
@@ -357,41 +265,41 @@ def run(argv: Sequence[str] | None = None, *, action_inputs: Mapping[str, str] |
             args = parser.parse_args(args_list)
             if args.command is None:
                 raise UsageError("no command or file given (see 'tracecite --help')")
-            writes_stdout = COMMANDS[command].writes_stdout
-            if writes_stdout is not None and writes_stdout(args):
+            if _writes_stdout(COMMANDS[command], args):
                 # The command's result takes stdout; its report goes to stderr.
                 args.stdout = stdout if stdout is not None else sys.stdout
                 stdout = sys.stderr
             settings = _settings(command, args, action_inputs)
-            report = COMMANDS[command].run(args, settings)
+            report = _run_command(COMMANDS[command], args, settings)
         except _Exit:
-            return Report(command)
+            return Report(command), None
         except KeyboardInterrupt as exc:  # a stop outside the live checks (which handle it)
             report = Report(command, stopped_by=signal_of(exc))
             if settings is None:  # stopped before the command began: nothing to report
                 _say_stopped(report)
-                return report
+                return report, None
         except TraceCiteError as exc:
             report = Report(command, (exc.finding,))
             if settings is None or exc.finding.code is Code.USAGE:
                 # The command line is wrong, or the report files are not known yet: one message.
                 stop.hold()
                 _fail(report, fmt if fmt in REPORTERS else _default_format(), stdout=stdout)
-                return report
+                return report, settings
         except Exception as exc:  # the one place unexpected errors are caught
-            if "--debug" in args_list:
+            # The flag, as resolved; before that, as written (the command line may not parse).
+            if settings.debug if settings is not None else "--debug" in args_list:
                 traceback.print_exc()
             report = Report(command, (Finding(Code.INTERNAL_ERROR,
                                               f"{type(exc).__name__}: {BUG_REPORT}"),))
             stop.hold()
             _fail(report, fmt if fmt in REPORTERS else _default_format(), stdout=stdout)
-            return report
+            return report, settings
         stop.hold()  # the report is written whole
         report = _write(report, settings, stdout)
         if stop.signum is not None and report.stopped_by is None:
             report = dataclasses.replace(report, stopped_by=stop.signum)
     _say_stopped(report)
-    return report
+    return report, settings
 
 
 def _write(report: Report, settings: Settings, stdout: TextIO | None) -> Report:

@@ -20,13 +20,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from tracecite import __version__, values
+from tracecite import values
+from tracecite.command_table import COMMANDS, HOOK
 from tracecite.errors import UsageError
 from tracecite.fetch.limits import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRY_WAIT,
     DEFAULT_PER_HOST,
     DEFAULT_RETRIES,
+    DEFAULT_USER_AGENT,
     MAX_BYTES,
     MAX_CONCURRENCY,
     MAX_RETRIES,
@@ -40,7 +42,7 @@ if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never i
 
     from tracecite.fetch.options import ConnectTo, FetchOptions
 
-STAGES = ("offline", "online", "all")
+STAGES = HOOK.stage_names
 """What ``tracecite hook`` runs: offline checks, online checks, or both."""
 
 DEFAULT_NOTES = ("*.notes", "*.notes.md", "*.notes.txt")
@@ -50,8 +52,6 @@ Deliberately narrow, so a documentation repository's other Markdown is never rea
 DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl", "**/runs/**/*.jsonl")
 """Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` or
 ``runs/`` folder (the README's ``runs/agent-run.jsonl``)."""
-
-DEFAULT_USER_AGENT = f"tracecite/{__version__}"
 
 MAX_JOBS = 256
 """The most processes ``--jobs`` may ask for."""
@@ -234,15 +234,7 @@ REFUSED_KEYS: frozenset[str] = frozenset({"allow_net", "connect_to", "ca_cert"})
 """Keys that are command-line/Action-input only, whatever a repository file says."""
 
 COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
-    "check": ("check", "read", "output"),
-    "verify-notes": ("read", "load", "web", "output"),
-    "verify-urls": ("read", "load", "web", "output"),
-    "verify-files": ("files", "read", "load", "output"),
-    "compare": ("output",),
-    "hook": ("hook", "files", "read", "load", "web", "output"),
-    "merge": ("output",),
-    "import": ("output",),
-}
+    name: command.groups for name, command in COMMANDS.items()}
 """The option groups whose flags each command takes."""
 
 
@@ -335,6 +327,7 @@ class Settings:
     traces: tuple[str, ...] = DEFAULT_TRACES
     exclude: tuple[str, ...] = ()
     fail_on_findings: bool = True
+    """Whether exit 2 fails the Action's step (its ``fail-on-findings`` input)."""
     config_path: str | None = None
     origins: Origins = Origins()
     """Where each option was set, for messages that name one (:meth:`Origins.name`)."""

@@ -27,9 +27,9 @@ from dask.distributed import Client, LocalCluster
 
 from tracecite import api
 from tracecite.findings import Report
-from tracecite.inputs.directories import expand_directories
 from tracecite.reporters import summary_line
 from tracecite.reporters.json import format_json
+from tracecite.surroundings import expand_directories
 
 
 def check_chunk(paths: list[str], evidence: bool) -> Report:

@@ -11,7 +11,8 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tracecite.codes import Code
-from tracecite.hook.selection import glob_regex, not_selected, select, sort_out
+from tracecite.hook.selection import not_selected
+from tracecite.inputs.selection import glob_regex, select, sort_out
 from tracecite.settings import Settings
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -18,9 +18,9 @@ from tracecite.checks.evidence import EvidenceScan
 from tracecite.checks.kinds import SourceKind
 from tracecite.cli import main, run
 from tracecite.codes import Code
-from tracecite.commands import Inputs
 from tracecite.findings import Counts, Finding, Report
 from tracecite.hook.stages import stage_plan
+from tracecite.run.inputs import Inputs
 from tracecite.settings import STAGES, Settings
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -126,7 +126,7 @@ class Recorder:
     (already read) by path, and the settings."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from tracecite import commands
+        from tracecite.run import assemble as commands
 
         self.calls: list[tuple[str, list[str], Settings]] = []
         monkeypatch.setattr(commands, "_check_live", self._check)
@@ -316,7 +316,7 @@ def test_each_input_is_read_once_however_many_checks_use_it(
         site_requests: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     """A trace can be hundreds of MB: evidence, the web check and the file check share one
     scan of it, and the notes are parsed once for their format and their live check."""
-    from tracecite import commands
+    from tracecite.run import inputs as commands
 
     monkeypatch.chdir(tmp_path)
     url = "http://docs.test/page"

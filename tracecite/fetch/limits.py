@@ -1,6 +1,13 @@
 """The per-source limits of docs/reference/fetching.md and the run's concurrency, in a module light
 enough for the CLI to import."""
 
+from __future__ import annotations
+
+from tracecite import __version__
+
+DEFAULT_USER_AGENT = f"tracecite/{__version__}"
+"""The User-Agent header when none is set (``--user-agent``, config key ``user_agent``)."""
+
 MAX_TIMEOUT = 20.0
 """Seconds per source: connect, TLS, every redirect and the whole body."""
 

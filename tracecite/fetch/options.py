@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network
 
-from tracecite import __version__, values
+from tracecite import values
 from tracecite.fetch.connect_to import ConnectTo, parse_connect_to
 from tracecite.fetch.limits import (
     DEFAULT_MAX_RETRY_WAIT,
     DEFAULT_PER_HOST,
+    DEFAULT_USER_AGENT,
     MAX_BYTES,
     MAX_CONCURRENCY,
     MAX_TIMEOUT,
@@ -37,7 +38,7 @@ class FetchOptions:
     timeout: float = MAX_TIMEOUT
     max_bytes: int = MAX_BYTES
     per_host: int = DEFAULT_PER_HOST
-    user_agent: str = f"tracecite/{__version__}"  # settings.DEFAULT_USER_AGENT
+    user_agent: str = DEFAULT_USER_AGENT
     connect_to: tuple[ConnectTo, ...] = ()
     allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
     ca_cert: str | None = None

@@ -114,13 +114,6 @@ def changes(cwd: str, since: str) -> Changes:
                    frozenset(untracked), {new: old for old, new in pairs if old is not None})
 
 
-def changed_files(cwd: str, since: str) -> list[str]:
-    """Files under ``cwd`` (relative to it) added, copied, modified or renamed (new name)
-    since the merge base of ``since`` and HEAD, in the working tree, plus untracked files
-    that are not ignored. Deleted files are left out."""
-    return list(changes(cwd, since).files)
-
-
 def parse_name_status(data: bytes) -> list[str]:
     """The current names in ``git diff --name-status -z`` output (a rename's new name)."""
     return [new for _, new in name_status_pairs(data)]

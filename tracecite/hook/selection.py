@@ -1,15 +1,11 @@
-"""Which files the hook checks: the configured globs, as ``.gitignore``-style patterns over
-paths relative to the configuration's directory. A file given to the hook that no glob selects
+"""Which files the hook checks: those the configured globs select
+(:mod:`tracecite.inputs.selection`). A file given to the hook that no glob selects
 is a TC106 warning, so a misnamed trace is never skipped in silence; an excluded file is left
 out on purpose, without one (docs/reference/reports.md#honest-summaries)."""
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from tracecite.codes import Code
@@ -18,47 +14,6 @@ from tracecite.model import is_trace
 
 if TYPE_CHECKING:
     from tracecite.settings import Settings
-
-
-def select(paths: Iterable[str], settings: Settings) -> list[str]:
-    """The paths (each once, in order) that a notes or traces glob selects and no exclude
-    glob removes; globs see each path relative to the configuration's directory."""
-    return sort_out(paths, settings).selected
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Given paths sorted out by the globs: ``selected`` (checked), ``unselected`` (no notes
-    or traces glob matches them: TC106), and the excluded rest, which is left out on purpose
-    and not listed. Each list keeps the paths' order, each path once."""
-
-    selected: list[str]
-    unselected: list[str]
-
-
-def sort_out(paths: Iterable[str], settings: Settings) -> Selection:
-    """Sort ``paths`` by the settings' globs (relative to the configuration's directory)."""
-    include = _compile([*settings.notes, *settings.traces])
-    exclude = _compile(settings.exclude)
-    base = settings.config_base
-    inside = os.path.join(os.path.abspath(base), "")  # a path under it starts with this
-    chosen: dict[str, None] = {}
-    unselected: dict[str, None] = {}
-    for path in paths:
-        absolute = os.path.abspath(path)
-        # The prefix cut is relpath's answer for a path under the base, without its cost.
-        relative = (absolute[len(inside):] if absolute.startswith(inside)
-                    else os.path.relpath(absolute, base)).replace(os.sep, "/")
-        if settings.exclude:
-            parts = relative.split("/")
-            prefixes = [relative, *("/".join(parts[:i]) for i in range(1, len(parts)))]
-            if any(exclude.fullmatch(p) for p in prefixes):
-                continue
-        if include.fullmatch(relative):
-            chosen[path] = None
-        else:
-            unselected[path] = None
-    return Selection(list(chosen), list(unselected))
 
 
 def not_selected(path: str, settings: Settings) -> Finding:
@@ -76,62 +31,3 @@ def not_selected(path: str, settings: Settings) -> Finding:
                    f"no notes or traces glob selects this file, so it is not checked: add a "
                    f"glob that matches it to {keys} {where}, or to 'exclude' to leave it out "
                    f"without this warning", file=path)
-
-
-def leaves_out(folder: str, settings: Settings) -> bool:
-    """Whether an exclude glob removes ``folder``, and so every file under it (a walk of a
-    directory need not enter it)."""
-    if not settings.exclude:
-        return False
-    relative = os.path.relpath(os.path.abspath(folder), settings.config_base)
-    return bool(_compile(settings.exclude).fullmatch(relative.replace(os.sep, "/")))
-
-
-def _compile(patterns: Sequence[str]) -> re.Pattern[str]:
-    if not patterns:
-        return re.compile(r"(?!)")
-    return re.compile("|".join(f"(?:{glob_regex(p)})" for p in patterns))
-
-
-@lru_cache(maxsize=256)
-def glob_regex(pattern: str) -> str:
-    """A glob as a regular expression over ``/``-separated relative paths.
-
-    ``*`` and ``?`` stay within one path segment, ``[…]`` is a character class (``[!…]``
-    negated), a ``**`` segment is any number of folders, and a pattern without ``/`` matches
-    the file name in any folder (as in ``.gitignore``).
-    """
-    pattern = pattern.strip().lstrip("/").rstrip("/")
-    if "/" not in pattern:
-        pattern = "**/" + pattern
-    segments = pattern.split("/")
-    out: list[str] = []
-    for index, segment in enumerate(segments):
-        last = index == len(segments) - 1
-        if segment == "**":
-            out.append(".+" if last else "(?:[^/]+/)*")
-        else:
-            out.append(_segment_regex(segment) + ("" if last else "/"))
-    return "".join(out)
-
-
-def _segment_regex(segment: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(segment):
-        char = segment[i]
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[" and (end := segment.find("]", i + 2)) != -1:
-            body = segment[i + 1:end]
-            negate = body.startswith("!")
-            body = body[1:] if negate else body
-            body = body.replace("\\", "\\\\").replace("^", "\\^")
-            out.append(f"[{'^/' if negate else ''}{body}]")
-            i = end
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return "".join(out)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import SourceKind
 from tracecite.codes import Code
-from tracecite.commands import Plan, offline_shard, run_checks, split_inputs
+from tracecite.command_table import HOOK
 from tracecite.errors import GitError, UsageError
 from tracecite.findings import Report
 from tracecite.hook.git import (
@@ -38,14 +38,18 @@ from tracecite.hook.git import (
     pull_request_base,
     tracked_files,
 )
-from tracecite.hook.selection import not_selected, sort_out
+from tracecite.hook.selection import not_selected
 from tracecite.inputs.directories import expand_with
-from tracecite.settings import STAGES
+from tracecite.inputs.selection import sort_out
+from tracecite.run.assemble import offline_shard, run_checks
+from tracecite.run.inputs import split_inputs
+from tracecite.run.plan import Plan
+from tracecite.surroundings import read_surroundings
 
 if TYPE_CHECKING:
     from tracecite.settings import Settings
 
-COMMAND = "hook"
+COMMAND = HOOK.name
 
 ONLINE_HOOK = "tracecite-online"
 """The online hook's id in ``.pre-commit-hooks.yaml``."""
@@ -61,13 +65,14 @@ _REFUSED_UNASKED = frozenset({Code.URL_INVALID, Code.URL_SCHEME, Code.URL_PORT,
 
 
 def stage_plan(settings: Settings) -> Plan:
-    """What the settings' stage runs."""
-    if settings.stage not in STAGES:
+    """What the settings' stage runs: its plan in the command table, whose live checks of web
+    pages are followed by those of ``file:`` sources when ``verify_files`` asks."""
+    plan = HOOK.stage(settings.stage)
+    if plan is None:
         raise UsageError(f"unknown stage {settings.stage!r}")
-    if settings.stage == "offline":
-        return Plan(COMMAND, evidence=True, stage=settings.stage)
-    live = (SourceKind.WEB, SourceKind.FILE) if settings.verify_files else (SourceKind.WEB,)
-    return Plan(COMMAND, evidence=True, live=live, stage=settings.stage)
+    if plan.live and settings.verify_files:
+        return replace(plan, live=(*plan.live, SourceKind.FILE))
+    return plan
 
 
 def run_hook(files: Sequence[str], settings: Settings) -> Report:
@@ -108,8 +113,9 @@ def changes_to_check(settings: Settings) -> Changes | None:
         return None
     if settings.since:
         return changes(base, settings.since)
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        return changes(base, pull_request_base(base, os.environ, choices=_choices(settings)))
+    around = read_surroundings()
+    if around.on_github_actions:
+        return changes(base, pull_request_base(base, around.environ, choices=_choices(settings)))
     raise UsageError(f"no files: give {_choices(settings)}")
 
 

@@ -2,12 +2,14 @@
 configured globs select.
 
 The globs are the hook's (``notes``, ``traces`` and ``exclude`` of ``.tracecite.toml`` or
-``[tool.tracecite]``, found as the hook finds them, else the defaults), matched by the hook's
-own :func:`~tracecite.hook.selection.select`. Nothing else is skipped: a ``.git``, ``.venv`` or
-``node_modules`` folder is walked unless an exclude glob names it (an excluded folder is never
-entered). Symbolic links to files are taken like files; symbolic links to folders are not
-followed, so a walk never leaves the directory given or loops. The files come in sorted order
-of their path, folder by folder, each after the files of the folder above it.
+``[tool.tracecite]``, found as the hook finds them, else the defaults), given by the caller
+(:func:`tracecite.surroundings.expand_directories` for a command) and matched by
+:func:`~tracecite.inputs.selection.select`, as the hook matches the files it is given. Nothing
+else is skipped: a ``.git``, ``.venv`` or ``node_modules`` folder is walked unless an exclude glob
+names it (an excluded folder is never entered). Symbolic links to files are taken like files;
+symbolic links to folders are not followed, so a walk never leaves the directory given or loops.
+The files come in sorted order of their path, folder by folder, each after the files of the
+folder above it.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from typing import TYPE_CHECKING
 from tracecite.codes import Code
 from tracecite.findings import Finding
 
-if TYPE_CHECKING:  # imported where used: a run without a directory needs neither
-    from tracecite.settings import Settings
+if TYPE_CHECKING:  # imported where used: a run without a directory needs no glob
+    from tracecite.inputs.selection import Globs
 
 
 @dataclass(frozen=True)
@@ -33,33 +35,13 @@ class Expanded:
     findings: tuple[Finding, ...] = ()
 
 
-def expand_directories(paths: Sequence[str], *, notes: bool = True,
-                       traces: bool = True) -> Expanded:
-    """Replace each directory among ``paths`` by the files under it that the notes globs (if
-    ``notes``) and the traces globs (if ``traces``) select and no exclude glob removes; other
-    paths stay as they are, in place. The configuration is read only when a directory is
-    given (a bad one is TC104, :class:`~tracecite.errors.ConfigError`)."""
-    if not any(os.path.isdir(p) for p in paths):
-        return Expanded(tuple(paths))
-    from tracecite.config import discover
-    from tracecite.settings import Settings
-
-    config = discover(None)
-    configured = Settings(**{name: value for name, value in config.values.items()
-                             if name in ("notes", "traces", "exclude")})
-    # Only the globs: the command's other settings never come from the configuration.
-    globs = Settings(config_path=config.path, notes=configured.notes if notes else (),
-                     traces=configured.traces if traces else (), exclude=configured.exclude)
-    return expand_with(paths, globs)
-
-
-def expand_with(paths: Sequence[str], globs: Settings) -> Expanded:
+def expand_with(paths: Sequence[str], globs: Globs) -> Expanded:
     """Replace each directory among ``paths`` by the files under it that the ``notes`` and
     ``traces`` globs of ``globs`` select and its ``exclude`` globs do not remove (the hook's
     settings, already resolved, or a command's configured globs)."""
     if not any(os.path.isdir(p) for p in paths):
         return Expanded(tuple(paths))
-    from tracecite.hook.selection import leaves_out, select
+    from tracecite.inputs.selection import leaves_out, select
 
     out: list[str] = []
     findings: list[Finding] = []
@@ -98,7 +80,7 @@ def _files_under(top: str, pruned: Callable[[str], bool]) -> Iterator[str]:
         waiting.extend(reversed([f for f in folders if not pruned(f)]))
 
 
-def _selects_nothing(globs: Settings) -> str:
+def _selects_nothing(globs: Globs) -> str:
     kinds = []
     if globs.notes:
         kinds.append(f"notes: {', '.join(globs.notes)}")

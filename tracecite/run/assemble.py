@@ -1,0 +1,81 @@
+"""The one report assembly, :func:`run_checks`: read every input, stop on a format error, then
+the evidence and the live checks a :class:`~tracecite.run.plan.Plan` asks for. The summary counts
+each kind of check apart (docs/reference/reports.md): the same inputs give the same numbers
+whichever command or stage reads them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from tracecite.checks.kinds import SourceKind
+from tracecite.command_table import HOOK
+from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary, warned
+from tracecite.run.inputs import InputsStopped, has_input_errors, read_inputs
+from tracecite.run.live import LiveStopped, _check_live, _live_checks
+from tracecite.run.plan import Plan
+
+if TYPE_CHECKING:
+    from tracecite.settings import Settings
+
+
+def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
+               settings: Settings, *, unread: Sequence[Finding] = ()) -> Report:
+    """The one report assembly: read every input, stop on a format error, then the evidence
+    and the live checks the plan asks for; each kind of check counted apart. ``unread``:
+    input errors found before reading (a directory that selects no file), reported first."""
+    stopped_by: int | None = None  # the signal that stopped the run (docs/reference/commands.md)
+    try:
+        inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=bool(plan.live),
+                             jobs=settings.jobs)
+    except InputsStopped as stop:  # what was read is reported; nothing is fetched
+        inputs, stopped_by = stop.inputs, stop.signum
+    findings = [*unread, *inputs.format_findings(), *inputs.evidence_findings()]
+    summary = inputs.summary()
+    if not offline_shard(settings):
+        # Offline findings and counts are shard 1's (docs/guides/scale.md), so merged shards count
+        # them once; the input errors that stop every shard are reported by each (merge drops the
+        # duplicates), so no shard passes having checked nothing.
+        findings = [f for f in findings if f.exit == EXIT_INPUT]
+        summary = Summary()
+    # nothing is fetched (docs/reference/commands.md)
+    if stopped_by is not None or has_input_errors(findings):
+        return Report(plan.command, warned(findings, settings.warn), summary,
+                      stopped_by=stopped_by, stage=plan.stage)
+    # Only this shard's sources (docs/guides/scale.md), then only the records a diff touches
+    # (docs/hook.md#checking-only-what-changed).
+    inputs, unchanged = inputs.in_shard(settings.shard).changed_only(plan.changed_lines)
+    live_findings: list[Finding] = []
+    for kind in plan.live:
+        if kind is SourceKind.FILE and not inputs.traces:
+            continue  # only traces cite file: sources
+        if stopped_by is None:
+            try:
+                found, counts = _check_live(inputs, settings, kind, _label(plan.command, kind))
+            except LiveStopped as stop:
+                found, counts, stopped_by = stop.findings, stop.counts, stop.signum
+            live_findings += found
+        else:  # stopped before this check began: each of its quotes is interrupted
+            checks, skipped = _live_checks(inputs, kind, settings)
+            counts = Counts(skipped=skipped, interrupted=len(checks))
+        if kind is SourceKind.WEB:
+            counts += Counts(unchanged=unchanged)
+        summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
+    findings += inputs.located(live_findings)
+    return Report(plan.command, warned(findings, settings.warn), summary,
+                  stopped_by=stopped_by, stage=plan.stage)
+
+
+def offline_shard(settings: Settings) -> bool:
+    """Whether this run reports the offline findings: an unsharded run, or shard 1 (
+    docs/guides/scale.md)."""
+    return settings.shard is None or settings.shard[0] == 1
+
+
+def _label(command: str, kind: SourceKind) -> str:
+    """What the progress bar calls a live check: the command, or the hook's stage of it."""
+    if command != HOOK.name:
+        return command
+    return "fetching pages" if kind is SourceKind.WEB else kind.command
+
+

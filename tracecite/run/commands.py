@@ -1,0 +1,77 @@
+"""The commands as plain functions from inputs and :class:`~tracecite.settings.Settings` to a
+:class:`Report`: the runners that :data:`tracecite.command_table.COMMANDS` names, which
+:mod:`tracecite.api` calls (docs/reference/commands.md). Those that read notes and traces are a
+:class:`~tracecite.run.plan.Plan` run by :func:`~tracecite.run.assemble.run_checks`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TextIO
+
+from tracecite.checks.kinds import SourceKind
+from tracecite.command_table import CHECK, COMPARE, VERIFY_FILES, VERIFY_NOTES, VERIFY_URLS
+from tracecite.findings import Report, Summary, warned
+from tracecite.run.assemble import run_checks
+from tracecite.run.inputs import split_inputs
+from tracecite.run.plan import Plan
+from tracecite.surroundings import expand_directories
+
+if TYPE_CHECKING:
+    from tracecite.settings import Settings
+
+
+def run_check(paths: Sequence[str], settings: Settings) -> Report:
+    """Offline: notes format, trace structure and, with ``settings.evidence``, every quote in
+    its captured content. A directory stands for the files under it that the globs select."""
+    given = expand_directories(paths)
+    return run_checks(Plan(CHECK.name, evidence=settings.evidence), *split_inputs(given.paths),
+                      settings, unread=given.findings)
+
+
+def run_verify_notes(paths: Sequence[str], settings: Settings) -> Report:
+    """Fetch each notes URL once; every quote must be in its page's visible text (TC210). A
+    directory stands for the files under it that the notes globs select."""
+    given = expand_directories(paths, traces=False)
+    return run_checks(Plan(VERIFY_NOTES.name, live=(SourceKind.WEB,)), given.paths, (), settings,
+                      unread=given.findings)
+
+
+def run_verify_urls(paths: Sequence[str], settings: Settings) -> Report:
+    """Evidence check, then every cited http(s) source re-fetched and matched (TC210). A
+    directory stands for the files under it that the traces globs select."""
+    given = expand_directories(paths, notes=False)
+    return run_checks(Plan(VERIFY_URLS.name, evidence=True, live=(SourceKind.WEB,)), (),
+                      given.paths, settings, unread=given.findings)
+
+
+def run_verify_files(paths: Sequence[str], settings: Settings) -> Report:
+    """Evidence check, then every cited ``file:`` source re-read under the root (TC211). A
+    directory stands for the files under it that the traces globs select."""
+    given = expand_directories(paths, notes=False)
+    return run_checks(Plan(VERIFY_FILES.name, evidence=True, live=(SourceKind.FILE,)), (),
+                      given.paths, settings, unread=given.findings)
+
+
+def run_compare(old: str, new: str, settings: Settings) -> Report:
+    """Compare two traces' captured contents by stable URI (TC400–TC402)."""
+    from tracecite.checks.compare import compare_traces
+
+    findings, changes = compare_traces(old, new)
+    return Report(COMPARE.name, warned(findings, settings.warn), Summary(inputs=2), changes)
+
+
+def run_merge(reports: Sequence[Report | str], settings: Settings) -> Report:
+    """One report of several (docs/guides/scale.md), each a :class:`Report` or the path of a
+    JSON report; ``settings.warn`` as for the other commands."""
+    from tracecite.merge import merge_items
+
+    return merge_items(reports, warn=settings.warn)
+
+
+def run_import(transcript_format: str, paths: Sequence[str], out: str | None,
+               settings: Settings, stream: TextIO | None = None) -> Report:
+    """Vendor transcripts as traces, one per run, under ``out`` (None: the one run's trace to
+    ``stream``); the import takes no option of its own."""
+    from tracecite.importers.command import run_import as import_transcripts
+
+    return import_transcripts(transcript_format, paths, out, stream)

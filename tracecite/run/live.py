@@ -1,0 +1,105 @@
+"""The live checks' wiring: the quotes to check against sources of one kind, run by
+:class:`~tracecite.checks.live.LiveRun` through the loader of that kind and the cache of web
+verdicts (:mod:`tracecite.run.loaders`), with the Internet Archive's copies of pages that changed
+(docs/web-over-time.md)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from tracecite.checks.kinds import SourceKind
+from tracecite.findings import Counts, Finding
+from tracecite.run.inputs import Inputs
+from tracecite.run.loaders import _cache, _loader
+from tracecite.stops import Stopped
+
+if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
+    from tracecite.checks.live import LiveResult, Loader
+    from tracecite.checks.quotes import QuoteChecks
+    from tracecite.settings import Settings
+
+
+class LiveStopped(Stopped):
+    """A live check stopped by a signal, with the findings and counts of what finished."""
+
+    def __init__(self, signum: int, findings: list[Finding], counts: Counts) -> None:
+        super().__init__(signum)
+        self.findings = findings
+        self.counts = counts
+
+
+def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
+                 ) -> tuple[QuoteChecks, int]:
+    """The quotes to check against sources of ``kind``, and how many are skipped: citations of other
+    kinds, and web pages that ``skip_urls`` match (docs/reference/commands.md,
+    docs/web-over-time.md#warnings-and-skips). Notes records are read from their columns
+    (docs/guides/scale.md: memory), citations made into checks one by one."""
+    from tracecite.checks.quotes import CheckList, JoinedChecks, NoteChecks, QuoteCheck
+
+    parts: list[QuoteChecks] = ([NoteChecks(n.records) for n in inputs.notes]
+                                if kind is SourceKind.WEB else [])
+    cited: list[QuoteCheck] = []
+    skipped = 0
+    for citation, uri, captured_at in inputs.cited():
+        if kind.takes(uri):
+            cited.append(QuoteCheck.from_citation(citation, uri, captured_at))
+        else:
+            skipped += 1
+    parts.append(CheckList(cited))
+    checks: QuoteChecks = JoinedChecks(parts)
+    if kind is SourceKind.WEB and settings.skip_urls:
+        from tracecite.checks.skip_urls import skips, url_glob
+
+        globs = [url_glob(pattern) for pattern in settings.skip_urls]
+        kept = checks.where(lambda target: not skips(target, globs))
+        skipped += len(checks) - len(kept)
+        checks = kept
+    return checks, skipped
+
+
+def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
+                ) -> tuple[list[Finding], Counts]:
+    """Check each quote against its source of ``kind`` as it is now, each distinct source loaded
+    once however many records or citations cite it (a page that notes and traces both cite is
+    fetched once). Skipped sources are counted (docs/reference/commands.md,
+    docs/web-over-time.md#warnings-and-skips); web verdicts go through the cache
+    (docs/web-over-time.md#the-cache). A check stopped by a signal raises :class:`LiveStopped` with
+    what it found before."""
+    from tracecite.checks.live import LiveRun
+    from tracecite.progress import progress_for
+
+    checks, skipped = _live_checks(inputs, kind, settings)
+    progress = progress_for(enabled=settings.progress, label=label)
+    cache = _cache(settings) if kind is SourceKind.WEB else None
+    try:
+        with _loader(kind, settings) as loader:
+            result = LiveRun(loader, concurrency=settings.concurrency,
+                             parse_budget=settings.timeout, progress=progress
+                             ).check(checks, cache)
+            if settings.archive and result.stopped_by is None:
+                result = _with_archive(result, checks, loader, settings)
+    finally:
+        if cache is not None:
+            cache.close()  # what the run learnt is written, stopped or not
+    findings = [*(cache.warnings if cache is not None else []), *result.findings]
+    counts = result.counts + Counts(skipped=skipped)
+    if result.stopped_by is not None:
+        raise LiveStopped(result.stopped_by, findings, counts)
+    return findings, counts
+
+
+def _with_archive(result: LiveResult, checks: QuoteChecks, loader: Loader,
+                  settings: Settings) -> LiveResult:
+    """The result, its findings about pages that changed or are gone with what the Internet Archive
+    holds of them (docs/web-over-time.md#archived-copies); web pages only. A stop during the lookups
+    keeps what they found and stops the run."""
+    from tracecite.checks.web import WebLoader
+
+    if not isinstance(loader, WebLoader):
+        return result
+    from tracecite.checks.archive import with_archive
+
+    failed = [checks[i] for i in result.failed]  # the checks of the findings only
+    archived = with_archive(result.findings, failed, loader.fetcher, budget=settings.timeout)
+    return replace(result, findings=archived.findings, stopped_by=archived.stopped_by)

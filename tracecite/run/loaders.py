@@ -1,0 +1,50 @@
+"""What the live checks load sources through: the run's cache of web verdicts
+(docs/web-over-time.md#the-cache), and the loader of one kind of source, pages through the run's
+fetcher or files under the root."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from tracecite.checks.kinds import SourceKind
+from tracecite.errors import UsageError
+
+if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
+    from tracecite.cache import SqliteCache
+    from tracecite.checks.live import Loader
+    from tracecite.settings import Settings
+
+
+def _cache(settings: Settings) -> SqliteCache | None:
+    """The run's cache of web verdicts, when one is set (a problem with it is a warning)."""
+    if settings.cache is None:
+        return None
+    from tracecite.cache import SqliteCache
+
+    return SqliteCache(settings.cache, max_age=settings.cache_max_age,
+                       fail_after=settings.fail_after)
+
+
+@contextmanager
+def _loader(kind: SourceKind, settings: Settings) -> Iterator[Loader]:
+    """The loader of ``kind``: pages through the run's fetcher (closed afterwards), or files
+    under the root."""
+    if kind is SourceKind.FILE:
+        from tracecite.checks.files import FileLoader
+
+        yield FileLoader(settings.root, settings.max_bytes)
+        return
+    from tracecite.checks.web import WebLoader
+    from tracecite.fetch.fetcher import PinnedFetcher
+    from tracecite.fetch.retry import RetryPolicy
+
+    try:
+        fetcher = PinnedFetcher(settings.fetch_options())
+    except ValueError as exc:  # the only thing the constructor checks is the CA bundle
+        raise UsageError(str(exc)) from None
+    with fetcher:
+        yield WebLoader(fetcher, RetryPolicy(settings.retries, settings.max_retry_wait))
+
+
