@@ -17,7 +17,7 @@ import argparse
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tracecite import values
@@ -38,6 +38,7 @@ from tracecite.fetch.limits import (
 from tracecite.reporters import REPORTERS
 
 if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never imports them
+    import ssl
     from ipaddress import IPv4Network, IPv6Network
 
     from tracecite.fetch.options import ConnectTo, FetchOptions
@@ -331,6 +332,8 @@ class Settings:
     config_path: str | None = None
     origins: Origins = Origins()
     """Where each option was set, for messages that name one (:meth:`Origins.name`)."""
+    ca_bundle: ssl.SSLContext | None = field(default=None, compare=False, repr=False)
+    """``ca_cert`` as :func:`resolve` loaded it (the run's one read of it), for the fetcher."""
 
     @property
     def config_base(self) -> str:
@@ -350,7 +353,8 @@ class Settings:
         return FetchOptions(timeout=self.timeout, max_bytes=self.max_bytes,
                             per_host=self.per_host, user_agent=self.user_agent,
                             connect_to=self.connect_to, allow_net=self.allow_net,
-                            ca_cert=self.ca_cert, max_retry_wait=self.max_retry_wait)
+                            ca_cert=self.ca_cert, max_retry_wait=self.max_retry_wait,
+                            ca_bundle=self.ca_bundle)
 
 
 # ---- the three sources ----------------------------------------------------------------------
@@ -450,11 +454,11 @@ def resolve(command: str, flags: Mapping[str, Any], *, action: Mapping[str, Any]
         raise UsageError(f"{origins.name('fail_after')} needs "
                          f"{origins.name('cache', like='fail_after')}, which keeps each "
                          "source's failures")
-    _check_run(command, settings)
-    return settings
+    return _checked(command, settings)
 
 
-def _check_run(command: str, settings: Settings) -> None:
+def _checked(command: str, settings: Settings) -> Settings:
+    """``settings`` checked for ``command`` (TC100), with the CA bundle loaded."""
     name = settings.origins.name
     for spec in settings.report_files:
         problem = values.report_file_problem(spec)
@@ -468,20 +472,20 @@ def _check_run(command: str, settings: Settings) -> None:
             raise UsageError(f"{name('cache')} {settings.cache!r} is in a directory "
                              f"that does not exist")
     if settings.ca_cert is not None and command != "verify-files":
-        load_ca_bundle(settings.ca_cert, name("ca_cert"))
+        settings = replace(settings, ca_bundle=_ca_bundle(settings.ca_cert, name("ca_cert")))
     needs_root = command == "verify-files" or (
         command == "hook" and settings.stage != "offline" and settings.verify_files)
     if needs_root and not os.path.isdir(settings.root):
         raise UsageError(f"the file: sources' root ({name('root')}) names no directory")
+    return settings
 
 
-def load_ca_bundle(path: str, named: str = "--ca-cert") -> None:
-    """Load a PEM CA bundle for the fetcher (TC100 if it holds no usable certificate): the run's
-    one read of it, which the fetcher takes (:mod:`tracecite.fetch.ca_bundle`); ``named``: how
-    the message calls the option."""
-    from tracecite.fetch.ca_bundle import CaBundleError, check_ca_bundle
+def _ca_bundle(path: str, named: str) -> ssl.SSLContext:
+    """The PEM CA bundle at ``path``, loaded for the fetcher (TC100 if it holds no usable
+    certificate); ``named``: how the message calls the option."""
+    from tracecite.fetch.ca_bundle import CaBundleError, load_ca_bundle
 
     try:
-        check_ca_bundle(path)
+        return load_ca_bundle(path)
     except CaBundleError as exc:
         raise UsageError(f"{named}: cannot load CA certificates ({exc.reason})") from None

@@ -19,9 +19,10 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
     site_fixture,
     text,
 )
-from tracecite.fetch.ca_bundle import CaBundleError, check_ca_bundle, take_ca_bundle
+from tracecite.fetch.ca_bundle import CaBundleError, load_ca_bundle
 from tracecite.fetch.fetcher import PinnedFetcher
 from tracecite.fetch.options import FetchOptions
+from tracecite.settings import resolve
 
 pytestmark = pytest.mark.network
 
@@ -68,35 +69,39 @@ def test_a_bad_bundle_is_still_tc100_before_any_fetch(cli: Cli, no_dns: Lookups,
     assert no_dns == []
 
 
-def test_the_fetcher_takes_the_checked_bundle(ca_path: str, bundle_loads: list[str]) -> None:
-    check_ca_bundle(ca_path)
-    PinnedFetcher(FetchOptions(ca_cert=ca_path)).close()
+def test_the_fetcher_trusts_what_the_settings_loaded(ca_path: str,
+                                                      bundle_loads: list[str]) -> None:
+    settings = resolve("verify-notes", {"ca_cert": ca_path})
+    assert settings.ca_bundle is not None and len(bundle_loads) == 1
+    PinnedFetcher(settings.fetch_options()).close()
     assert len(bundle_loads) == 1
-    # Taken once: a second fetcher, with no check before it, reads the file itself.
+    # Options made by hand, with nothing loaded: the fetcher reads the file itself.
     PinnedFetcher(FetchOptions(ca_cert=ca_path)).close()
     assert len(bundle_loads) == 2
 
 
-def test_a_bundle_changed_after_its_check_is_read_again(tmp_path: Path, ca_path: str) -> None:
-    bundle = tmp_path / "ca.pem"
-    bundle.write_bytes(Path(ca_path).read_bytes())
-    check_ca_bundle(str(bundle))
-    bundle.write_text("not a certificate any more\n", encoding="utf-8")
-    with pytest.raises(CaBundleError) as caught:
-        take_ca_bundle(str(bundle))
-    assert caught.value.reason == "NO_CERTIFICATE_OR_CRL_FOUND"
+def test_a_command_that_fetches_nothing_loads_no_bundle(ca_path: str,
+                                                       bundle_loads: list[str]) -> None:
+    assert resolve("verify-files", {"ca_cert": ca_path}).ca_bundle is None
+    assert bundle_loads == []
+
+
+def test_the_loaded_bundle_plays_no_part_in_comparing_settings(ca_path: str) -> None:
+    loaded = resolve("verify-notes", {"ca_cert": ca_path})
+    assert loaded == resolve("verify-notes", {"ca_cert": ca_path})
+    assert "SSLContext" not in repr(loaded.fetch_options())
 
 
 def test_the_reasons_and_messages_of_a_bundle_that_cannot_be_loaded(tmp_path: Path) -> None:
     missing = str(tmp_path / "missing.pem")
     with pytest.raises(CaBundleError) as caught:
-        check_ca_bundle(missing)
+        load_ca_bundle(missing)
     assert caught.value.reason == "FileNotFoundError"
     assert str(caught.value) == (f"cannot load CA certificates from {missing}: "
                                  "[Errno 2] No such file or directory")
     with pytest.raises(CaBundleError) as caught:
-        take_ca_bundle("")  # a library's empty path: no file, not the system store
+        load_ca_bundle("")  # a library's empty path: no file, not the system store
     assert caught.value.reason == "FileNotFoundError"
     with pytest.raises(CaBundleError) as caught:
-        take_ca_bundle(str(tmp_path))
+        load_ca_bundle(str(tmp_path))
     assert caught.value.reason == "IsADirectoryError"

@@ -179,7 +179,7 @@ class PinnedHTTPSConnectionPool(HTTPSConnectionPool):
 
 def tls_context(bundle: ssl.SSLContext | None) -> ssl.SSLContext:
     """System trust store (plus the CA bundle of ``bundle``, a context from
-    :func:`~tracecite.fetch.ca_bundle.take_ca_bundle`, which becomes this one), name checks by
+    the run's loaded ``--ca-cert``, which becomes this one), name checks by
     OpenSSL, TLS 1.2 or later."""
     if bundle is None:
         context = ssl.create_default_context()

@@ -48,7 +48,7 @@ from urllib3.util import Timeout
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy, Resolver, system_resolver
 from tracecite.fetch.body import ACCEPT, ACCEPT_ENCODING, drain_short_body, read_body, read_head
-from tracecite.fetch.ca_bundle import take_ca_bundle
+from tracecite.fetch.ca_bundle import load_ca_bundle
 from tracecite.fetch.connection import (
     FetchClock,
     PinnedHTTPConnectionPool,
@@ -118,8 +118,9 @@ class PinnedFetcher:
         self._policy = AddressPolicy(allow=options.allow_net)
         # The bundle now (a ValueError when it cannot be loaded): the one the run's settings
         # check loaded, or read here; the system store is added with the first https pool.
-        self._ca_bundle = (take_ca_bundle(options.ca_cert) if options.ca_cert is not None
-                           else None)
+        self._ca_bundle = options.ca_bundle
+        if self._ca_bundle is None and options.ca_cert is not None:
+            self._ca_bundle = load_ca_bundle(options.ca_cert)
         self._tls: ssl.SSLContext | None = None
         self._connect_to: dict[tuple[str, int], ConnectTo] = {}
         for rule in options.connect_to:

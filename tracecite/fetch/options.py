@@ -3,8 +3,9 @@ the CLI to build and check them without importing urllib3: ``verify-files`` neve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from ipaddress import IPv4Network, IPv6Network
+from typing import TYPE_CHECKING
 
 from tracecite import values
 from tracecite.fetch.connect_to import ConnectTo, parse_connect_to
@@ -16,6 +17,9 @@ from tracecite.fetch.limits import (
     MAX_CONCURRENCY,
     MAX_TIMEOUT,
 )
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = ["ConnectTo", "FetchOptions", "parse_connect_to"]
 
@@ -43,6 +47,9 @@ class FetchOptions:
     allow_net: tuple[IPv4Network | IPv6Network, ...] = ()
     ca_cert: str | None = None
     max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT  # the longest Retry-After a host backs off for
+    ca_bundle: ssl.SSLContext | None = field(default=None, compare=False, repr=False)
+    """``ca_cert`` as the settings check loaded it (None: the fetcher loads it), so that a run
+    reads the bundle once; the fetcher that is given it makes it its own."""
 
     def __post_init__(self) -> None:
         # The option checks are the settings table's own (tracecite.values); a library caller that
