@@ -44,14 +44,21 @@ class StopSignals:
     :class:`Stopped` in the main thread, once: a second signal while the run is stopping is
     only recorded, so the stop itself is never interrupted. After :meth:`hold`, signals are only
     recorded (the report is being written). :attr:`signum` is the first signal received.
+
+    The scope of one run of the command line: entered first, before the run starts any thread,
+    so it also fixes how the run's worker processes start (:func:`tracecite.workers.one_run`).
     """
 
     def __init__(self) -> None:
         self.signum: int | None = None
         self._raising = True
         self._previous: dict[int, Any] = {}
+        self._run = contextlib.ExitStack()
 
     def __enter__(self) -> StopSignals:
+        from tracecite.workers import one_run
+
+        self._run.enter_context(one_run())
         if threading.current_thread() is threading.main_thread():
             for signum in STOP_SIGNALS:
                 self._previous[signum] = signal.signal(signum, self._handle)
@@ -62,6 +69,7 @@ class StopSignals:
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
         self._previous.clear()
+        self._run.close()
 
     def hold(self) -> None:
         """From now on a signal is only recorded, never raised."""

@@ -106,11 +106,11 @@ class LoaderThreads:
 
     def run(self, tally: Tally, progress: Progress) -> None:
         """Load every source, settling each in ``tally`` as it finishes; re-raises a loader's
-        or the parser's unexpected exception. On a stop (:class:`KeyboardInterrupt`) the
-        loader threads are not waited for."""
+        or the parser's unexpected exception. On a stop (:class:`KeyboardInterrupt`, which
+        the run turns into its result) or a bug the loader threads are not waited for: they see
+        the stop token and take no other source."""
         self._tally = tally  # before the threads start: they read its validators
         threads = self._start_loaders()
-        stopped = False
         try:
             # Here, where the pages are loaded (not in the workers, forked before), and once the
             # first requests are out: its import (ctypes) then costs the run nothing.
@@ -118,14 +118,10 @@ class LoaderThreads:
             for _ in range(len(self._groups)):
                 self._settle(self._next(threads), tally)
                 progress.advance()
-        except KeyboardInterrupt:
-            stopped = True  # loads in flight are abandoned (daemon threads), never waited for
-            raise
         finally:
             self._sources.close()  # the stop token: no load starts once the run is over
-            if not stopped:
-                for thread in threads:
-                    thread.join()
+        for thread in threads:  # every source is settled: each thread is on its way out
+            thread.join()
 
     def _settle(self, message: Message, tally: Tally) -> None:
         """Settle one source in ``tally`` from what its loader sent; raise a bug."""

@@ -54,8 +54,11 @@ class LiveRun:
         stop = StopToken()  # the run's: its loader threads poll it
         try:
             with ParsePool(self._parse_workers) as parser:
+                # Before any thread of ours runs (see ParsePool): forked workers must be.
                 if self._loader.expects_html:
-                    parser.start()  # before any thread of ours runs (see ParsePool)
+                    parser.start()
+                else:
+                    parser.fork_now()
                 self._progress.start(len(groups))
                 try:
                     LoaderThreads(self._loader, columns, groups, parser,
