@@ -106,9 +106,10 @@ class LoaderThreads:
 
     def run(self, tally: Tally, progress: Progress) -> None:
         """Load every source, settling each in ``tally`` as it finishes; re-raises a loader's
-        or the parser's unexpected exception. On a stop (:class:`KeyboardInterrupt`, which
-        the run turns into its result) or a bug the loader threads are not waited for: they see
-        the stop token and take no other source."""
+        or the parser's unexpected exception, once the loader threads have ended (none
+        outlives a failed run). On a stop (:class:`KeyboardInterrupt`, which the run turns into
+        its result) they are not waited for: they see the stop token and take no other
+        source."""
         self._tally = tally  # before the threads start: they read its validators
         threads = self._start_loaders()
         try:
@@ -120,8 +121,10 @@ class LoaderThreads:
                 progress.advance()
         finally:
             self._sources.close()  # the stop token: no load starts once the run is over
-        for thread in threads:  # every source is settled: each thread is on its way out
-            thread.join()
+            # Loads in flight on a stop are abandoned (daemon threads), never waited for.
+            if not isinstance(sys.exc_info()[1], KeyboardInterrupt):
+                for thread in threads:
+                    thread.join()
 
     def _settle(self, message: Message, tally: Tally) -> None:
         """Settle one source in ``tally`` from what its loader sent; raise a bug."""
