@@ -36,12 +36,13 @@ None: no run decided it."""
 
 def cores() -> int:
     """The number of cores this process may run on: its affinity mask where the platform has
-    one (a container or ``taskset`` may allow fewer than the machine has), else every core.
-    ``--jobs``' default and the parse workers' number."""
+    one (a container or ``taskset`` may allow fewer than the machine has), never more than
+    the machine's count, else every core. ``--jobs``' default and the parse workers' number."""
+    machine = os.cpu_count() or 1
     try:
-        return len(os.sched_getaffinity(0))
+        return max(1, min(machine, len(os.sched_getaffinity(0))))
     except AttributeError:  # not on every platform
-        return os.cpu_count() or 1
+        return machine
 
 
 @contextlib.contextmanager
@@ -130,13 +131,16 @@ class WorkerPool:
 
     def __init__(self, workers: int, *, method: str, preload: Sequence[str],
                  initializer: Any = None) -> None:
+        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         context = pool_context(preload, method)
         self.forks = context.get_start_method() == "fork"
         self._report = context.SimpleQueue()
         self._stop, self._stopping = context.Pipe(duplex=False)  # read end, write end
-        self._pids: set[int] = set()
+        self._pids: set[int] = set()  # the workers that reported
+        # Processes this one started before the pool: never the pool's.
+        self._before = {p.pid for p in multiprocessing.active_children()}
         self.executor: ProcessPoolExecutor = ProcessPoolExecutor(
             workers, mp_context=context,
             initializer=partial(_start_worker, self._report, self._stop, initializer))
@@ -150,17 +154,27 @@ class WorkerPool:
         """Stop now: end every worker (work under way is abandoned, its future fails) and
         cancel the work not begun; a worker still alive after ``grace`` seconds is killed."""
         import multiprocessing
+        import time
 
         self._stopping.send_bytes(b"stop")  # a worker not reported yet ends itself at once
-        while not self._report.empty():
-            self._pids.add(self._report.get())
-        # This process's own records of the processes it started (public, and they reap
-        # them): a reported id is only ever looked up among them, never signalled blindly.
-        processes = [p for p in multiprocessing.active_children() if p.pid in self._pids]
-        for process in processes:
-            process.terminate()
+        deadline = time.monotonic() + grace
+        ended: list[Any] = []
+        while True:
+            while not self._report.empty():
+                self._pids.add(self._report.get())
+            # This process's own records of the processes it started (public, and they reap
+            # them): a reported id is only ever looked up among them, never signalled blindly.
+            started = [p for p in multiprocessing.active_children() if p.pid not in self._before]
+            for process in started:
+                if process.pid in self._pids and process not in ended:
+                    process.terminate()
+                    ended.append(process)
+            # A worker still starting reports before anything else: wait for it, briefly.
+            if all(p.pid in self._pids for p in started) or time.monotonic() >= deadline:
+                break
+            time.sleep(0.01)
         self.executor.shutdown(wait=False, cancel_futures=True)
-        _ended(processes, grace)
+        _ended(ended, max(0.0, deadline - time.monotonic()))
         self._close_pipes()
 
     def _close_pipes(self) -> None:
@@ -178,4 +192,4 @@ def _ended(processes: Sequence[Any], grace: float) -> None:
         process.join(max(0.0, deadline - time.monotonic()))
         if process.exitcode is None:
             process.kill()
-            process.join(grace)
+            process.join(1.0)  # a killed process ends at once
