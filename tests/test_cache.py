@@ -11,7 +11,7 @@ import pytest
 
 from tracecite import cache as cache_module
 from tracecite.cache import APPLICATION_ID, SqliteCache, is_flaky
-from tracecite.checks.live import Fetched
+from tracecite.checks.live.records import Fetched
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.findings import Diagnosis
@@ -464,7 +464,7 @@ def test_an_entry_from_the_future_is_revalidated(tmp_path: Path) -> None:
 _WRITER = """
 import sys
 from tracecite.cache import SqliteCache
-from tracecite.checks.live import Fetched
+from tracecite.checks.live.records import Fetched
 page = Fetched(200, None, None, None, "a" * 64)
 for round_ in range(15):
     cache = SqliteCache(sys.argv[1], max_age=3600, fail_after=1)

@@ -169,7 +169,7 @@ def test_without_live_checks_a_result_keeps_only_the_number_of_its_citations(
 def test_few_or_small_files_are_read_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                           ) -> None:
     parallel: list[int] = []
-    monkeypatch.setattr(jobs, "_parallel", lambda *args: parallel.append(1) or [])
+    monkeypatch.setattr(jobs, "_parallel", lambda *args: parallel.append(1) or jobs.ReadResult({}))
     paths = [str(write_trace(tmp_path / f"t{n}.jsonl", [call(), result(), answer()]))
              for n in range(20)]
     inputs = read_inputs((), paths, evidence=True, keep_uris=False, jobs=None)
@@ -272,7 +272,7 @@ def read_at_once(item: int) -> tuple[int, int]:
 
 def run_pool(read: Callable[[int], Any], count: int = 40, workers: int = 2) -> list[Any]:
     items = list(range(count))
-    return jobs._parallel(read, items, [(count - i) * 1000 for i in items], workers)
+    return jobs._parallel(read, items, [(count - i) * 1000 for i in items], workers).results()
 
 
 @pytest.mark.parametrize("workers", [2, 3])
@@ -385,10 +385,10 @@ def test_a_stop_while_this_process_reads_keeps_what_every_process_read() -> None
 
     READ_HERE.clear()
     before = set(children(HERE))
-    with pytest.raises(jobs.ReadStopped) as stopped:
-        run_pool(stop_here_at_the_third)
-    done = stopped.value.done
-    assert stopped.value.signum == signal.SIGTERM
+    items = list(range(40))
+    stopped = jobs._parallel(stop_here_at_the_third, items, [(40 - i) * 1000 for i in items], 2)
+    done = stopped.done
+    assert stopped.stopped_by == signal.SIGTERM
     assert set(READ_HERE[:2]) <= set(done)  # what this process read before the stop
     assert READ_HERE[2] not in done
     assert all(key == value for key, value in done.items())  # and what the worker sent back

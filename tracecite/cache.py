@@ -36,7 +36,8 @@ from dataclasses import astuple, dataclass, field
 from typing import TypeVar
 
 from tracecite.checks.compare import stable_uri
-from tracecite.checks.live import Fetched, Remembered
+from tracecite.checks.live.records import Fetched
+from tracecite.checks.live.tally import Remembered
 from tracecite.checks.parse_pool import Verdict
 from tracecite.checks.quotes import LoadInfo
 from tracecite.codes import Code

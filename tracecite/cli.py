@@ -31,6 +31,7 @@ from tracecite.settings import Origins, action_values, add_flags, flag_values
 from tracecite.stops import StopSignals, signal_name, signal_of
 from tracecite.streams import is_terminal, write_stderr
 from tracecite.surroundings import read_surroundings, settings_for
+from tracecite.workers import one_run
 
 if TYPE_CHECKING:
     from tracecite.settings import Settings
@@ -258,7 +259,8 @@ def run_with_settings(argv: Sequence[str] | None = None, *,
     command = args_list[0] if args_list and args_list[0] in COMMANDS else "tracecite"
     fmt = (action_inputs or {}).get("format", "").strip() or _guess_format(args_list)
     settings: Settings | None = None
-    with StopSignals() as stop:
+    # The stop signals and how the run's workers start are settled first, before any thread.
+    with StopSignals() as stop, one_run():
         try:
             _refuse_unknown_command(args_list)
             parser = build_parser(only=command if command in COMMANDS else None)

@@ -14,10 +14,12 @@ small files are read here, in this process alone (see :data:`MIN_PARALLEL_BYTES`
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-from tracecite.stops import Stopped, signal_of
+from tracecite.stops import signal_of
+from tracecite.workers import cores
 
 if TYPE_CHECKING:  # imported when a pool starts: a small check needs none of them
     from concurrent.futures import Future
@@ -50,20 +52,18 @@ POLL = 0.1
 """Seconds between two looks for a stop signal while waiting for a worker."""
 
 
-class ReadStopped(Stopped):
-    """Reading was stopped by a signal; ``done``: the results that finished, by index."""
+@dataclass(frozen=True)
+class ReadResult(Generic[R]):
+    """What :func:`read_in_order` read: ``done``, the result of each item that finished, by
+    index (every item's, unless the reading was stopped); ``stopped_by``: the signal that
+    stopped it (docs/design/concurrency.md#partial-results)."""
 
-    def __init__(self, signum: int, done: dict[int, Any]) -> None:
-        super().__init__(signum)
-        self.done = done
+    done: Mapping[int, R]
+    stopped_by: int | None = None
 
-
-def cores() -> int:
-    """The number of cores this process may run on (``--jobs``' default)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on every platform
-        return os.cpu_count() or 1
+    def results(self) -> list[R]:
+        """The results of the items that finished, in input order."""
+        return [self.done[i] for i in sorted(self.done)]
 
 
 def file_size(path: str) -> int:
@@ -76,23 +76,33 @@ def file_size(path: str) -> int:
 
 
 def read_in_order(read: Callable[[T], R], items: Sequence[T], *, jobs: int | None,
-                  size: Callable[[T], int]) -> list[R]:
+                  size: Callable[[T], int]) -> ReadResult[R]:
     """``read`` of each item, in order: in ``jobs`` processes, this one and ``jobs - 1``
     workers (None: one per core), when there is enough to read (``size``: of an item, in
     bytes), else here alone. ``read`` must be a module-level function (or a
     ``functools.partial`` of one) and its results picklable.
 
-    A stop signal ends the workers at once and raises :class:`ReadStopped` with the results
-    that finished; an error in a worker, or a worker that died, ends the others and is raised
-    here.
+    A stop signal ends the workers at once; the result then holds what finished and the
+    signal. An error in a worker, or a worker that died, ends the others and is raised here.
     """
     workers = jobs if jobs is not None else cores()
-    if workers < 2 or len(items) < 2:
-        return _serial(read, items)
-    sizes = [size(item) for item in items]
-    if sum(sizes) < MIN_PARALLEL_BYTES or not _may_start_workers():
-        return _serial(read, items)
-    return _parallel(read, items, sizes, workers)
+    if workers >= 2 and len(items) >= 2:
+        sizes = [size(item) for item in items]
+        if sum(sizes) >= MIN_PARALLEL_BYTES and _may_start_workers():
+            return _parallel(read, items, sizes, workers)
+    return _reading(lambda done: _serial(read, items, done))
+
+
+def _reading(fill: Callable[[dict[int, R]], None]) -> ReadResult[R]:
+    """What ``fill`` read into its dictionary, stopped or not: the one place where reading
+    turns a stop signal into a value. The reading runs on the run's thread, so the stop
+    reaches it as the :class:`KeyboardInterrupt` itself (docs/design/concurrency.md)."""
+    done: dict[int, R] = {}
+    try:
+        fill(done)
+    except KeyboardInterrupt as interrupt:
+        return ReadResult(done, signal_of(interrupt))
+    return ReadResult(done)
 
 
 def _may_start_workers() -> bool:
@@ -103,14 +113,9 @@ def _may_start_workers() -> bool:
     return not multiprocessing.current_process().daemon
 
 
-def _serial(read: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    done: list[R] = []
-    try:
-        for item in items:
-            done.append(read(item))
-    except KeyboardInterrupt as stop:
-        raise ReadStopped(signal_of(stop), dict(enumerate(done))) from None
-    return done
+def _serial(read: Callable[[T], R], items: Sequence[T], done: dict[int, R]) -> None:
+    for i, item in enumerate(items):
+        done[i] = read(item)
 
 
 def runs_of(sizes: Sequence[int], workers: int) -> list[range]:
@@ -140,7 +145,7 @@ def _read_run(read: Callable[[T], R], items: Sequence[T]) -> list[R]:
 
 
 def _parallel(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[int],
-              workers: int) -> list[R]:
+              workers: int) -> ReadResult[R]:
     """Read ``items`` in ``workers`` processes: this one and ``workers - 1`` forked workers.
 
     The runs are taken the heaviest first. Each worker is kept with one run to read and one
@@ -149,23 +154,27 @@ def _parallel(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[int],
     so a pool always reads something. The runs shrink as they go (:func:`runs_of`), so the
     last ones are light and no process waits long for another.
     """
+    return _reading(lambda done: _read_in_pool(read, items, sizes, workers, done))
+
+
+def _read_in_pool(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[int],
+                  workers: int, done: dict[int, R]) -> None:
+    """:func:`_parallel`'s reading, each result put in ``done`` by index as it is known."""
     from collections import deque
-    from concurrent.futures import ProcessPoolExecutor
     from contextlib import nullcontext
 
-    from tracecite.stops import ignore_interrupts, signals_blocked
-    from tracecite.workers import end_workers, pool_context
+    from tracecite.stops import signals_blocked
+    from tracecite.workers import WorkerPool, start_method
 
     runs = runs_of(sizes, workers)
     if len(runs) < 2:
-        return _serial(read, items)
+        _serial(read, items, done)
+        return
     to_read = deque(sorted(range(len(runs)), key=lambda k: -sum(sizes[i] for i in runs[k])))
-    pool = min(workers, len(runs)) - 1
-    context = pool_context(["tracecite.commands"])
-    executor = ProcessPoolExecutor(pool, mp_context=context, initializer=ignore_interrupts)
+    workers_here = min(workers, len(runs)) - 1
+    pool = WorkerPool(workers_here, method=start_method(), preload=["tracecite.run.inputs"])
     futures: dict[int, Future[list[R]]] = {}
     queued: list[Future[list[R]]] = []  # the workers' runs not yet back
-    here: dict[int, R] = {}  # what this process read, by item index
 
     def feed() -> None:
         """Queue runs for the workers until each has its share; raise a worker's error."""
@@ -176,43 +185,38 @@ def _parallel(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[int],
             elif future.exception() is not None:
                 future.result()  # raises it
         queued[:] = waiting
-        while len(queued) < pool * QUEUED_PER_WORKER and to_read:
+        while len(queued) < workers_here * QUEUED_PER_WORKER and to_read:
             k = to_read.popleft()
-            futures[k] = executor.submit(_read_run, read, [items[i] for i in runs[k]])
+            futures[k] = pool.executor.submit(_read_run, read, [items[i] for i in runs[k]])
             queued.append(futures[k])
 
     try:
         # Forked workers are forked by the first submit, with the stop signals held until each
         # has set its own handlers (as ParsePool.start does).
-        forks = context.get_start_method() == "fork"
-        with signals_blocked() if forks else nullcontext():
+        with signals_blocked() if pool.forks else nullcontext():
             feed()
         while to_read:
             for i in runs[to_read.popleft()]:
-                here[i] = read(items[i])
+                done[i] = read(items[i])
                 feed()
-        out: list[R] = []
-        for k, run in enumerate(runs):
-            out.extend(_result(futures[k]) if k in futures else [here[i] for i in run])
-    except KeyboardInterrupt as stop:
-        done = _finished(futures, runs) | here
-        end_workers(executor)
-        raise ReadStopped(signal_of(stop), done) from None
-    except BaseException:  # a bug, or a worker killed: no other is waited for
-        end_workers(executor)
+        for future in futures.values():
+            _result(future)
+    except BaseException:  # a stop, a bug, or a worker killed: no worker is waited for
+        done.update(_finished(futures, runs))
+        pool.end()
         raise
-    executor.shutdown(wait=True)
-    return out
+    done.update(_finished(futures, runs))
+    pool.shutdown()
 
 
-def _result(future: Future[list[R]]) -> list[R]:
-    """The future's result, looking for a stop signal every :data:`POLL` seconds (a wait
-    without a timeout may not let the signal handler run until it is over)."""
+def _result(future: Future[list[R]]) -> None:
+    """Wait for the future, looking for a stop signal every :data:`POLL` seconds (a wait
+    without a timeout may not let the signal handler run until it is over); raise its error."""
     from concurrent.futures import wait
 
     while not future.done():
         wait((future,), timeout=POLL)
-    return future.result()
+    future.result()
 
 
 def _finished(futures: dict[int, Future[list[R]]], runs: Sequence[range]) -> dict[int, R]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from tracecite.checks.live import NoProgress, Progress
+from tracecite.checks.live.records import NoProgress, Progress
 from tracecite.streams import is_terminal
 
 

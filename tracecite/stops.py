@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -44,6 +44,9 @@ class StopSignals:
     :class:`Stopped` in the main thread, once: a second signal while the run is stopping is
     only recorded, so the stop itself is never interrupted. After :meth:`hold`, signals are only
     recorded (the report is being written). :attr:`signum` is the first signal received.
+
+    The scope of one run of the command line: entered first, beside
+    :func:`tracecite.workers.one_run`, before the run starts any thread.
     """
 
     def __init__(self) -> None:
@@ -73,6 +76,48 @@ class StopSignals:
         self.signum = signum
         if self._raising:
             raise Stopped(signum)
+
+
+class StopToken:
+    """The one stop of a run's threads (docs/design/concurrency.md#how-a-stop-reaches-each):
+    set once, by the layer that turned a stop signal into a value or ended on a bug; every loop
+    that runs on a thread of the run polls it (:meth:`is_set`) between two pieces of work.
+    ``signum``: the signal it was set for (None: set because the work ended otherwise)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._wakers: list[Callable[[], None]] = []
+        self.signum: int | None = None
+
+    def stop(self, signum: int | None = None) -> None:
+        """Set the token (the first call only counts) and wake whoever waits elsewhere (see
+        :meth:`on_stop`)."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self.signum = signum
+            self._event.set()
+            wakers, self._wakers = self._wakers, []
+        for wake in wakers:
+            wake()
+
+    def is_set(self) -> bool:
+        """Whether the run is stopping: nothing new is to start."""
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait at most ``timeout`` seconds for the token; whether it is set."""
+        return self._event.wait(timeout)
+
+    def on_stop(self, wake: Callable[[], None]) -> None:
+        """Call ``wake`` once the token is set (now, if it is): for a thread that waits on
+        something else than the token, such as a free slot of a host."""
+        with self._lock:
+            if not self._event.is_set():
+                self._wakers.append(wake)
+                return
+        wake()
 
 
 def ignore_interrupts() -> None:

@@ -10,7 +10,8 @@ import pytest
 
 from tracecite.checks.files import FileLoader, file_uri_path
 from tracecite.checks.kinds import MatchKind, SourceKind
-from tracecite.checks.live import LiveRun, Loaded
+from tracecite.checks.live.records import Loaded
+from tracecite.checks.live.run import LiveRun
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError

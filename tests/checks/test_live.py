@@ -17,9 +17,10 @@ from typing import Any, TextIO
 
 import pytest
 
-from tracecite.checks import live
 from tracecite.checks.kinds import MatchKind, SourceKind
-from tracecite.checks.live import LiveResult, LiveRun, Loaded, Loader, NoProgress
+from tracecite.checks.live import loaders as live
+from tracecite.checks.live.records import LiveResult, Loaded, Loader, NoProgress
+from tracecite.checks.live.run import LiveRun
 from tracecite.checks.parse_pool import ParsePool
 from tracecite.checks.quotes import QuoteCheck, QuoteChecks
 from tracecite.codes import Code
@@ -547,7 +548,7 @@ def test_a_loader_thread_that_fails_outside_a_load_ends_the_run_instead_of_hangi
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug in a loader thread (here, in the scheduler) is raised by the run: the run's thread
     must never wait for a result that no thread will deliver."""
-    from tracecite.checks import live
+    from tracecite.checks.live import scheduler as live
 
     def broken_take(self: object) -> None:
         raise RuntimeError("the scheduler broke")

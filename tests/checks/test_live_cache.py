@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from tracecite.checks.kinds import MatchKind, SourceKind
-from tracecite.checks.live import Fetched, LiveRun, Loaded, Remembered
+from tracecite.checks.live.records import Fetched, Loaded
+from tracecite.checks.live.run import LiveRun
+from tracecite.checks.live.tally import Remembered
 from tracecite.checks.quotes import LoadInfo, QuoteCheck
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError

@@ -14,7 +14,8 @@ import pytest
 
 from tests.checks.test_live import Loads, check
 from tracecite.checks.kinds import MatchKind
-from tracecite.checks.live import LiveRun, Loaded
+from tracecite.checks.live.records import Loaded
+from tracecite.checks.live.run import LiveRun
 from tracecite.checks.parse_pool import ParsePool
 from tracecite.findings import Counts, Report
 from tracecite.stops import Stopped, StopSignals, signal_name, signal_of

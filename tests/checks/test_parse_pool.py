@@ -162,3 +162,42 @@ def test_a_closed_parse_pool_takes_no_more_html() -> None:
     pool.close()
     with pytest.raises(RuntimeError, match="closed"):
         pool.submit(HTML, "<p>a</p>", ["a"])
+
+
+_ORPHAN_PROBE = """
+import multiprocessing, sys, time
+from tracecite.checks.parse_pool import ParsePool
+pool = ParsePool(workers=2)
+pool.start()
+time.sleep(0.5)
+print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/stat"), reason="reads /proc")
+def test_workers_end_when_their_parent_is_killed() -> None:
+    """kill -9 of the run gives it no chance to end its workers: they watch their parent."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.stopping import env
+
+    run = subprocess.Popen([sys.executable, "-c", _ORPHAN_PROBE], stdout=subprocess.PIPE,
+                           text=True, env=env())
+    assert run.stdout is not None
+    pids = [int(p) for p in run.stdout.readline().split()]
+    assert pids
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait()
+    from tests.stopping import processes
+
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and set(pids) & set(processes()):
+        time.sleep(0.05)
+    left = sorted(set(pids) & set(processes()))  # a zombie is already dead
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    assert left == []

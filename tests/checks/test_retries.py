@@ -25,7 +25,7 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
     site_fixture,
     text,
 )
-from tracecite.checks.live import LiveRun
+from tracecite.checks.live.run import LiveRun
 from tracecite.checks.quotes import LoadInfo, QuoteCheck
 from tracecite.checks.web import WebLoader
 from tracecite.codes import Code

@@ -23,7 +23,8 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
     text,
 )
 from tracecite.checks.kinds import MatchKind, SourceKind
-from tracecite.checks.live import LiveRun, Loaded
+from tracecite.checks.live.records import Loaded
+from tracecite.checks.live.run import LiveRun
 from tracecite.checks.quotes import LoadInfo, QuoteCheck
 from tracecite.checks.web import WebLoader, kind_of, url_key
 from tracecite.codes import Code

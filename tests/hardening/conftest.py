@@ -73,6 +73,6 @@ def resolver(monkeypatch: pytest.MonkeyPatch) -> Iterator[Resolver]:
 @pytest.fixture
 def single_core(monkeypatch: pytest.MonkeyPatch) -> None:
     """Parse HTML in the loader thread instead of starting worker processes (faster runs)."""
-    monkeypatch.setattr("tracecite.checks.parse_pool.os.cpu_count", lambda: 1)
+    monkeypatch.setattr("tracecite.workers.os.cpu_count", lambda: 1)
 
 

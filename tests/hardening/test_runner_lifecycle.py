@@ -45,7 +45,7 @@ def test_refused_urls_leave_nothing_behind(
     cli: Cli, tmp_path: Path, resolver: Resolver, monkeypatch: pytest.MonkeyPatch,
     thread_errors: list[str], records: int,
 ) -> None:
-    monkeypatch.setattr("tracecite.checks.parse_pool.os.cpu_count", lambda: 2)
+    monkeypatch.setattr("tracecite.workers.os.cpu_count", lambda: 2)
     resolver.default = ["10.0.0.1"]
     notes = tmp_path / "n.md"
     notes.write_text("\n".join(f"claim: c\nquote: q\nurl: http://h{i}.example/\n"

@@ -162,7 +162,7 @@ def test_printable() -> None:
 
 
 def test_progress_bar_only_on_a_terminal() -> None:
-    from tracecite.checks.live import NoProgress
+    from tracecite.checks.live.records import NoProgress
     from tracecite.progress import BarProgress, progress_for
 
     assert isinstance(progress_for(io.StringIO()), NoProgress)

@@ -45,7 +45,7 @@ from tracecite.fetch.fetcher import Page
 from tracecite.fetch.limits import MAX_TIMEOUT
 from tracecite.fetch.url_policy import parse_target
 from tracecite.findings import ArchiveCopy, Finding
-from tracecite.stops import signal_of
+from tracecite.stops import StopToken, signal_of
 from tracecite.visible.limits import ParseLimitError
 
 AVAILABILITY_API = "https://archive.org/wayback/available"
@@ -212,10 +212,10 @@ def _run(lookups: list[_Lookup], look_up: Callable[[_Lookup], _Snapshot | None]
     todo = deque(lookups)
     lock = threading.Lock()
     done: queue.Queue[tuple[_Lookup, _Snapshot | BaseException | None]] = queue.Queue()
-    over = threading.Event()
+    stop = StopToken()  # the lookups' own: set once the run is over, by a stop or a bug
 
     def work() -> None:
-        while not over.is_set():
+        while not stop.is_set():
             with lock:
                 if not todo:
                     return
@@ -235,8 +235,9 @@ def _run(lookups: list[_Lookup], look_up: Callable[[_Lookup], _Snapshot | None]
                 raise outcome
             if outcome is not None:
                 found[lookup] = outcome
-    except KeyboardInterrupt as stop:  # SIGINT or SIGTERM: what finished is the result
-        return found, signal_of(stop)
+    except KeyboardInterrupt as interrupt:  # the archive's one place: a stop is a value
+        stop.stop(signal_of(interrupt))
+        return found, stop.signum
     finally:
-        over.set()  # nothing more starts after a stop or a bug
+        stop.stop()  # nothing more starts after a stop or a bug
     return found, None

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from urllib.parse import unquote
 
 from tracecite.checks.kinds import MatchKind, SourceKind
-from tracecite.checks.live import Loaded
+from tracecite.checks.live.records import Loaded
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 

@@ -7,7 +7,6 @@ runs in a pool of worker processes: parsing overlaps loading and uses every core
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from types import TracebackType
@@ -19,9 +18,10 @@ from tracecite.findings import Diagnosis
 from tracecite.matching import MatchText, normalise
 
 if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `check` needs none
-    from concurrent.futures import Executor, Future
+    from concurrent.futures import Future
 
     from tracecite.checks.diagnosis import HtmlPage
+    from tracecite.workers import WorkerPool
 
 
 Verdict = bool | Diagnosis
@@ -112,21 +112,31 @@ def _prepare_worker() -> None:
     import tracecite.visible  # noqa: F401
 
 
-class ParsePool:
-    """Worker processes for HTML parsing, one per core, started by ``start`` or on first use.
+def _nothing() -> None:
+    """A first job, so that forked workers are forked now (see ParsePool.fork_now)."""
 
-    Workers started by ``start`` while no other thread runs are forked, which is cheap.
-    Otherwise ``forkserver`` (where available) starts them from a clean process, which is safe
-    while loader threads hold locks but costs a new interpreter. A single-core machine parses
-    in the loader thread instead.
+
+class ParsePool:
+    """Worker processes for HTML parsing, one per core (:func:`~tracecite.workers.cores`),
+    started by :meth:`start` (or :meth:`fork_now`) or on first use.
+
+    Their start method is the process's (:func:`~tracecite.workers.start_method`), read when
+    the pool is made, on the run's thread. Forked workers must be forked before the run starts
+    a thread of its own: the run calls :meth:`start` or :meth:`fork_now` first (see
+    :attr:`forks`). A forkserver starts them from a clean process, safe while loader threads
+    hold locks, so they may start on first use. A single-core machine parses in the loader
+    thread instead.
     """
 
     def __init__(self, workers: int | None = None) -> None:
-        self._workers = workers if workers is not None else (os.cpu_count() or 1)
-        self._executor: Executor | None = None
+        from tracecite.workers import cores, start_method
+
+        self._workers = workers if workers is not None else cores()
+        self._pool: WorkerPool | None = None
         self._lock = threading.Lock()  # loader threads ask for the executor at the same time
         self._closed = False
-        self._forks = False  # whether the workers are forked from this process
+        # Read here, on the run's thread, never on a loader thread's (see start_method).
+        self._method = start_method() if self._workers >= 2 else "none"
 
     def __enter__(self) -> ParsePool:
         return self
@@ -139,40 +149,51 @@ class ParsePool:
         else:
             self.close()
 
+    @property
+    def forks(self) -> bool:
+        """Whether this pool's workers would be forked from this process: then they must be
+        started (:meth:`start`, :meth:`fork_now`) before the run's threads."""
+        return self._method == "fork"
+
     def start(self) -> None:
         """Start the workers now, if parsing would use them; each imports the HTML parser
         while the caller goes on (to load its first pages)."""
+        self._launch(prepare=True)
+
+    def fork_now(self) -> None:
+        """Fork the workers now, if parsing would use forked workers, without having them
+        import the HTML parser: a run whose sources are seldom HTML calls this before its
+        threads start, since forking later, while they run, would not be safe."""
+        if self.forks:
+            self._launch(prepare=False)
+
+    def _launch(self, *, prepare: bool) -> None:
         if self._workers < 2:
             return
         from contextlib import nullcontext
 
         from tracecite.stops import signals_blocked
 
-        executor = self._get_executor()
+        pool = self._get_pool()
         # Forked workers are forked here, with the stop signals held until each has set its own
         # handlers: a Ctrl-C now never reaches a worker still running ours. (Not for a
         # forkserver, which would keep them held for good.)
-        with signals_blocked() if self._forks else nullcontext():
-            for _ in range(self._workers):  # a worker per job while none is idle
-                executor.submit(_prepare_worker)
+        with signals_blocked() if pool.forks else nullcontext():
+            for _ in range(self._workers if prepare else 1):  # a worker per job while none idle
+                pool.executor.submit(_prepare_worker if prepare else _nothing)
 
-    def _get_executor(self) -> Executor:
+    def _get_pool(self) -> WorkerPool:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the parse pool is closed")
-            if self._executor is None:
-                from concurrent.futures import ProcessPoolExecutor
-
-                from tracecite.workers import pool_context
+            if self._pool is None:
+                from tracecite.workers import WorkerPool
 
                 # Imported once in a forkserver rather than by every worker.
-                context = pool_context(["tracecite.checks.parse_pool", "tracecite.visible"])
-                from tracecite.stops import ignore_interrupts
-
-                self._forks = context.get_start_method() == "fork"
-                self._executor = ProcessPoolExecutor(self._workers, mp_context=context,
-                                                     initializer=ignore_interrupts)
-            return self._executor
+                self._pool = WorkerPool(self._workers, method=self._method,
+                                        preload=["tracecite.checks.parse_pool",
+                                                 "tracecite.visible"])
+            return self._pool
 
     def submit(self, kind: MatchKind, text: str, quotes: Sequence[str], *,
                budget: float = MAX_TIMEOUT) -> Future[list[Verdict]]:
@@ -181,8 +202,8 @@ class ParsePool:
         from concurrent.futures import Future
 
         if kind is MatchKind.HTML and self._workers >= 2:
-            return self._get_executor().submit(_match_in_worker, kind, text, list(quotes),
-                                               budget)
+            return self._get_pool().executor.submit(_match_in_worker, kind, text,
+                                                    list(quotes), budget)
         future: Future[list[Verdict]] = Future()
         try:
             future.set_result(match_quotes(kind, text, quotes, budget=budget))
@@ -193,19 +214,16 @@ class ParsePool:
     def close(self) -> None:
         """Stop the workers."""
         with self._lock:
-            executor, self._executor = self._executor, None
+            pool, self._pool = self._pool, None
             self._closed = True
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown()
 
     def terminate(self, grace: float = 1.0) -> None:
         """Stop now: end every worker (a parse under way is abandoned, its future fails) and
         cancel the parses not begun; a worker still alive after ``grace`` seconds is killed."""
         with self._lock:
-            executor, self._executor = self._executor, None
+            pool, self._pool = self._pool, None
             self._closed = True
-        if executor is None:
-            return
-        from tracecite.workers import end_workers
-
-        end_workers(executor, grace)
+        if pool is not None:
+            pool.end(grace)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from tracecite.checks.kinds import MatchKind, SourceKind
-from tracecite.checks.live import Loaded
+from tracecite.checks.live.records import Loaded
 from tracecite.checks.quotes import LoadInfo
 from tracecite.fetch.body import is_json_type
 from tracecite.fetch.errors import FetchError

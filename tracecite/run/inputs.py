@@ -173,7 +173,7 @@ def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
     are enough (None: one per core; 1: here alone), the result the same either way
     (docs/guides/scale.md). A stop signal raises :class:`InputsStopped` with the inputs read before
     it."""
-    from tracecite.jobs import ReadStopped, file_size, read_in_order
+    from tracecite.jobs import file_size, read_in_order
 
     given = [*((path, False) for path in notes), *((path, True) for path in traces)]
     read = partial(read_input, evidence=evidence, keep_uris=keep_uris)
@@ -181,12 +181,10 @@ def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
         # The trace readers, imported here, once: forked workers then have them (each worker
         # importing them again cost about 20 ms of a 0.9 s run).
         import tracecite.checks.evidence  # noqa: F401
-    try:
-        results = read_in_order(read, given, jobs=jobs, size=lambda item: file_size(item[0]))
-    except ReadStopped as stop:
-        read_ones = [stop.done[i] for i in range(len(given)) if i in stop.done]
-        raise InputsStopped(stop.signum, _assembled(read_ones)) from None
-    return _assembled(results)
+    results = read_in_order(read, given, jobs=jobs, size=lambda item: file_size(item[0]))
+    if results.stopped_by is not None:
+        raise InputsStopped(results.stopped_by, _assembled(results.results()))
+    return _assembled(results.results())
 
 
 def read_input(given: tuple[str, bool], *, evidence: bool, keep_uris: bool

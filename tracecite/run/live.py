@@ -15,7 +15,7 @@ from tracecite.run.loaders import _cache, _loader
 from tracecite.stops import Stopped
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
-    from tracecite.checks.live import LiveResult, Loader
+    from tracecite.checks.live.records import LiveResult, Loader
     from tracecite.checks.quotes import QuoteChecks
     from tracecite.settings import Settings
 
@@ -66,7 +66,7 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
     docs/web-over-time.md#warnings-and-skips); web verdicts go through the cache
     (docs/web-over-time.md#the-cache). A check stopped by a signal raises :class:`LiveStopped` with
     what it found before."""
-    from tracecite.checks.live import LiveRun
+    from tracecite.checks.live.run import LiveRun
     from tracecite.progress import progress_for
 
     checks, skipped = _live_checks(inputs, kind, settings)

@@ -13,7 +13,7 @@ from tracecite.errors import UsageError
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.cache import SqliteCache
-    from tracecite.checks.live import Loader
+    from tracecite.checks.live.records import Loader
     from tracecite.settings import Settings
 
 
