@@ -11,10 +11,10 @@ import pytest
 
 from tests.test_commands import _inputs
 from tracecite.checks.kinds import SourceKind
+from tracecite.checks.live.records import LiveResult
 from tracecite.findings import Counts
 from tracecite.run import assemble as commands
 from tracecite.run.assemble import run_checks
-from tracecite.run.live import LiveStopped
 from tracecite.run.plan import Plan
 from tracecite.settings import resolve
 
@@ -25,9 +25,9 @@ def test_checks_after_a_stop_are_counted_interrupted(
     started: list[SourceKind] = []
 
     def stopped_web_check(inputs: Any, settings: Any, kind: SourceKind, label: str
-                          ) -> tuple[list[Any], Counts]:
+                          ) -> LiveResult:
         started.append(kind)
-        raise LiveStopped(signal.SIGTERM, [], Counts(skipped=2, interrupted=1))
+        return LiveResult((), Counts(skipped=2, interrupted=1), stopped_by=signal.SIGTERM)
 
     monkeypatch.setattr(commands, "_check_live", stopped_web_check)
     plan = Plan("hook", evidence=True, live=(SourceKind.WEB, SourceKind.FILE))

@@ -31,7 +31,7 @@ from tests.conftest import (
 from tracecite import jobs
 from tracecite.run import inputs as commands
 from tracecite.run.assemble import run_checks
-from tracecite.run.inputs import InputsStopped, read_input, read_inputs
+from tracecite.run.inputs import read_input, read_inputs
 from tracecite.run.plan import Plan
 from tracecite.settings import resolve
 from tracecite.stops import Stopped
@@ -402,10 +402,10 @@ def test_a_stop_while_reading_reports_what_was_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = mixed_inputs(tmp_path)[:4]  # good.notes, big.jsonl, bad.notes, miss.jsonl
     monkeypatch.setattr(commands, "read_input", stop_on("bad.notes", commands.read_input))
-    with pytest.raises(InputsStopped) as stopped:
-        read_inputs(paths[::2], paths[1::2], evidence=True, keep_uris=False, jobs=1)
-    assert [n.path for n in stopped.value.inputs.notes] == [paths[0]]
-    assert stopped.value.inputs.traces == ()  # traces are read after notes
+    stopped = read_inputs(paths[::2], paths[1::2], evidence=True, keep_uris=False, jobs=1)
+    assert stopped.stopped_by == signal.SIGTERM
+    assert [n.path for n in stopped.notes] == [paths[0]]
+    assert stopped.traces == ()  # traces are read after notes
     report = run_checks(Plan("check", evidence=True), paths[::2], paths[1::2],
                         resolve("check", {"jobs": 1}))
     assert (report.stopped_by, report.exit_code) == (signal.SIGTERM, 143)

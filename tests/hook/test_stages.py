@@ -16,6 +16,7 @@ from tests.git_repo import BROKEN_NOTES, commit_all, git, make_repo, write
 from tests.hook.conftest import GOOD_NOTES, files_in, run_json
 from tracecite.checks.evidence import EvidenceScan
 from tracecite.checks.kinds import SourceKind
+from tracecite.checks.live.records import LiveResult
 from tracecite.cli import main, run
 from tracecite.codes import Code
 from tracecite.findings import Counts, Finding, Report
@@ -132,10 +133,10 @@ class Recorder:
         monkeypatch.setattr(commands, "_check_live", self._check)
 
     def _check(self, inputs: Inputs, settings: Settings, kind: SourceKind, label: str
-               ) -> tuple[list[Finding], Counts]:
-        if kind is SourceKind.WEB:
-            return self._web(inputs, settings, label)
-        return self._files(inputs, settings, label)
+               ) -> LiveResult:
+        found, counts = (self._web if kind is SourceKind.WEB else self._files)(
+            inputs, settings, label)
+        return LiveResult(tuple(found), counts)
 
     def _web(self, inputs: Inputs, settings: Settings, label: str
              ) -> tuple[list[Finding], Counts]:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from tracecite.checks.kinds import SourceKind
 from tracecite.command_table import HOOK
 from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary, warned
-from tracecite.run.inputs import InputsStopped, has_input_errors, read_inputs
-from tracecite.run.live import LiveStopped, _check_live, _live_checks
+from tracecite.run.inputs import has_input_errors, read_inputs
+from tracecite.run.live import _check_live, _live_checks
 from tracecite.run.plan import Plan
 
 if TYPE_CHECKING:
@@ -24,12 +24,11 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     """The one report assembly: read every input, stop on a format error, then the evidence
     and the live checks the plan asks for; each kind of check counted apart. ``unread``:
     input errors found before reading (a directory that selects no file), reported first."""
-    stopped_by: int | None = None  # the signal that stopped the run (docs/reference/commands.md)
-    try:
-        inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=bool(plan.live),
-                             jobs=settings.jobs)
-    except InputsStopped as stop:  # what was read is reported; nothing is fetched
-        inputs, stopped_by = stop.inputs, stop.signum
+    inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=bool(plan.live),
+                         jobs=settings.jobs)
+    # The signal that stopped the run (docs/reference/commands.md): what was read is reported,
+    # and nothing is fetched.
+    stopped_by = inputs.stopped_by
     findings = [*unread, *inputs.format_findings(), *inputs.evidence_findings()]
     summary = inputs.summary()
     if not offline_shard(settings):
@@ -50,11 +49,9 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
         if kind is SourceKind.FILE and not inputs.traces:
             continue  # only traces cite file: sources
         if stopped_by is None:
-            try:
-                found, counts = _check_live(inputs, settings, kind, _label(plan.command, kind))
-            except LiveStopped as stop:
-                found, counts, stopped_by = stop.findings, stop.counts, stop.signum
-            live_findings += found
+            checked = _check_live(inputs, settings, kind, _label(plan.command, kind))
+            live_findings += checked.findings
+            counts, stopped_by = checked.counts, checked.stopped_by
         else:  # stopped before this check began: each of its quotes is interrupted
             checks, skipped = _live_checks(inputs, kind, settings)
             counts = Counts(skipped=skipped, interrupted=len(checks))

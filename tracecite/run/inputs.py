@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from tracecite.findings import EXIT_INPUT, Counts, Finding, Summary
 from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.model import Citation, NoteRecord, NoteRecords, is_trace
-from tracecite.stops import Stopped
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.checks.evidence import EvidenceScan
@@ -34,6 +33,9 @@ class Inputs:
     traces: tuple[EvidenceScan, ...] = ()
     shard: tuple[int, int] | None = None
     """The live checks' shard K of N (see :meth:`in_shard`); None: every source."""
+    stopped_by: int | None = None
+    """The signal that stopped the reading (None: every input was read); then these are the
+    inputs read before it (docs/design/concurrency.md#partial-results)."""
 
     def format_findings(self) -> list[Finding]:
         """Notes format and trace structure findings."""
@@ -157,22 +159,14 @@ def _in_ranges(line: int, starts: Sequence[int], ranges: Sequence[tuple[int, int
     return i >= 0 and line <= ranges[i][1]
 
 
-class InputsStopped(Stopped):
-    """Reading the inputs was stopped by a signal; ``inputs``: those read before it."""
-
-    def __init__(self, signum: int, inputs: Inputs) -> None:
-        super().__init__(signum)
-        self.inputs = inputs
-
-
 def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
                 keep_uris: bool, jobs: int | None = 1) -> Inputs:
     """Read each input once: notes parsed, traces validated and, with ``evidence``, their quotes
     checked against their captures. ``keep_uris``: keep every cited source's URI and the citations,
     which the live checks need. ``jobs``: processes to read them in (this one included) when there
     are enough (None: one per core; 1: here alone), the result the same either way
-    (docs/guides/scale.md). A stop signal raises :class:`InputsStopped` with the inputs read before
-    it."""
+    (docs/guides/scale.md). A stop signal ends the reading: the inputs read before it come back,
+    with the signal as their ``stopped_by``."""
     from tracecite.jobs import file_size, read_in_order
 
     given = [*((path, False) for path in notes), *((path, True) for path in traces)]
@@ -182,9 +176,7 @@ def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
         # importing them again cost about 20 ms of a 0.9 s run).
         import tracecite.checks.evidence  # noqa: F401
     results = read_in_order(read, given, jobs=jobs, size=lambda item: file_size(item[0]))
-    if results.stopped_by is not None:
-        raise InputsStopped(results.stopped_by, _assembled(results.results()))
-    return _assembled(results.results())
+    return replace(_assembled(results.results()), stopped_by=results.stopped_by)
 
 
 def read_input(given: tuple[str, bool], *, evidence: bool, keep_uris: bool

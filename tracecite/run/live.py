@@ -9,24 +9,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import SourceKind
-from tracecite.findings import Counts, Finding
+from tracecite.findings import Counts
 from tracecite.run.inputs import Inputs
 from tracecite.run.loaders import _cache, _loader
-from tracecite.stops import Stopped
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.checks.live.records import LiveResult, Loader
     from tracecite.checks.quotes import QuoteChecks
     from tracecite.settings import Settings
-
-
-class LiveStopped(Stopped):
-    """A live check stopped by a signal, with the findings and counts of what finished."""
-
-    def __init__(self, signum: int, findings: list[Finding], counts: Counts) -> None:
-        super().__init__(signum)
-        self.findings = findings
-        self.counts = counts
 
 
 def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
@@ -59,13 +49,13 @@ def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
 
 
 def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
-                ) -> tuple[list[Finding], Counts]:
+                ) -> LiveResult:
     """Check each quote against its source of ``kind`` as it is now, each distinct source loaded
     once however many records or citations cite it (a page that notes and traces both cite is
     fetched once). Skipped sources are counted (docs/reference/commands.md,
     docs/web-over-time.md#warnings-and-skips); web verdicts go through the cache
-    (docs/web-over-time.md#the-cache). A check stopped by a signal raises :class:`LiveStopped` with
-    what it found before."""
+    (docs/web-over-time.md#the-cache). A check stopped by a signal returns what it found before,
+    with the signal as its ``stopped_by``."""
     from tracecite.checks.live.run import LiveRun
     from tracecite.progress import progress_for
 
@@ -82,11 +72,9 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
     finally:
         if cache is not None:
             cache.close()  # what the run learnt is written, stopped or not
-    findings = [*(cache.warnings if cache is not None else []), *result.findings]
-    counts = result.counts + Counts(skipped=skipped)
-    if result.stopped_by is not None:
-        raise LiveStopped(result.stopped_by, findings, counts)
-    return findings, counts
+    return replace(result, findings=(*(cache.warnings if cache is not None else []),
+                                     *result.findings),
+                   counts=result.counts + Counts(skipped=skipped))
 
 
 def _with_archive(result: LiveResult, checks: QuoteChecks, loader: Loader,
