@@ -144,7 +144,7 @@ class _Chunk:
 
 
 class SqliteCache:
-    """The cache of one run (a :class:`~tracecite.checks.live.VerdictCache`), on ``path``.
+    """The cache of one run (a :class:`~tracecite.checks.live.tally.VerdictCache`), on ``path``.
 
     Used from one thread. Never raises for a problem with the file: :attr:`warnings` then
     holds one TC105 finding and the cache answers as an empty one from then on.

@@ -355,7 +355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> int:
     """The ``tracecite`` command and ``python -m tracecite``: :func:`main`, and then the
     process ends. What it leaves need not be collected one object at a time on the way out
-    (frozen, the garbage collector skips it; about 30 ms for a live run: benchmarks/README.md).
+    (frozen, the garbage collector skips it; about 30 ms for a live run:
+    docs/design/decisions.md#start-up).
     Library callers and tests call :func:`main`, which leaves the collector as it was."""
     code = main()
     import gc

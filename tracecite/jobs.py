@@ -29,7 +29,7 @@ R = TypeVar("R")
 
 MIN_PARALLEL_BYTES = 8 * 1024 * 1024
 """Below this many bytes in all, inputs are read in this process: a pool of two workers costs
-more than it saves (measured: benchmarks/README.md)."""
+more than it saves (measured: docs/design/decisions.md#reading-many-inputs)."""
 
 FILE_WEIGHT = 16 * 1024
 """What opening a file and sending back its result cost, in bytes read: a thousand empty

@@ -51,7 +51,8 @@ def _os_failure(exc: OSError, verb: str) -> FetchError:
 
 class FileLoader:
     """Reads ``file:`` sources under ``root`` with the size cap, for the live run (see
-    :class:`~tracecite.checks.live.Loader`). Files have no host: nothing is limited per host."""
+    :class:`~tracecite.checks.live.records.Loader`). Files have no host: nothing is limited per
+    host."""
 
     kind = SourceKind.FILE
     expects_html = False  # the parse workers start with the first HTML file, if any

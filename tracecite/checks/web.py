@@ -44,7 +44,7 @@ def url_key(url: str) -> str:
 
 class WebLoader:
     """Loads web pages through the pinned fetcher, sharing its request slots per host with the
-    live run (see :class:`~tracecite.checks.live.Loader`), trying a source again after a
+    live run (see :class:`~tracecite.checks.live.records.Loader`), trying a source again after a
     transient failure as ``retry`` says (docs/web-over-time.md#retries)."""
 
     kind = SourceKind.WEB

@@ -26,7 +26,7 @@ at most ``2 × 64 × MAX_BYTES`` (256 MiB) of page text, however many sources it
 DEFAULT_CONCURRENCY = 48
 """Sources fetched at once by default: most of what 64 gains on many hosts, with a quarter less
 page text in memory at worst (``2 × 48 × MAX_BYTES``); the measurements are in
-``benchmarks/README.md``."""
+docs/design/decisions.md#fetching."""
 
 DEFAULT_PER_HOST = 8
 """Requests in flight to one host by default (``--per-host``, the configuration's
