@@ -241,3 +241,38 @@ def test_a_new_module_lands_in_its_package_layer() -> None:
     assert names[layer_of("tracecite.inputs.selection") or 0] == "reading and loading"
     assert names[layer_of("tracecite.inputs.files") or 0] == "records"
     assert layer_of("tracecite.somewhere_new") is None
+
+
+# ---- the live run stays in parts ----------------------------------------------------------------
+
+LIVE_PACKAGE = PACKAGE / "checks" / "live"
+
+
+def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Its parameters, ``self`` and ``cls`` aside; ``*args`` and ``**kwargs`` count one each."""
+    args = function.args
+    named = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    return (len([name for name in named if name not in ("self", "cls")])
+            + (args.vararg is not None) + (args.kwarg is not None))
+
+
+def test_the_live_runs_modules_and_functions_stay_small() -> None:
+    """The scheduler, the loader threads, the tally and the run each a module of their own:
+    none over 600 lines, no function over 100 lines or with more than 6 parameters."""
+    too_big = []
+    for path in sorted(LIVE_PACKAGE.glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        if len(source.splitlines()) > 600:
+            too_big.append(f"{path.name}: {len(source.splitlines())} lines")
+        for function in _functions(ast.parse(source)):
+            length = (function.end_lineno or function.lineno) - function.lineno + 1
+            if length > 100 or _parameters(function) > 6:
+                too_big.append(f"{path.name}:{function.lineno} {function.name}: {length} lines, "
+                               f"{_parameters(function)} parameters")
+    assert not too_big, "\n".join(too_big)

@@ -76,33 +76,41 @@ _RESTARTS = 3
 """How many times loader threads that all died are replaced (see ``LoaderThreads._next``)."""
 
 
+@dataclass(frozen=True)
+class LoadLimits:
+    """How much a live run does at once: ``concurrency`` sources loading (and as many waiting
+    for a parse), each parse within ``parse_budget`` seconds."""
+
+    concurrency: int
+    parse_budget: float
+
+
 class LoaderThreads:
     """One run's loader threads: each takes sources (:class:`_Sources`), loads them and hands
     the pages to the parser; what they finish comes back to the run's thread on one queue.
     ``stop``: the run's stop token, polled by every thread before it takes a source."""
 
     def __init__(self, loader: Loader, checks: QuoteChecks, groups: dict[str, array[int]],
-                 parser: ParsePool, *, concurrency: int, parse_budget: float,
-                 stop: StopToken) -> None:
+                 parser: ParsePool, limits: LoadLimits, stop: StopToken) -> None:
         import queue
 
         self._loader = loader
         self._checks = checks
         self._groups = groups
         self._parser = parser
-        self._parse_budget = parse_budget
+        self._parse_budget = limits.parse_budget
         self._sources = _Sources([(k, loader.host(checks.target(group[0])))
                                   for k, group in groups.items()], loader.hosts, stop)
         self._done: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self._tally: Tally | None = None
         self._restarts = 0  # loader threads replaced after all of them died (see _next)
-        self._threads = min(max(1, concurrency), self._sources.useful_threads())
+        self._threads = min(max(1, limits.concurrency), self._sources.useful_threads())
         # A page handed to the parser holds a slot until it is parsed; when the workers fall
         # behind, loaders wait for one instead of piling up pages: at most ``concurrency``
         # pages wait for a parse and each loader holds at most one more, 2 × concurrency in
         # all. As many slots as the run's concurrency, not its threads: where a host's limit
         # allows fewer threads, the loaders still go on while the workers are starting.
-        self._parse_slots = threading.BoundedSemaphore(max(1, concurrency))
+        self._parse_slots = threading.BoundedSemaphore(max(1, limits.concurrency))
 
     def run(self, tally: Tally, progress: Progress) -> None:
         """Load every source, settling each in ``tally`` as it finishes; re-raises a loader's

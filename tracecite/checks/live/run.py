@@ -7,7 +7,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Sequence
 
-from tracecite.checks.live.loaders import LoaderThreads
+from tracecite.checks.live.loaders import LoaderThreads, LoadLimits
 from tracecite.checks.live.records import LiveResult, Loader, NoProgress, Progress
 from tracecite.checks.live.tally import Tally, VerdictCache
 from tracecite.checks.parse_pool import ParsePool
@@ -33,8 +33,7 @@ class LiveRun:
     def __init__(self, loader: Loader, *, concurrency: int, parse_budget: float,
                  progress: Progress | None = None, parse_workers: int | None = None) -> None:
         self._loader = loader
-        self._concurrency = concurrency
-        self._parse_budget = parse_budget
+        self._limits = LoadLimits(concurrency, parse_budget)
         self._progress = progress or NoProgress()
         self._parse_workers = parse_workers
 
@@ -61,9 +60,7 @@ class LiveRun:
                     parser.fork_now()
                 self._progress.start(len(groups))
                 try:
-                    LoaderThreads(self._loader, columns, groups, parser,
-                                  concurrency=self._concurrency,
-                                  parse_budget=self._parse_budget, stop=stop
+                    LoaderThreads(self._loader, columns, groups, parser, self._limits, stop
                                   ).run(tally, self._progress)
                 finally:
                     self._progress.stop()
