@@ -365,24 +365,26 @@ def add_flags(parser: argparse.ArgumentParser, command: str) -> None:
     titles = {"output": "output", "load": "loading sources", "web": "loading sources",
               "files": "file: sources", "hook": "hook", "check": "check",
               "read": "reading inputs"}
-    made: dict[str, argparse._ArgumentGroup] = {}
+    # Each help section's add_argument, the section made on its first flag.
+    adders: dict[str, Callable[..., argparse.Action]] = {}
     for group in groups:
         for option in OPTIONS:
             if option.group != group or option.flag is None:
                 continue
             title = titles[group]
-            target = made.get(title) or made.setdefault(title, parser.add_argument_group(title))
+            add = adders.get(title) or adders.setdefault(
+                title, parser.add_argument_group(title).add_argument)
             names = [option.flag] + ([option.short] if option.short else [])
             if option.switch:
-                target.add_argument(*names, dest=option.name, action="store_true",
-                                    default=None, help=option.help)
+                add(*names, dest=option.name, action="store_true", default=None,
+                    help=option.help)
             else:
-                target.add_argument(*names, dest=option.name, type=_argument_type(option),
-                                    action="append" if option.many else "store", default=None,
-                                    metavar=option.metavar, help=option.help)
+                add(*names, dest=option.name, type=_argument_type(option),
+                    action="append" if option.many else "store", default=None,
+                    metavar=option.metavar, help=option.help)
     if "output" in groups:
-        made["output"].add_argument("--json", action="store_const", const="json",
-                                    dest="format", help="same as --format json")
+        adders["output"]("--json", action="store_const", const="json", dest="format",
+                         help="same as --format json")
 
 
 def _argument_type(option: Option) -> Callable[[str], Any]:
