@@ -182,10 +182,10 @@ def work_split(count: int, total_mb: float) -> dict[str, float]:
     sizes = [os.path.getsize(path) for path, _ in items]
     read = partial(read_input, evidence=True, keep_uris=False)
     cpu = time.process_time()
-    jobs._serial(read, items)
+    jobs._serial(read, items, {})
     serial = time.process_time() - cpu
     started = time.perf_counter()
-    timed = jobs._parallel(partial(_timed_read, read), items, sizes, 2)
+    timed = jobs._parallel(partial(_timed_read, read), items, sizes, 2).results()
     per: dict[int, list[float]] = {}
     for _, pid, used, end in timed:
         entry = per.setdefault(pid, [0.0, 0.0])
@@ -263,7 +263,7 @@ def threshold(repeats: int = 5) -> None:
         serial, parallel = [], []
         for _ in range(repeats):
             started = time.perf_counter()
-            jobs._serial(read, items)
+            jobs._serial(read, items, {})
             serial.append(time.perf_counter() - started)
             started = time.perf_counter()
             jobs._parallel(read, items, sizes, 2)
