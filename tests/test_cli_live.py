@@ -747,9 +747,13 @@ def test_verify_files_default_root_is_the_current_directory(
     assert cli("verify-files", path, "--json").codes() == ["TC320"]
 
 
-def test_a_file_uri_with_a_lone_surrogate_is_tc300(cli: Cli, tmp_path: Path,
-                                                   root: Path) -> None:
-    file_finding(cli, tmp_path, root, "file:doc\ud801.txt", "TC300")
+def test_a_file_uri_with_a_lone_surrogate_is_an_input_error(cli: Cli, tmp_path: Path,
+                                                            root: Path) -> None:
+    # A lone surrogate is not text: the trace line holding it is TC123, and nothing is read.
+    path = files_trace(tmp_path, "file:doc\ud801.txt")
+    res = cli("verify-files", path, "--root", root, "--json")
+    assert res.exit == 1
+    assert [(f["code"], f["line"]) for f in res.json()["findings"]][:1] == [("TC123", 2)]
 
 
 def test_tc211_verify_files(cli: Cli, tmp_path: Path, root: Path) -> None:

@@ -48,7 +48,7 @@ def test_index_reads_sources_back(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     offsets = _write(path, [b'{"type":"x"}\n',
                             _result_line([("a", "https://a/", "alpha"), ("b", "file:b", "")]),
-                            _result_line([("c", "https://c/", "gamma \u00e9 \ud800")])])
+                            _result_line([("c", "https://c/", "gamma \u00e9 \U0001f600")])])
     index = SourceIndex()
     index.add("a", offsets[1])
     index.add("b", offsets[1])
@@ -56,7 +56,7 @@ def test_index_reads_sources_back(tmp_path: Path) -> None:
     index.add("a", offsets[2])  # the first one with an id wins
     assert len(index) == 3 and "a" in index and "z" not in index
     assert _read(path, index, "b") == ("file:b", "")
-    assert _read(path, index, "c") == ("https://c/", "gamma \u00e9 \ud800")
+    assert _read(path, index, "c") == ("https://c/", "gamma \u00e9 \U0001f600")
     assert _read(path, index, "a") == ("https://a/", "alpha")
     assert index.offset("a") == offsets[1]
 

@@ -88,12 +88,15 @@ def test_unknown_event_types_and_fields_are_allowed(scan: Any) -> None:
     assert scan(events).findings == ()
 
 
-def test_lone_surrogates_and_unicode_are_read_back(scan: Any) -> None:
-    content = "caf\u00e9 \ud800 \U0001f600 done"
-    scanned = scan([call(), result(sources=[source(uri="https://x/\ud801", content=content)]),
-                    answer([claim(citations=[cite(quote="\ud800 \U0001f600")])])])
+def test_unicode_is_read_back_and_lone_surrogates_are_refused(scan: Any) -> None:
+    content = "caf\u00e9 \U0001f600 done"
+    scanned = scan([call(), result(sources=[source(uri="https://x/\u00e9", content=content)]),
+                    answer([claim(citations=[cite(quote="\U0001f600")])])])
     assert scanned.findings == ()
-    assert read_back(scanned, "s1") == ("https://x/\ud801", content)
+    assert read_back(scanned, "s1") == ("https://x/\u00e9", content)
+    # A lone surrogate is not text (no report could write it): TC123 on its line.
+    scanned = scan([call(), result(sources=[source(uri="https://x/\ud801")]), answer()])
+    assert [(f.code.value[0], f.line) for f in scanned.findings] == [("TC123", 2), ("TC131", 3)]
 
 
 def test_content_is_read_again_from_the_file(scan: Any) -> None:

@@ -14,7 +14,13 @@ from typing import Any, BinaryIO
 from tracecite.codes import Code
 from tracecite.inputs.answer import PreparedAnswer, tail_digest
 from tracecite.inputs.files import unreadable_message
-from tracecite.inputs.jsonl import REFUSED, fast_loads, loads
+from tracecite.inputs.jsonl import (
+    LONE_SURROGATE_MESSAGE,
+    REFUSED,
+    LoneSurrogateError,
+    fast_loads,
+    loads,
+)
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,8 @@ class _LineReader:
         except self._invalid as exc:
             if isinstance(exc.__cause__, UnicodeDecodeError):
                 return LineError(Code.INPUT_NOT_UTF8, "line is not valid UTF-8")
+            if isinstance(exc.__cause__, LoneSurrogateError):
+                return LineError(Code.TRACE_WRONG_TYPE, LONE_SURROGATE_MESSAGE)
             return LineError(Code.TRACE_BAD_JSON, "line is not valid JSON")
 
 

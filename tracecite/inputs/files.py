@@ -27,6 +27,9 @@ def open_input(path: str, *, buffering: int = -1) -> BinaryIO | Finding:
     except FileNotFoundError:
         return Finding(Code.INPUT_UNREADABLE, "input file does not exist" + _pattern_hint(path),
                        file=path)
+    except UnicodeEncodeError:  # a lone surrogate from a Python string, not a file system's
+        return Finding(Code.INPUT_UNREADABLE, "the file name holds a lone surrogate, which is "
+                       "not text: no file has that name", file=path)
     except OSError as exc:
         if os.path.isdir(path):  # where directories cannot be opened at all (Windows)
             return Finding(Code.INPUT_UNREADABLE, "input is a directory", file=path)

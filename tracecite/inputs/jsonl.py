@@ -15,12 +15,19 @@ the stdlib's, except that an integer beyond 64 bits is a float: TraceCite never 
 number's value (a field is a string, a list, an object or a boolean, and a number in its place
 is "a number" either way), so every finding is the same. ``TRACECITE_JSON_DECODER=json`` (read
 when TraceCite starts) turns orjson off.
+
+A lone surrogate (a ``\\ud800`` escape without its pair) is not text: it cannot be written as
+UTF-8, so no report, cache or hash could hold it. The stdlib decodes one; :func:`loads` then
+raises :class:`LoneSurrogateError` (a ValueError), and the reader makes it a TC123 finding on
+its line. Only a line holding such an escape is searched for one, so other lines pay one
+``"\\u" in line`` scan.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from array import array
 from collections.abc import Callable, Collection, Iterator
 from json.decoder import WHITESPACE, scanstring  # type: ignore[attr-defined]
@@ -42,6 +49,51 @@ def _long_int(text: str) -> int | float:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+class LoneSurrogateError(ValueError):
+    """A trace line's JSON holds a lone surrogate, which is not text (module docstring)."""
+
+
+LONE_SURROGATE_MESSAGE = ("line holds a lone surrogate (an escape of U+D800 to U+DFFF without "
+                          "its pair), which is not text")
+"""The message of the finding on such a line (it names no field: any string may hold one)."""
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def may_hold_surrogate(text: str) -> bool:
+    """Whether a line's text has an escape that could decode to a lone surrogate (a pair
+    decodes to one character above U+FFFF, which is text)."""
+    return "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a decoded JSON value holds a lone surrogate in any string, key or value (walked
+    without recursion: a deep value cannot overflow the stack)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, LazyArray):  # decoded one element at a time, never kept whole
+            if any(has_lone_surrogate(element) for element in item):
+                return True
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _refuse_surrogates(text: str, value: Any) -> Any:
+    """``value``, unless ``text`` decoded to a lone surrogate (:class:`LoneSurrogateError`)."""
+    if may_hold_surrogate(text) and has_lone_surrogate(value):
+        raise LoneSurrogateError(LONE_SURROGATE_MESSAGE)
+    return value
 _skip = WHITESPACE.match
 
 DECODER_VARIABLE = "TRACECITE_JSON_DECODER"
@@ -171,8 +223,19 @@ def visit_claims(text: str, visit: Callable[[Any], None]) -> Any:
     array to ``visit`` as it is decoded instead of keeping them: the object comes back with
     ``claims`` empty. One decoding pass, one claim in memory at a time (ValueError if the
     line is not that JSON)."""
+    inner = visit
+    if may_hold_surrogate(text):
+        def checked(element: Any) -> None:
+            if has_lone_surrogate(element):
+                raise LoneSurrogateError(LONE_SURROGATE_MESSAGE)
+            inner(element)
+
+        visit = checked
     try:
-        return _lazy_object(text, visit)
+        event = _lazy_object(text, visit)
+        if inner is not visit and has_lone_surrogate(event):
+            raise LoneSurrogateError(LONE_SURROGATE_MESSAGE)
+        return event
     except RecursionError:
         raise ValueError("nesting too deep") from None
 
@@ -281,16 +344,21 @@ def loads(line: str | bytes) -> Any:
         if len(line) >= LAZY_FROM_CHARS:
             text = line.decode("utf-8") if isinstance(line, bytes) else line
             try:
-                return _lazy_object(text)
+                return _refuse_surrogates(text, _lazy_object(text))
+            except LoneSurrogateError:
+                raise
             except ValueError:
                 pass  # the strict decoder below gives the verdict
         try:
             if isinstance(line, str):  # what the reader hands over: skip json.loads' set-up
-                return _DECODER.decode(line)
-            return json.loads(line, parse_constant=_reject_constant)
+                value = _DECODER.decode(line)
+            else:
+                value = json.loads(line, parse_constant=_reject_constant)
         except ValueError:
             # Python refuses integers of more than 4300 digits; a second, slower pass (only
             # for lines that failed) reads them as floats before calling the line bad.
-            return json.loads(line, parse_constant=_reject_constant, parse_int=_long_int)
+            value = json.loads(line, parse_constant=_reject_constant, parse_int=_long_int)
+        text = line if isinstance(line, str) else line.decode("utf-8", "replace")
+        return _refuse_surrogates(text, value)
     except RecursionError:
         raise ValueError("nesting too deep") from None
