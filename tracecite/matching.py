@@ -26,7 +26,8 @@ def normalise(text: str) -> str:
 
 def digest(text: str) -> str:
     """The SHA-256 (hex) of the normalised text: what the cache keeps of pages and quotes."""
-    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+    # surrogatepass: inputs holding a lone surrogate are refused, but a digest never fails.
+    return hashlib.sha256(normalise(text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class MatchText:

@@ -291,3 +291,14 @@ def test_a_file_name_that_is_not_utf8_is_read_and_reported(cli: Cli, tmp_path: P
         res = cli("check", "--evidence", "--format", fmt, name)
         assert res.exit == 0, res.out
         (res.out + res.err).encode("utf-8")
+
+
+def test_the_diagnosis_and_the_digest_take_any_string() -> None:
+    # Inputs holding a lone surrogate are refused, but these pure functions never fail on one.
+    from tracecite.checks.diagnosis import Diagnoser
+    from tracecite.matching import digest
+
+    diagnosis = Diagnoser(["Caf\u00e9 " + LONE + " \u2019quoted\u2019"]).diagnose(
+        "caf\u00e9 " + LONE + " 'quoted'")
+    assert diagnosis.kinds == ("case", "typography")
+    assert digest(LONE) != digest("\udfff")

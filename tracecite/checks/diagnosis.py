@@ -123,7 +123,10 @@ class _Changes:
         UTF-8, where every byte of a non-ASCII character is non-ASCII: one fast pass)."""
         if text.isascii():  # an O(1) question
             return _NO_CHANGES
-        distinct = set(text.encode("utf-8").translate(None, _ASCII_BYTES).decode("utf-8"))
+        # surrogatepass: a lone surrogate is refused with the input, but a diagnosis is a
+        # pure function of strings and must not fail on one.
+        distinct = set(text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+                       .decode("utf-8", "surrogatepass"))
         cased = ((c, c.lower().replace("\u03c2", "\u03c3")) for c in sorted(distinct))
         return cls(tuple((c, lower) for c, lower in cased if lower != c),
                    tuple(sorted(distinct.intersection(TYPOGRAPHY))),
@@ -145,7 +148,8 @@ def _fold(text: str, folds: frozenset[str], joined: bool, changes: _Changes) -> 
         else:
             # bytes.lower() changes only A-Z, which in UTF-8 are never part of another
             # character; str.lower() is many times slower on a text that is not all ASCII.
-            text = text.encode("utf-8").lower().decode("utf-8")
+            text = (text.encode("utf-8", "surrogatepass").lower()
+                    .decode("utf-8", "surrogatepass"))
             for char, lower in changes.cased:  # one sigma for all: lower() has two, by context
                 text = text.replace(char, lower)
     if not ascii_only:
