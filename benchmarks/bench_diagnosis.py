@@ -8,19 +8,29 @@ difference ÷ N is the cost of one miss beyond the parse. Beside it, each kind t
 from the tree of one parse: the first miss of a page pays for the folds of the page, later
 misses share them. Goal: at most 50 ms per missed quote.
 
-    .venv/bin/python benchmarks/bench_diagnosis.py [--quick]
+Then the bound whatever the sizes: a 48 MB quote that misses a 100 MB capture (both made here,
+in a child process, so that its peak RSS is the diagnosis's alone), timed and measured in a
+child of this tree and, with ``--before TREE``, of another (an older checkout, imported through
+``PYTHONPATH`` from a directory outside both). Goal: at most 1 s and 64 MB per missed quote,
+past which the diagnosis reports what it measured so far (``cut_short``).
+
+    .venv/bin/python benchmarks/bench_diagnosis.py [--quick] [--before TREE]
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import re
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench_util import REPO, Log, Table, median, verdict
+from bench_util import MB, REPO, Log, Table, median, megabytes, seconds, verdict
 
 GOAL_MS = 50.0
 PAGE_BYTES = 2 * 1024 * 1024 - 4096  # under the cap, with room for the page's own markup
@@ -144,7 +154,109 @@ def figure(n: int = 200, repeats: int = 3, log: Log = print) -> Table:
     return table
 
 
+HUGE_GOAL_S = 1.0
+HUGE_GOAL_MB = 64.0
+_CHILD = r"""
+import json, random, sys, time
+from tracecite.checks.diagnosis import Diagnoser
+
+capture_mb, quote_mb = int(sys.argv[1]), int(sys.argv[2])
+rng = random.Random(6)
+words = [''.join(rng.choice('abcdefghijklmnopqrstuvwxyz') for _ in range(rng.randint(2, 9)))
+         for _ in range(5000)] + ['caf\u00e9', 'na\u00efve', 'Fa\u00e7ade']  # not all ASCII
+
+def text(mb, seed):
+    # Distinct 64 KiB blocks, so no stretch of the text repeats far.
+    r = random.Random(seed)
+    blocks, size = [], 0
+    while size < mb * 1048576:
+        block = ' '.join(r.choice(words) for _ in range(10000))[:65536].strip()
+        blocks.append(block)
+        size += len(block) + 1
+    return ' '.join(blocks)
+
+capture = text(capture_mb, 1)
+first = quote_mb * 1048576 * 5 // 8
+rest = quote_mb * 1048576 - first
+# The quote: two long stretches of the capture, from far apart, around a word it lacks: a
+# near miss whose longest run is most of it.
+quote = capture[1048576:1048576 + first].strip() + ' Zebrafold ' + capture[-rest:].strip()
+del words
+
+def rss(field):
+    with open('/proc/self/status') as status:
+        for line in status:
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
+    return 0
+
+try:  # hand the memory freed while the inputs were made back, so that reusing it shows
+    import ctypes
+    ctypes.CDLL('libc.so.6').malloc_trim(0)
+except (OSError, AttributeError):
+    pass
+try:  # reset the high-water mark (Linux >= 4.0), so the peak is the diagnosis's
+    with open('/proc/self/clear_refs', 'w') as clear:
+        clear.write('5')
+except OSError:
+    pass
+before = rss('VmRSS:')
+started = time.perf_counter()
+diagnosis = Diagnoser([capture]).diagnose(quote)
+elapsed = time.perf_counter() - started
+print(json.dumps({'seconds': elapsed, 'peak': max(0, rss('VmHWM:') - before),
+                  'kinds': list(diagnosis.kinds),
+                  'cut_short': getattr(diagnosis, 'cut_short', None),
+                  'matched_chars': diagnosis.matched_chars, 'quote_chars': diagnosis.quote_chars}))
+"""
+
+
+def huge(tree: Path, capture_mb: int, quote_mb: int, timeout: float) -> dict[str, object]:
+    """One diagnosis of a ``quote_mb`` MB quote missing a ``capture_mb`` MB capture, in a child
+    importing TraceCite from ``tree`` (started in a directory outside it)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    with tempfile.TemporaryDirectory() as outside:
+        try:
+            done = subprocess.run([sys.executable, "-c", _CHILD, str(capture_mb), str(quote_mb)],
+                                  cwd=outside, env=env, capture_output=True, text=True,
+                                  timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return {"timeout": timeout}
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1:]}
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def huge_figure(before: Path | None, quick: bool, log: Log = print) -> Table:
+    """The diagnosis bound: a 48 MB quote missing a 100 MB capture, before and after."""
+    capture_mb, quote_mb = (20, 10) if quick else (100, 48)
+    table = Table(f"Near-miss diagnosis bound: a {quote_mb} MB quote missing a {capture_mb} MB "
+                  "capture", ["tree", "time", "peak RSS", "diagnosis", "goal"])
+    trees = ([("before", before)] if before is not None else []) + [("after", REPO)]
+    for name, tree in trees:
+        log(f"  {name}: {tree} …")
+        got = huge(tree, capture_mb, quote_mb, timeout=900.0)
+        if "timeout" in got or "error" in got:
+            table.add(name, f"> {got.get('timeout', 0):.0f} s" if "timeout" in got else "–",
+                      "–", str(got.get("error", "did not finish")), verdict(False))
+            continue
+        spent, peak = float(str(got["seconds"])), float(str(got["peak"]))
+        said = "+".join(str(k) for k in got["kinds"]) if got["kinds"] else "no kind"  # type: ignore[attr-defined]
+        if got.get("cut_short"):
+            said += f", cut short ({got['cut_short']})"
+        table.add(name, seconds(spent), megabytes(peak), said,
+                  verdict(spent <= HUGE_GOAL_S and peak <= HUGE_GOAL_MB * MB))
+    table.note(f"goal: ≤ {HUGE_GOAL_S:g} s and ≤ {HUGE_GOAL_MB:g} MB per missed quote whatever "
+               "the sizes; peak RSS is the child's high-water mark over its RSS before the "
+               "diagnosis (the quote and capture are made first)")
+    return table
+
+
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
+    before_tree = (Path(sys.argv[sys.argv.index("--before") + 1]).resolve()
+                   if "--before" in sys.argv else None)
     print(figure(n=40 if quick else 200, repeats=1 if quick else 3,
                  log=lambda m: print(m, file=sys.stderr)).text())
+    print(huge_figure(before_tree, quick, log=lambda m: print(m, file=sys.stderr)).text())

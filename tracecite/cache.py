@@ -434,7 +434,9 @@ def _diagnosis(stored: object) -> Diagnosis | None:
             matched_chars=_count(value.get("matched_chars")),
             first_difference=_count(value.get("first_difference")),
             characters=tuple(str(c) for c in characters) if characters is not None else None,
-            where=str(value["where"]) if value.get("where") is not None else None)
+            where=str(value["where"]) if value.get("where") is not None else None,
+            cut_short=(str(value["cut_short"]) if value.get("cut_short") is not None
+                       else None))
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
 

@@ -40,6 +40,10 @@ class Diagnosis:
     where: str | None = None
     """Where a ``hidden`` quote is in the markup: script, style, attribute, head,
     hidden-element, comment, template."""
+    cut_short: str | None = None
+    """Why the diagnosis stopped before it was done (``time`` or ``memory``: its bound per
+    missed quote); None when it is complete. A diagnosis cut short holds what it measured
+    until then (docs/reference/reports.md#near-misses)."""
 
 
 DIAGNOSIS_KINDS = ("case", "typography", "invisible", "wrapped", "ellipsis", "boundary",

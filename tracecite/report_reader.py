@@ -134,7 +134,8 @@ def _finding(value: object, index: int) -> Finding:
                for key in ("quote_chars", "matched_chars", "first_difference")},
             characters=(None if characters is None
                         else tuple(_strings(d, "characters", f"{where}: diagnosis"))),
-            where=_optional(d, "where", str, f"{where}: diagnosis"))
+            where=_optional(d, "where", str, f"{where}: diagnosis"),
+            cut_short=_optional(d, "cut_short", str, f"{where}: diagnosis"))
     archive = None
     if raw.get("archive") is not None:
         a = _object(raw["archive"], f"{where}: archive")

@@ -261,14 +261,14 @@ def test_nothing_close_costs_a_few_scans_whatever_the_quote() -> None:
     text = CountingText("the quick brown fox " * 1000)
     quote = "zq" * 200
     CountingText.scans = 0
-    assert diagnosis_module._longest_run(quote, text, 200) == (0, 0)
+    assert diagnosis_module._longest_run(quote, text, 200)[:2] == (0, 0)
     assert CountingText.scans <= 4  # one per block of half a run: no scan per character
 
 
 def test_a_run_costs_at_most_one_scan_per_relocation() -> None:
     text = CountingText("ab" * 500 + "abcdefgh")
     CountingText.scans = 0
-    assert diagnosis_module._longest_run("abcdefghXY", text, 5) == (8, 8)
+    assert diagnosis_module._longest_run("abcdefghXY", text, 5)[:2] == (8, 8)
     # Blocks, the first character, and one relocation per character that moves the run.
     assert CountingText.scans <= 2 + 1 + 8
 
@@ -326,7 +326,7 @@ def test_check_evidence_reports_a_diagnosis_per_quote(cli: Cli, tmp_path: Path) 
     assert typography["diagnosis"] == {
         "kinds": ["typography"], "quote_chars": 16, "matched_chars": None,
         "first_difference": None, "characters": ["U+2019 RIGHT SINGLE QUOTATION MARK"],
-        "where": None}
+        "where": None, "cut_short": None}
     assert typography["message"] == (
         "quote is not in the captured content; it is there after folding typographic quotes, "
         "dashes, ellipses and ligatures (U+2019 RIGHT SINGLE QUOTATION MARK)")

@@ -146,7 +146,8 @@ def test_evidence_finding_fields(cli: Cli, tmp_path: Path) -> None:
         "file": str(trace), "line": 3, "column": column, "claim": 2, "citation": 1,
         "source_id": "s1", "uri": "https://example.com/a",
         "diagnosis": {"kinds": ["none"], "quote_chars": 4, "matched_chars": None,
-                      "first_difference": None, "characters": None, "where": None},
+                      "first_difference": None, "characters": None, "where": None,
+                      "cut_short": None},
         "message": "quote is not in the captured content; nothing close is in the captured "
                    "content (no run of half the quote's 4 characters)",
     }
@@ -167,7 +168,7 @@ EVERYTHING = Report(
      Finding(Code.TIMEOUT, "deadline passed", file="t.jsonl", line=2, uri="https://b/",
              failures=1, fail_after=3, warned=True),
      Finding(Code.HTTP_STATUS, "status 404", file="t.jsonl", line=2, status=404,
-             diagnosis=Diagnosis(("hidden",), where="script")),
+             diagnosis=Diagnosis(("hidden",), where="script", cut_short="time")),
      Finding(Code.CACHE_UNUSABLE, "the cache is locked"),
      Finding(Code.SOURCE_ADDED, "added", file="new.jsonl", line=1, uri="https://c/")),
     Summary(3, 4, 5, Counts(5, 4, 1), Counts(5, 3, 1, 1, 2, 1, 1, 1, 0), Counts(skipped=5)),

@@ -41,6 +41,17 @@ is where it starts. Only a run of at least half the quote counts (``none`` has n
 long holds one of the quote's aligned blocks of a quarter of its length, so when no block is
 in the text (the usual ``none``) a few scans tell, whatever the quote's length.
 
+Bounded work: a diagnosis takes at most :data:`TIME_BOUND` seconds and :data:`MEMORY_BOUND`
+bytes per missed quote, whatever the quote's and the text's sizes. A step whose copies would
+not fit (a fold of the quote or of a text beyond a quarter of the bound; the kept folds of a
+source are dropped past half of it) is not taken, and the clock is read between steps and
+within the longest run. A diagnosis that skips or stops a step says so in ``cut_short``
+(``memory`` or ``time``, the first bound met) and holds what it measured until then: the kinds
+found, or the longest run found so far (``partial`` when it is half the quote; no kind when
+none is), never a ``none`` it did not establish. The longest run extends a run by comparing
+ever longer stretches (at most :data:`_STRETCH` characters) rather than one character at a
+time, with the same result.
+
 For ``typography`` and ``invisible``, ``characters`` names the code points involved: those of
 the fold in the quote, and those in the stretch of the page where the folded quote was found.
 A diagnosis holds kinds, counts, offsets and code point names only: never a substring of the
@@ -52,6 +63,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+import sys
+import time
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -63,7 +76,9 @@ if TYPE_CHECKING:  # the tree is html5lib's, built before a diagnosis is asked f
     import xml.etree.ElementTree as ET
 
 __all__ = [
+    "MEMORY_BOUND",
     "SCRIPT_RENDERED_TEXT",
+    "TIME_BOUND",
     "TYPOGRAPHY",
     "Diagnoser",
     "HtmlPage",
@@ -87,6 +102,50 @@ its plain form."""
 SCRIPT_RENDERED_TEXT = 1000
 """A page whose visible text is shorter than this, and mostly scripts, is script-rendered."""
 
+TIME_BOUND = 1.0
+"""Seconds a diagnosis may take per missed quote (docs/reference/reports.md#near-misses)."""
+
+MEMORY_BOUND = 64 * 1024 * 1024
+"""Bytes a diagnosis may allocate per missed quote (docs/reference/reports.md#near-misses)."""
+
+_STRETCH = 1 << 20
+"""The longest stretch of the quote compared at once while a run is extended."""
+
+
+class _Budget:
+    """The bounds of one diagnosis: a deadline and a size; ``cut`` names the first one met."""
+
+    __slots__ = ("cut", "deadline", "memory")
+
+    def __init__(self, seconds: float, memory: int) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.memory = memory
+        self.cut: str | None = None
+
+    def late(self) -> bool:
+        """Whether the deadline has passed (noted as the cut when it is the first bound)."""
+        if time.monotonic() <= self.deadline:
+            return False
+        self.cut = self.cut or "time"
+        return True
+
+    def fits(self, size: int, share: int = 1) -> bool:
+        """Whether copies of ``size`` bytes fit in ``1/share`` of the memory bound (noted as
+        the cut when not, and it is the first bound)."""
+        if size * share <= self.memory:
+            return True
+        self.cut = self.cut or "memory"
+        return False
+
+
+def _fold_cost(text: str) -> int:
+    """Bytes a fold of ``text`` may allocate at once: the new text, and for a text not all
+    ASCII its UTF-8 form twice (the ``case`` fold goes through bytes)."""
+    size = sys.getsizeof(text)
+    return size if text.isascii() else 3 * size + 4 * len(text)
+
+
+_ASCII_LETTER = re.compile("[A-Za-z]")
 _TEXT_FOLDS = ("case", "typography", "invisible")
 _STEPS = ("case", "typography", "invisible", "wrapped", "ellipsis", "boundary")
 _WHERE = ("script", "style", "template", "comment", "attribute", "head", "hidden-element")
@@ -116,6 +175,8 @@ class _Changes:
     cased: tuple[tuple[str, str], ...]
     typography: tuple[str, ...]
     invisible: tuple[str, ...]
+    letters: bool = False
+    """Whether a non-ASCII character of the text has a case (lower and upper differ)."""
 
     @classmethod
     def of(cls, text: str) -> _Changes:
@@ -130,7 +191,8 @@ class _Changes:
         cased = ((c, c.lower().replace("\u03c2", "\u03c3")) for c in sorted(distinct))
         return cls(tuple((c, lower) for c, lower in cased if lower != c),
                    tuple(sorted(distinct.intersection(TYPOGRAPHY))),
-                   tuple(sorted(c for c in distinct if unicodedata.category(c) == "Cf")))
+                   tuple(sorted(c for c in distinct if unicodedata.category(c) == "Cf")),
+                   any(c.lower() != c.upper() for c in distinct))
 
 
 _NO_CHANGES = _Changes((), (), ())
@@ -194,12 +256,18 @@ class Diagnoser:
     """Diagnoses the quotes that missed one source, sharing its folds among them.
 
     ``texts``: the normalised texts the quotes were matched against (one, or a JSON body's raw
-    text and its string values joined); ``page``: the parsed page, for HTML.
+    text and its string values joined); ``page``: the parsed page, for HTML; ``seconds`` and
+    ``memory``: the bounds of each diagnosis (module docstring).
     """
 
-    def __init__(self, texts: Sequence[str], page: HtmlPage | None = None) -> None:
+    def __init__(self, texts: Sequence[str], page: HtmlPage | None = None, *,
+                 seconds: float = TIME_BOUND, memory: int = MEMORY_BOUND) -> None:
         self._texts = list(texts)
         self._page = page
+        self._seconds = seconds
+        self._memory = memory
+        self._budget = _Budget(seconds, memory)
+        self._kept = 0  # bytes of the folds kept
         self._folded: dict[tuple[int, frozenset[str], bool], str] = {}
         self._chunked: dict[tuple[int, frozenset[str], bool], _Folded] = {}
         self._changes: dict[int, _Changes] = {}
@@ -209,23 +277,27 @@ class Diagnoser:
     # -- the whole diagnosis ------------------------------------------------------------------
 
     def diagnose(self, quote: str) -> Diagnosis:
-        """The diagnosis of one normalised quote that is not in the texts."""
+        """The diagnosis of one normalised quote that is not in the texts, within its bounds
+        (module docstring: past them, what was measured so far, and ``cut_short``)."""
+        budget = self._budget = _Budget(self._seconds, self._memory)
         chars = len(quote)
         found = self._smallest_fold(quote)
         if found is not None:
             return Diagnosis(found.steps, quote_chars=chars,
-                             characters=self._characters(quote, found))
-        if self._page is not None:
+                             characters=self._characters(quote, found), cut_short=budget.cut)
+        if self._page is not None and not budget.late():
             where = self._where_hidden(quote)
             rendered = self._script_rendered()
             kinds = (("hidden",) if where else ()) + (("script-rendered",) if rendered else ())
             if kinds:
-                return Diagnosis(kinds, quote_chars=chars, where=where)
-        matched, end = self.longest_run(quote)
+                return Diagnosis(kinds, quote_chars=chars, where=where, cut_short=budget.cut)
+        matched, end, complete = self._longest_run_within(quote)
         if matched and 2 * matched >= chars:
             return Diagnosis(("partial",), quote_chars=chars, matched_chars=matched,
-                             first_difference=end)
-        return Diagnosis(("none",), quote_chars=chars)
+                             first_difference=end, cut_short=budget.cut)
+        if not complete:  # no run of half the quote found yet: that is not "none"
+            return Diagnosis((), quote_chars=chars, cut_short=budget.cut)
+        return Diagnosis(("none",), quote_chars=chars, cut_short=budget.cut)
 
     # -- folds and quote transforms -----------------------------------------------------------
 
@@ -233,8 +305,8 @@ class Diagnoser:
         """Whether ``step`` can change anything for ``quote`` (which has ``changes``) on these
         texts."""
         indexes = range(len(self._texts))
-        if step == "case":
-            return quote.lower() != quote.upper()  # the quote has a cased letter
+        if step == "case":  # the quote has a cased letter (found without copying the quote)
+            return changes.letters or _ASCII_LETTER.search(quote) is not None
         if step == "typography":
             return bool(changes.typography) or any(self._changes_of(i).typography
                                                    for i in indexes)
@@ -242,11 +314,13 @@ class Diagnoser:
             return bool(changes.invisible) or any(self._changes_of(i).invisible for i in indexes)
         if step == "wrapped":
             return _unwrapped(quote) is not None
-        if step == "ellipsis":
-            return bool(_ELLIPSIS_RE.search(quote))
+        if step == "ellipsis":  # every form of _ELLIPSIS_RE holds one of these
+            return "..." in quote or "\u2026" in quote
         return " " in quote or any(" " in t for t in self._texts)
 
     def _changes_of(self, index: int) -> _Changes:
+        """The characters of text ``index`` the folds change (made only for a text whose
+        folds fit the bounds: :meth:`_foldable`)."""
         changes = self._changes.get(index)
         if changes is None:
             changes = self._changes[index] = _Changes.of(self._texts[index])
@@ -257,20 +331,31 @@ class Diagnoser:
 
         Each step only ever finds more, so the combination of every step that applies is tried
         first: when it misses, no smaller one is tried. Without boundary, then with it; at
-        most 2^6 combinations in all, each a search of a fold made once per source."""
+        most 2^6 combinations in all, each a search of a fold made once per source. Only
+        when the folds of the quote and of every text fit the bounds; past the deadline, the
+        combination found so far (it finds the quote, though a smaller one might)."""
+        budget = self._budget
+        if not (budget.fits(_fold_cost(quote), 4)
+                and all(budget.fits(_fold_cost(t), 4) for t in self._texts)):
+            return None
         changes = _Changes.of(quote)
         steps = [s for s in _STEPS if self._applies(s, quote, changes)]
         # Without boundary first: its fold of the text (without spaces) is needed less often.
         # The second pass tries only what the first could not: combinations with boundary.
         passes = [[s for s in steps if s != "boundary"]] + ([steps] if "boundary" in steps else [])
         for part in passes:
-            if not part or self._find(quote, changes, tuple(part)) is None:
+            if budget.late():
+                return None
+            whole = self._find(quote, changes, tuple(part)) if part else None
+            if whole is None:
                 continue
             second = part is steps
             for size in range(1, len(part) + 1):
                 for combination in itertools.combinations(part, size):
                     if second and "boundary" not in combination:
                         continue
+                    if budget.late():
+                        return whole
                     found = self._find(quote, changes, combination)
                     if found is not None:
                         return found
@@ -324,7 +409,13 @@ class Diagnoser:
                 last, step_joined = frozenset((step,)), False
             else:
                 return self._texts[index]
+            cost = _fold_cost(base)
+            if 2 * (self._kept + cost) > self._memory:
+                # Past half the bound the kept folds are dropped (the base is still held).
+                self._folded.clear()
+                self._kept = 0
             folded = self._folded[key] = _fold(base, last, step_joined, self._changes_of(index))
+            self._kept += sys.getsizeof(folded)
         return folded
 
     def _fold_chunks(self, index: int, folds: frozenset[str], joined: bool) -> _Folded:
@@ -363,6 +454,8 @@ class Diagnoser:
     def _where_hidden(self, quote: str) -> str | None:
         """Where in the markup the quote is (spaces ignored), if it is there."""
         assert self._page is not None
+        if len(quote) > 3 * len(self._page.markup):
+            return None  # longer than the markup's text can be (NFC at most triples it)
         words = _WORD.findall(quote)
         if words and max(words, key=len) not in self._page.markup:
             # Its longest plain word is nowhere in the markup (a word of ASCII letters and
@@ -419,14 +512,24 @@ class Diagnoser:
     def longest_run(self, quote: str) -> tuple[int, int]:
         """``(matched_chars, first_difference)`` of the longest greedy run of the quote in one
         of the texts as it is (module docstring), when it is at least half of the quote;
-        ``(0, 0)`` when there is none that long (runs that could not be are not looked for)."""
+        ``(0, 0)`` when there is none that long (runs that could not be are not looked for).
+        Within fresh bounds; past them, the longest found so far."""
+        self._budget = _Budget(self._seconds, self._memory)
+        return self._longest_run_within(quote)[:2]
+
+    def _longest_run_within(self, quote: str) -> tuple[int, int, bool]:
+        """:meth:`longest_run` within the bounds of the diagnosis in hand, and whether it was
+        done (False: cut short)."""
         best = (0, 0)
         at_least = (len(quote) + 1) // 2
         for text in self._texts:
-            run = _longest_run(quote, text, max(at_least, best[0] + 1))
-            if run[0] > best[0]:
-                best = run
-        return best
+            length, end, complete = _longest_run(quote, text, max(at_least, best[0] + 1),
+                                                 self._budget)
+            if length > best[0]:
+                best = length, end
+            if not complete:
+                return best[0], best[1], False
+        return best[0], best[1], True
 
 
 _TEMPLATE = re.compile(r"<template\b[^>]*>(.*?)(?:</template\s*>|\Z)", re.I | re.S)
@@ -488,21 +591,34 @@ def _original(text: str, folded: _Folded, start: int, end: int, folds: frozenset
     return out
 
 
-def _longest_run(quote: str, text: str, at_least: int) -> tuple[int, int]:
+def _longest_run(quote: str, text: str, at_least: int,
+                 budget: _Budget | None = None) -> tuple[int, int, bool]:
     """The longest greedy run of ``quote`` in ``text`` that is ``at_least`` long: (its length,
-    the offset after it), or (0, 0). Runs that start too late to be that long are not looked
-    for; each run looked for costs at most one scan of the text."""
+    the offset after it, whether the search was done), or (0, 0, ...). Runs that start too
+    late to be that long are not looked for; each run looked for costs at most one scan of
+    the text. Past ``budget``'s bounds: the longest found so far, and False."""
+    budget = budget or _Budget(float("inf"), sys.maxsize)
     n = len(quote)
     if at_least > n:
-        return 0, 0
+        return 0, 0, True
     # A run of at least 2k - 1 characters holds a whole block quote[j*k:(j+1)*k]: when no
     # block is in the text, no run is that long, and a few scans tell (the usual "none").
     k = max(1, (at_least + 1) // 2)
-    if not any(quote[j:j + k] in text for j in range(0, n - k + 1, k)):
-        return 0, 0
+    width = _width(quote)
+    if not budget.fits(k * width):
+        return 0, 0, False
+    for j in range(0, n - k + 1, k):
+        if budget.late():
+            return 0, 0, False
+        if quote[j:j + k] in text:
+            break
+    else:
+        return 0, 0, True
     best_length, best_end = 0, 0
     i = 0
     while n - i >= max(at_least, best_length + 1):
+        if budget.late():
+            return best_length, best_end, False
         position = text.find(quote[i])
         if position < 0:
             i += 1
@@ -511,9 +627,14 @@ def _longest_run(quote: str, text: str, at_least: int) -> tuple[int, int]:
         # Extend the run; its leftmost occurrence only moves right, so the run scans the text
         # at most once.
         while i + length < n:
-            if text.startswith(quote[i + length], position + length):
-                length += 1
-                continue
+            length += _agreeing(quote, i + length, text, position + length)
+            if i + length >= n:
+                break
+            if budget.late() or not budget.fits((length + 1) * width):
+                length_now = length
+                if length_now >= at_least and length_now > best_length:
+                    best_length, best_end = length_now, i + length_now
+                return best_length, best_end, False
             position = text.find(quote[i:i + length + 1], position + 1)
             if position < 0:
                 break
@@ -521,7 +642,37 @@ def _longest_run(quote: str, text: str, at_least: int) -> tuple[int, int]:
         if length >= at_least and length > best_length:
             best_length, best_end = length, i + length
         i += length
-    return best_length, best_end
+    return best_length, best_end, True
+
+
+def _width(text: str) -> int:
+    """Bytes per character of ``text`` in memory (1, 2 or 4), from its size."""
+    return max(1, round((sys.getsizeof(text) - sys.getsizeof("")) / max(1, len(text))))
+
+
+def _agreeing(quote: str, start: int, text: str, position: int) -> int:
+    """How many characters of ``quote`` from ``start`` are those of ``text`` from
+    ``position``: stretches of doubling length are compared (at most :data:`_STRETCH`
+    characters, so a copy stays small), and the last one that differs is halved down to
+    its first difference. Never more than the quote has left."""
+    left = min(len(quote) - start, len(text) - position)
+    agreed, step = 0, 1
+    while agreed < left:
+        size = min(step, left - agreed, _STRETCH)
+        at = start + agreed
+        if text.startswith(quote[at:at + size], position + agreed):
+            agreed += size
+            step = min(2 * step, _STRETCH)
+            continue
+        low, high = 0, size  # the first `low` agree, the first `high` do not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if text.startswith(quote[at:at + middle], position + agreed):
+                low = middle
+            else:
+                high = middle
+        return agreed + low
+    return agreed
 
 
 # -- the phrase in a finding's message --------------------------------------------------------
@@ -549,6 +700,19 @@ _WHERE_WORDS = {
 def phrase(diagnosis: Diagnosis, there: str = "in the source") -> str:
     """The diagnosis in TraceCite's own words, for a finding's message: kinds, counts, offsets
     and code point names only. ``there`` says where it was looked for ("on the page")."""
+    said = _phrase(diagnosis, there)
+    if diagnosis.cut_short is None:
+        return said
+    bound = _CUT_WORDS.get(diagnosis.cut_short, diagnosis.cut_short)
+    cut = f"the diagnosis was cut short ({bound}), so it may not have tried every kind"
+    return f"{said}; {cut}" if said else cut
+
+
+_CUT_WORDS = {"time": "its 1 s per quote passed",
+              "memory": "the quote or the text is too large for its 64 MB per quote"}
+
+
+def _phrase(diagnosis: Diagnosis, there: str) -> str:
     kinds = diagnosis.kinds
     total = diagnosis.quote_chars or 0
     if "partial" in kinds or "none" in kinds:
