@@ -78,6 +78,8 @@ TOKENS = [f.encode("utf-8", "surrogatepass") for f in HOSTILE_FRAGMENTS] + [
     b"Content-Length: 0\r\n", b"Transfer-Encoding: chunked\r\n", b"Content-Encoding: gzip\r\n",
     b"Location: /\r\n", b"HTTP/1.1 302 Found\r\n", b"charset=latin-1", b"file:", b"../",
     b"%2e%2e/", b"http://", b"https://", b"127.0.0.1", b"[::1]", b"0x7f.1", b":80", b":443",
+    # JSON escapes of lone surrogates (and a pair, which is text), where a trace carries them.
+    b"\\ud800", b"\\udfff", b"\\uDBFF", b"\\udc00x", b"\\ud83d\\ude00", b"%ED%A0%80",
 ]
 
 
@@ -110,6 +112,8 @@ TRACE_SEEDS = [
     b'{"type":"tool_call","run_id":"r","call_id":"c","tool":"t"}\n'
     b'{"type":"tool_result","run_id":"r","call_id":"c","ok":false,"sources":null}\n'
     b'{"type":"answer","run_id":"r","claims":[]}\n',
+    # Lone surrogates (escapes) in a content, a URI and a quote: TC123, never an internal error.
+    _trace([("https://example.com/\ud800", f"the {SECRET} words \udfff")], quote="the \udc00"),
 ]
 URL_SEEDS = [u.encode("utf-8", "surrogatepass") for u in (
     "https://example.com/", "http://example.com:80/a?b#c", "http://127.0.0.1/",

@@ -25,13 +25,17 @@ HOSTILE_FRAGMENTS = (
 )
 _LINE_SAFE = [f for f in HOSTILE_FRAGMENTS if "\n" not in f]
 
+any_character = st.characters(exclude_categories=())
+"""Every code point, lone surrogates included (hypothesis leaves them out by default)."""
+
 hostile_text = st.lists(
-    st.sampled_from(HOSTILE_FRAGMENTS) | st.text(max_size=12), max_size=8,
+    st.sampled_from(HOSTILE_FRAGMENTS) | st.text(any_character, max_size=12), max_size=8,
 ).map("".join)
 """Text mixing hostile fragments with arbitrary characters (lone surrogates included)."""
 
 line_text = st.lists(
-    st.sampled_from(_LINE_SAFE) | st.text(st.characters(blacklist_characters="\n"), max_size=12),
+    st.sampled_from(_LINE_SAFE)
+    | st.text(st.characters(exclude_characters="\n", exclude_categories=()), max_size=12),
     max_size=8,
 ).map("".join)
 """Like ``hostile_text`` without line feeds: one line of a notes file."""
@@ -238,7 +242,7 @@ def broken_traces(draw: st.DrawFn) -> BrokenTrace:
         "delete", "retype", "empty", "unknown-field", "bad-json", "not-object", "bad-utf8",
         "duplicate-call", "unknown-call", "second-answer", "no-answer", "run-id", "failed-ok",
         "dangling-citation", "blank-lines", "unknown-type", "truncate", "huge-number",
-        "deep-nesting")))
+        "deep-nesting", "lone-surrogate")))
     must_fail = True
     lines: list[bytes] | None = None
     index = draw(st.integers(0, len(events) - 1))
@@ -262,6 +266,12 @@ def broken_traces(draw: st.DrawFn) -> BrokenTrace:
                                         "type"))
         if kind == "delete" and key == "sources" and event.get("ok") is False:
             must_fail = False
+    elif kind == "lone-surrogate" and paths:
+        # Any string of a line (known field or not) holding one is TC123 (or, written
+        # without escapes, TC102).
+        parent, key = _at(event, draw(st.sampled_from(paths)))
+        lone = draw(st.sampled_from(("\ud800", "\udbff", "\udc00", "\udfff")))
+        parent[key] = parent[key] + lone if isinstance(parent[key], str) else lone
     elif kind == "unknown-field":
         event[draw(st.text(max_size=8))] = draw(json_values)
         must_fail = False
@@ -316,7 +326,7 @@ def broken_traces(draw: st.DrawFn) -> BrokenTrace:
         must_fail = index < len(lines) - 1 or cut < len(lines[index])
         lines = lines[: index + 1]
         lines[index] = lines[index][:cut]
-    if kind in ("delete", "retype", "empty") and not paths:
+    if kind in ("delete", "retype", "empty", "lone-surrogate") and not paths:
         must_fail = False
     return BrokenTrace(tuple(lines), kind, must_fail)
 
