@@ -456,8 +456,9 @@ class Diagnoser:
         assert self._page is not None
         if len(quote) > 3 * len(self._page.markup):
             return None  # longer than the markup's text can be (NFC at most triples it)
-        words = _WORD.findall(quote)
-        if words and max(words, key=len) not in self._page.markup:
+        # The longest word, without a list of them all (a quote can have millions).
+        longest = max(_WORD.finditer(quote), key=lambda m: m.end() - m.start(), default=None)
+        if longest is not None and longest.group() not in self._page.markup:
             # Its longest plain word is nowhere in the markup (a word of ASCII letters and
             # digits is written as it is): no need to walk the tree for it.
             return None
