@@ -96,6 +96,7 @@ def test_a_cached_pass_is_not_a_verdict_under_another_option(
                   notes)
     assert changed.codes() == [code]
     assert changed.json()["summary"]["live"]["cached"] == 0
+    assert changed.json()["run"]["options_digest"] != first.json()["run"]["options_digest"]
 
 
 def test_another_rules_version_is_a_miss(cli: Cli, site: Site, tmp_path: Path,
