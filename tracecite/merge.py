@@ -5,6 +5,10 @@ The findings are taken in input order, each once (the input errors every shard r
 the summaries are added, so the shards of a run merge into the unsharded run's summary. The exit
 code follows from the merged findings as for any run (docs/reference/commands.md); when a shard was
 stopped by a signal, the merged report is stopped too (128 + its signal): it is not whole.
+
+Never a verdict out of incomplete or mixed input (docs/guides/scale.md#merging-shards): shards
+of another run (their ``run`` digests differ), a report given twice, a shard missing or without
+``run`` are TC100 naming the files.
 """
 
 from __future__ import annotations
