@@ -133,3 +133,18 @@ def test_options_that_decide_no_verdict_are_not_in_the_digest() -> None:
                                            warn=("TC319",), fail_after=3, quiet=True))
     assert base != options_digest(Settings(max_bytes=300))
     assert len(base) == 64 and int(base, 16) >= 0
+
+
+def test_file_digest_never_reads_a_device_or_waits_for_a_fifo(tmp_path: Path) -> None:
+    import hashlib
+    import os
+
+    unreadable = hashlib.sha256(b"unreadable").hexdigest()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert settings_module.file_digest(str(fifo)) == unreadable
+    assert settings_module.file_digest("/dev/zero") == unreadable
+    assert settings_module.file_digest(str(tmp_path / "missing")) == unreadable
+    (tmp_path / "a").write_bytes(b"x" * 3_000_000)
+    assert (settings_module.file_digest(str(tmp_path / "a"))
+            == hashlib.sha256(b"x" * 3_000_000).hexdigest())

@@ -541,15 +541,24 @@ def html_parser() -> str:
 
 
 def file_digest(path: str) -> str:
-    """SHA-256 (hex) of the file at ``path``, read a block at a time (never held whole); that
-    of the word ``unreadable`` when it cannot be read (the run reports why)."""
+    """SHA-256 (hex) of the regular file at ``path``, read a block at a time (never held
+    whole); that of the word ``unreadable`` when it cannot be read or is not a regular file (a
+    device or a FIFO is never read: the run reports it as TC101)."""
     import hashlib
+    import stat
 
     sha = hashlib.sha256()
     try:
-        with open(path, "rb") as stream:
-            while block := stream.read(1 << 20):
-                sha.update(block)
+        # Non-blocking: opening a FIFO must not wait for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return hashlib.sha256(b"unreadable").hexdigest()
+    with os.fdopen(fd, "rb") as stream:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return hashlib.sha256(b"unreadable").hexdigest()
+            while block := stream.read(1 << 20):
+                sha.update(block)
+        except OSError:
+            return hashlib.sha256(b"unreadable").hexdigest()
     return sha.hexdigest()
