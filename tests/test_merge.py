@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import Cli
 from tracecite.codes import Code
 from tracecite.errors import TraceCiteError
-from tracecite.findings import Counts, Finding, Report, Summary
+from tracecite.findings import Counts, Finding, Report, RunDigests, Summary
 from tracecite.hook.stages import OFFLINE_NOTICE
 from tracecite.merge import merge_reports
 from tracecite.reporters.json import format_json
@@ -23,6 +23,8 @@ MISS = Finding(Code.QUOTE_NOT_ON_PAGE, "quote is not in the page's visible text"
 GONE = Finding(Code.HTTP_STATUS, "status 404", file="a.notes", line=7, record=2, status=404,
                uri="https://b.example/")
 BAD = Finding(Code.NOTES_MISSING_FIELD, "record lacks url", file="b.notes", line=1, record=1)
+RUN = RunDigests("1" * 64, "2" * 64)
+"""The run every shard here is of (docs/reference/reports.md#the-run)."""
 SLOW = Finding(Code.TIMEOUT, "deadline passed", file="a.notes", line=12, record=3,
                uri="https://c.example/")
 
@@ -38,9 +40,9 @@ def _shards(tmp_path: Path, *reports: Report) -> list[Path]:
 
 def test_findings_once_in_input_order_and_summaries_added() -> None:
     one = Report("verify-notes", (MISS, BAD), Summary(2, 3, 0, live=Counts(2, 1, 1)),
-                 shard=(1, 2))
+                 run=RUN, shard=(1, 2))
     two = Report("verify-notes", (BAD, GONE), Summary(live=Counts(1, 0, 0, 1, skipped=2)),
-                 shard=(2, 2))
+                 run=RUN, shard=(2, 2))
     merged = merge_reports([one, two])
     assert merged.findings == (MISS, BAD, GONE)
     assert merged.summary == Summary(2, 3, 0, live=Counts(3, 1, 1, 1, skipped=2))
@@ -49,8 +51,8 @@ def test_findings_once_in_input_order_and_summaries_added() -> None:
 
 
 def test_a_stopped_shard_stops_the_merged_report() -> None:
-    one = Report("verify-notes", (MISS,), shard=(1, 2))
-    two = Report("verify-notes", (), shard=(2, 2), stopped_by=int(signal.SIGTERM))
+    one = Report("verify-notes", (MISS,), run=RUN, shard=(1, 2))
+    two = Report("verify-notes", (), run=RUN, shard=(2, 2), stopped_by=int(signal.SIGTERM))
     assert merge_reports([one, two]).exit_code == 143
 
 
@@ -63,17 +65,17 @@ def test_unsharded_reports_of_one_command_merge_too() -> None:
 
 def test_no_source_host_resolved_is_said_of_the_whole_run() -> None:
     dns = Finding(Code.DNS_FAILURE, "does not resolve", file="a.notes", line=3)
-    one = Report("hook", (dns,), stage="online", notices=(OFFLINE_NOTICE,), shard=(1, 2))
-    two = Report("hook", (), Summary(live=Counts(1, 1)), stage="online", shard=(2, 2))
+    one = Report("hook", (dns,), stage="online", notices=(OFFLINE_NOTICE,), run=RUN, shard=(1, 2))
+    two = Report("hook", (), Summary(live=Counts(1, 1)), stage="online", run=RUN, shard=(2, 2))
     assert merge_reports([one, two]).notices == ()
-    two = Report("hook", (dns,), stage="online", notices=(OFFLINE_NOTICE,), shard=(2, 2))
+    two = Report("hook", (dns,), stage="online", notices=(OFFLINE_NOTICE,), run=RUN, shard=(2, 2))
     assert merge_reports([one, two]).notices == (OFFLINE_NOTICE,)
 
 
 @pytest.mark.parametrize("fmt", ["console", "json", "github", "sarif"])
 def test_merge_writes_any_format(cli: Cli, tmp_path: Path, fmt: str) -> None:
-    paths = _shards(tmp_path, Report("verify-notes", (MISS,), shard=(1, 2)),
-                    Report("verify-notes", (GONE,), shard=(2, 2)))
+    paths = _shards(tmp_path, Report("verify-notes", (MISS,), run=RUN, shard=(1, 2)),
+                    Report("verify-notes", (GONE,), run=RUN, shard=(2, 2)))
     run = cli("merge", *paths, "--format", fmt, "--report-file", f"json:{tmp_path / 'm.json'}")
     assert run.exit == 2
     assert "TC210" in run.out and "TC315" in run.out
@@ -83,23 +85,26 @@ def test_merge_writes_any_format(cli: Cli, tmp_path: Path, fmt: str) -> None:
 
 
 def test_merge_applies_warn(cli: Cli, tmp_path: Path) -> None:
-    paths = _shards(tmp_path, Report("verify-notes", (SLOW,), shard=(1, 1)))
+    paths = _shards(tmp_path, Report("verify-notes", (SLOW,), run=RUN, shard=(1, 1)))
     run = cli("merge", *paths, "--warn", "TC313", "--json")
     assert run.exit == 0 and run.json()["findings"][0]["severity"] == "warning"
 
 
 @pytest.mark.parametrize(("reports", "message"), [
-    ((Report("verify-notes", shard=(1, 3)), Report("verify-notes", shard=(3, 3))),
+    ((Report("verify-notes", run=RUN, shard=(1, 3)), Report("verify-notes", run=RUN, shard=(3, 3))),
      "shard 2/3 missing"),
-    ((Report("verify-notes", shard=(1, 2)), Report("verify-notes", shard=(1, 2))),
+    ((Report("verify-notes", run=RUN, shard=(1, 2)),
+      Report("verify-notes", (MISS,), run=RUN, shard=(1, 2))),
      "is shard 1/2 again"),
-    ((Report("verify-notes", shard=(1, 2)), Report("verify-notes", shard=(2, 3))),
+    ((Report("verify-notes", run=RUN, shard=(1, 2)), Report("verify-notes", run=RUN, shard=(2, 3))),
      "is shard 2/3, not one of 2 shards"),
-    ((Report("verify-notes", shard=(1, 2)), Report("verify-notes")),
+    ((Report("verify-notes", run=RUN, shard=(1, 2)), Report("verify-notes")),
      "is not a shard's report"),
-    ((Report("verify-notes", shard=(1, 2)), Report("verify-urls", shard=(2, 2))),
+    ((Report("verify-notes", run=RUN, shard=(1, 2)),
+      Report("verify-urls", run=RUN, shard=(2, 2))),
      "another command"),
-    ((Report("hook", stage="online", shard=(1, 2)), Report("hook", stage="all", shard=(2, 2))),
+    ((Report("hook", stage="online", run=RUN, shard=(1, 2)),
+      Report("hook", stage="all", run=RUN, shard=(2, 2))),
      "another command or stage"),
 ])
 def test_reports_that_do_not_fit_together_are_tc100_with_the_file(
@@ -116,7 +121,7 @@ def test_reports_that_do_not_fit_together_are_tc100_with_the_file(
 
 
 def test_files_that_are_not_reports_are_input_errors(cli: Cli, tmp_path: Path) -> None:
-    good = _write(tmp_path / "good.json", Report("verify-notes", (MISS,), shard=(1, 2)))
+    good = _write(tmp_path / "good.json", Report("verify-notes", (MISS,), run=RUN, shard=(1, 2)))
     not_json = tmp_path / "log.txt"
     not_json.write_text("tracecite: 2 findings\n", encoding="utf-8")
     sarif = tmp_path / "r.sarif"
@@ -136,3 +141,41 @@ def test_files_that_are_not_reports_are_input_errors(cli: Cli, tmp_path: Path) -
 def test_merge_needs_a_report(cli: Cli) -> None:
     run = cli("merge", "--json")
     assert run.exit == 1 and run.codes() == ["TC100"]
+
+
+# ---- the run's digests (docs/reference/reports.md#the-run) -----------------------------------
+
+def test_run_is_written_and_read_back() -> None:
+    from tracecite.report_reader import ReportFormatError, read_report
+
+    report = Report("verify-notes", (MISS,), run=RUN, shard=(1, 2))
+    doc = report.to_json()
+    assert doc["run"] == {"inputs_digest": "1" * 64, "options_digest": "2" * 64}
+    assert read_report(doc) == report
+    older = {k: v for k, v in doc.items() if k != "run"}  # written before run existed
+    assert read_report(older).run is None
+    with pytest.raises(ReportFormatError, match="run: a digest is not SHA-256 hex"):
+        read_report({**doc, "run": {"inputs_digest": "x", "options_digest": "2" * 64}})
+
+
+def test_unsharded_reports_merge_into_one_run_of_their_inputs() -> None:
+    one = Report("check", (MISS,), Summary(1), run=RunDigests("a" * 64, "c" * 64))
+    two = Report("check", (), Summary(1), run=RunDigests("b" * 64, "c" * 64))
+    merged = merge_reports([two, one])
+    assert merged.run is not None and merged.run.options_digest == "c" * 64
+    assert merged.run == merge_reports([one, two]).run  # whatever their order
+    with pytest.raises(TraceCiteError, match="same inputs as report 1"):
+        merge_reports([one, Report("check", (BAD,), Summary(1), run=one.run)])
+    with pytest.raises(TraceCiteError, match="other verdict options than report 1"):
+        merge_reports([one, Report("check", (), run=RunDigests("b" * 64, "d" * 64))])
+    with pytest.raises(TraceCiteError, match="same report as report 1"):
+        merge_reports([one, one])
+    # Reports without a run (older ones) merge as they did, into a report without one.
+    assert merge_reports([Report("check", (MISS,)), Report("check", (BAD,))]).run is None
+
+
+def test_shards_of_other_options_are_another_run() -> None:
+    other = RunDigests("1" * 64, "3" * 64)
+    with pytest.raises(TraceCiteError, match=r"another run than report 1 \(its options"):
+        merge_reports([Report("verify-notes", run=RUN, shard=(1, 2)),
+                       Report("verify-notes", run=other, shard=(2, 2))])

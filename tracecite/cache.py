@@ -10,9 +10,14 @@ per source the number of consecutive runs it has failed in. Never page text, quo
 
 Schema (``PRAGMA application_id`` marks the file as ours, ``user_version`` is the schema)::
 
-    pages(uri PRIMARY KEY, fetched_at, final_url, status, etag, last_modified, text_sha256)
+    pages(uri PRIMARY KEY, fetched_at, final_url, status, etag, last_modified, text_sha256,
+          options_sha256)
     verdicts(uri, quote_sha256, found, diagnosis, PRIMARY KEY (uri, quote_sha256))
     failures(uri PRIMARY KEY, count, failed_at)
+
+A page's verdicts are kept with the digest of the options that decided them (the report's
+``run.options_digest``, docs/web-over-time.md#the-cache): a run with other options finds no
+verdict there (the page is loaded and matched again, and its verdicts replace the stored ones).
 
 A cache problem never fails a run and never changes a verdict: a corrupt, foreign or locked
 file, or any error while reading or writing it, turns the cache off for the rest of the run
@@ -22,8 +27,10 @@ quote's verdict in 33 bytes) and, past :data:`CHUNK_SIZE` entries, staged a chun
 a private temporary database beside the connection (on disk, in SQLite's temporary directory):
 a run's memory does not grow with the quotes it checks.
 
-A file of schema 1 (verdicts without diagnoses) is upgraded in place: its misses have no
-diagnosis, so a quote that missed there needs its page again, as a quote never matched does.
+A file of schema 1 (verdicts without diagnoses) or 2 (pages without the options digest) is
+upgraded in place: its misses have no diagnosis, so a quote that missed there needs its page
+again, as a quote never matched does; and its pages have no options digest, which no run's
+options give, so every page there is loaded again once.
 """
 
 from __future__ import annotations
@@ -46,14 +53,15 @@ from tracecite.findings import Diagnosis, Finding
 from tracecite.matching import digest
 
 APPLICATION_ID = 0x54434354  # "TCCT": a SQLite file that is a TraceCite cache
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT = 10.0
 """Seconds to wait for another run's lock before the file counts as locked (TC105)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
     uri TEXT PRIMARY KEY, fetched_at REAL NOT NULL, final_url TEXT, status INTEGER NOT NULL,
-    etag TEXT, last_modified TEXT, text_sha256 TEXT NOT NULL);
+    etag TEXT, last_modified TEXT, text_sha256 TEXT NOT NULL,
+    options_sha256 TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS verdicts (
     uri TEXT NOT NULL, quote_sha256 TEXT NOT NULL, found INTEGER NOT NULL, diagnosis TEXT,
     PRIMARY KEY (uri, quote_sha256));
@@ -150,9 +158,10 @@ class SqliteCache:
     holds one TC105 finding and the cache answers as an empty one from then on.
     """
 
-    def __init__(self, path: str, *, max_age: float, fail_after: int,
+    def __init__(self, path: str, *, max_age: float, fail_after: int, options: str = "",
                  now: Callable[[], float] = time.time) -> None:
         self._path = path
+        self._options = options  # the run's options digest: the key of its verdicts
         self._max_age = max_age
         self._fail_after = fail_after
         self._now = now
@@ -172,11 +181,16 @@ class SqliteCache:
         revalidate them (None when they are fresh), or None when some quote has none."""
         uri = stable_uri(key)
         row = self._query(lambda db: db.execute(
-            "SELECT fetched_at, final_url, etag, last_modified FROM pages "
+            "SELECT fetched_at, final_url, etag, last_modified, options_sha256 FROM pages "
             "WHERE uri = ?", (uri,)).fetchone())
         if row is None:
             return None
-        fetched_at, final_url, etag, last_modified = row
+        fetched_at, final_url, etag, last_modified, options = row
+        if options != self._options:
+            # Verdicts of other options (a body cap, a deadline, another rules version, ...):
+            # the page must be loaded and matched under this run's (neither used nor
+            # revalidated).
+            return None
         rows = self._query(lambda db: db.execute(
             "SELECT quote_sha256, found, diagnosis FROM verdicts WHERE uri = ?",
             (uri,)).fetchall()) or []
@@ -257,8 +271,8 @@ class SqliteCache:
             with _transaction(self._db) as db:
                 now = self._now()
                 for chunk in self._chunks(db):  # one at a time
-                    _write(db, chunk, now)
-                _write(db, last, now)
+                    _write(db, chunk, now, self._options)
+                _write(db, last, now, self._options)
         except sqlite3.Error as exc:
             self._unusable(f"cannot be written ({_reason(exc)})")
         finally:
@@ -341,8 +355,11 @@ def _open(path: str) -> sqlite3.Connection:
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif app != APPLICATION_ID:
                 raise CacheUnusable("is a SQLite database of another application")
-            elif version == 1:  # verdicts without diagnoses: add the column
-                db.execute("ALTER TABLE verdicts ADD COLUMN diagnosis TEXT")
+            elif version in (1, 2):  # add what the file lacks (module docstring)
+                if version == 1:  # verdicts without diagnoses
+                    db.execute("ALTER TABLE verdicts ADD COLUMN diagnosis TEXT")
+                db.execute("ALTER TABLE pages ADD COLUMN options_sha256 TEXT NOT NULL "
+                           "DEFAULT ''")
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise CacheUnusable(f"has schema {version}, not {SCHEMA_VERSION} (written by "
@@ -378,10 +395,12 @@ def _transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     db.execute("COMMIT")
 
 
-def _write(db: sqlite3.Connection, chunk: _Chunk, now: float) -> None:
-    """Write one chunk of what the run learned into the file, in the caller's transaction."""
+def _write(db: sqlite3.Connection, chunk: _Chunk, now: float, options: str) -> None:
+    """Write one chunk of what the run learned into the file, in the caller's transaction,
+    under the run's ``options`` digest."""
     for uri, fetched, replace, start, end in chunk.pages:
-        _write_page(db, uri, fetched, chunk.verdicts(start, end), replace=replace, now=now)
+        _write_page(db, uri, fetched, chunk.verdicts(start, end), replace=replace, now=now,
+                    options=options)
     for uri, count in chunk.failures:
         if count:
             db.execute("INSERT OR REPLACE INTO failures VALUES (?, ?, ?)", (uri, count, now))
@@ -391,20 +410,22 @@ def _write(db: sqlite3.Connection, chunk: _Chunk, now: float) -> None:
 
 def _write_page(db: sqlite3.Connection, uri: str, fetched: Fetched,
                 verdicts: list[tuple[str, int, str | None]], *, replace: bool,
-                now: float) -> None:
-    row = db.execute("SELECT text_sha256 FROM pages WHERE uri = ?", (uri,)).fetchone()
+                now: float, options: str) -> None:
+    row = db.execute("SELECT text_sha256, options_sha256 FROM pages WHERE uri = ?",
+                     (uri,)).fetchone()
     if not replace:  # revalidated: the stored text and verdicts stand
-        if row is None:
+        if row is None or row[1] != options:  # gone, or another run's options took it over
             return
         db.execute("UPDATE pages SET fetched_at = ?, etag = coalesce(?, etag), "
                    "last_modified = coalesce(?, last_modified) WHERE uri = ?",
                    (now, fetched.etag, fetched.last_modified, uri))
         return
-    if row is None or row[0] != fetched.text_sha256:
-        db.execute("DELETE FROM verdicts WHERE uri = ?", (uri,))  # verdicts of another text
-    db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?)",
+    if row is None or tuple(row) != (fetched.text_sha256, options):
+        # verdicts of another text, or decided under other options
+        db.execute("DELETE FROM verdicts WHERE uri = ?", (uri,))
+    db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                (uri, now, fetched.final_url, fetched.status, fetched.etag,
-                fetched.last_modified, fetched.text_sha256))
+                fetched.last_modified, fetched.text_sha256, options))
     db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?)",
                    [(uri, h, found, stored) for h, found, stored in verdicts])
 

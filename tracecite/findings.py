@@ -209,6 +209,17 @@ class Changes:
 
 
 @dataclass(frozen=True)
+class RunDigests:
+    """What a run read and how it was set to judge it (docs/reference/reports.md#the-run): the
+    shards of one run share both, so ``merge`` can tell them from another run's."""
+
+    inputs_digest: str
+    """SHA-256 (hex) of the sorted input paths, each with its contents' SHA-256."""
+    options_digest: str
+    """SHA-256 (hex) of the options that decide verdicts (docs/web-over-time.md#the-cache)."""
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything one command found; reporters turn it into text."""
 
@@ -226,6 +237,9 @@ class Report:
     shard: tuple[int, int] | None = None
     """Shard K of N of a sharded run, ``(K, N)`` (docs/guides/scale.md); None: unsharded, or every
     shard merged."""
+    run: RunDigests | None = None
+    """The run's inputs and options digests (docs/reference/reports.md#the-run); None for a
+    report made before its inputs were read (a usage error), or read from an older report."""
 
     @property
     def exit_code(self) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Any
 
 from tracecite.codes import BY_CODE, Code
@@ -18,6 +19,7 @@ from tracecite.findings import (
     Diagnosis,
     Finding,
     Report,
+    RunDigests,
     Summary,
 )
 from tracecite.inputs.files import read_text
@@ -65,7 +67,7 @@ def read_report(document: object) -> Report:
     notices = tuple(_strings(doc, "notices", "the document")) if "notices" in doc else ()
     return Report(command, findings, summary, changes,
                   stopped_by=exit_code - 128 if exit_code > 128 else None, stage=stage,
-                  notices=notices, shard=_shard(doc.get("shard")))
+                  notices=notices, shard=_shard(doc.get("shard")), run=_run(doc.get("run")))
 
 
 def _object(value: object, where: str) -> dict[str, Any]:
@@ -157,6 +159,21 @@ def _shard(value: object) -> tuple[int, int] | None:
         return shard(value)
     except ValueError:
         raise ReportFormatError("shard is not K/N") from None
+
+
+def _run(value: object) -> RunDigests | None:
+    """The report's ``run``; None when it has none (written before ``run`` existed, or a usage
+    error's report), which ``merge`` never takes for a shard (docs/guides/scale.md)."""
+    if value is None:
+        return None
+    raw = _object(value, "run")
+    digests = [_typed(raw, key, str, "run") for key in ("inputs_digest", "options_digest")]
+    if not all(_HEX_DIGEST.fullmatch(d) for d in digests):
+        raise ReportFormatError("run: a digest is not SHA-256 hex")
+    return RunDigests(*digests)
+
+
+_HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def read_report_file(path: str) -> Report | Finding:

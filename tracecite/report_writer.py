@@ -70,6 +70,11 @@ def report_dict(report: Report) -> dict[str, Any]:
         "findings": [finding_dict(f) for f in findings],
         # Which shard of a sharded run (docs/guides/scale.md); null when unsharded or merged whole.
         "shard": f"{report.shard[0]}/{report.shard[1]}" if report.shard is not None else None,
+        # What the run read and the options that decided its verdicts: merge tells the shards
+        # of one run by it (docs/reference/reports.md#the-run); null before the inputs were read.
+        "run": ({"inputs_digest": report.run.inputs_digest,
+                 "options_digest": report.run.options_digest}
+                if report.run is not None else None),
     }
     if report.stage is not None:  # hook runs: which stage ran (docs/action.md#the-step-summary)
         out["stage"] = report.stage

@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from tracecite import values
 from tracecite.command_table import COMMANDS, HOOK
@@ -491,3 +491,74 @@ def _ca_bundle(path: str, named: str) -> ssl.SSLContext:
         return load_ca_bundle(path)
     except CaBundleError as exc:
         raise UsageError(f"{named}: cannot load CA certificates ({exc.reason})") from None
+
+
+# ---- the options that decide verdicts ------------------------------------------------------
+
+RULES_VERSION: Final = 1
+"""The version of the rules a verdict follows: matching, normalisation and visible text
+(docs/reference/matching.md). Bump it with any change of them: verdicts cached under another
+version are then misses, never verdicts (docs/web-over-time.md#the-cache)."""
+
+VERDICT_OPTIONS: Final = ("max_bytes", "timeout", "user_agent", "allow_net", "connect_to",
+                          "ca_cert")
+"""The settings that can change a verdict of a page that loaded (docs/web-over-time.md#the-cache):
+a body cap or deadline (which also bounds the parse) a page may pass with one value and not
+another, what the site is asked as, and where the request goes and whom it trusts."""
+
+
+def options_digest(settings: Settings) -> str:
+    """SHA-256 (hex) of what decides a run's verdicts (docs/web-over-time.md#the-cache): the
+    :data:`VERDICT_OPTIONS`, the HTML parser in use and :data:`RULES_VERSION`. The report's
+    ``run.options_digest``, and the key of every cached verdict."""
+    import hashlib
+    import json
+
+    decided: dict[str, Any] = {
+        "rules": RULES_VERSION,
+        "html_parser": html_parser(),
+        "max_bytes": settings.max_bytes,
+        "timeout": settings.timeout,
+        "user_agent": settings.user_agent,
+        "allow_net": sorted(str(net) for net in settings.allow_net),
+        "connect_to": [[c.host, c.port, c.address, c.address_port] for c in settings.connect_to],
+        # The bundle's contents, not its path: shards on other machines trust the same CAs.
+        "ca_cert": file_digest(settings.ca_cert) if settings.ca_cert is not None else None,
+    }
+    text = json.dumps(decided, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def html_parser() -> str:
+    """The HTML parser a run uses, as :func:`tracecite.visible.lexbor.chosen` picks it without
+    a parser named, found without importing one (``check`` never loads a parser)."""
+    from importlib.util import find_spec
+
+    # lexbor's PARSER_VARIABLE: importing that module would import the html5lib package.
+    if os.environ.get("TRACECITE_HTML_PARSER", "") == "html5lib" or find_spec("selectolax") is None:
+        return "html5lib"
+    return "lexbor"
+
+
+def file_digest(path: str) -> str:
+    """SHA-256 (hex) of the regular file at ``path``, read a block at a time (never held
+    whole); that of the word ``unreadable`` when it cannot be read or is not a regular file (a
+    device or a FIFO is never read: the run reports it as TC101)."""
+    import hashlib
+    import stat
+
+    sha = hashlib.sha256()
+    try:
+        # Non-blocking: opening a FIFO must not wait for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return hashlib.sha256(b"unreadable").hexdigest()
+    with os.fdopen(fd, "rb") as stream:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return hashlib.sha256(b"unreadable").hexdigest()
+            while block := stream.read(1 << 20):
+                sha.update(block)
+        except OSError:
+            return hashlib.sha256(b"unreadable").hexdigest()
+    return sha.hexdigest()

@@ -16,7 +16,8 @@ from tracecite.report_reader import ReportFormatError, read_report
 from tracecite.report_writer import finding_dict, report_dict
 from tracecite.reporters.json import format_json
 
-TOP = ["tool", "version", "schema", "command", "exit_code", "summary", "findings", "shard"]
+TOP = ["tool", "version", "schema", "command", "exit_code", "summary", "findings", "shard",
+       "run"]
 FIXED = ["code", "name", "severity", "exit", "file", "line", "column"]
 SUMMARY = ["inputs", "records", "citations", "findings", "errors", "warnings", "captured",
            "live", "files", "runs", "not_importable"]

@@ -41,7 +41,7 @@ from tracecite.hook.git import (
 from tracecite.hook.selection import not_selected
 from tracecite.inputs.directories import expand_with
 from tracecite.inputs.selection import sort_out
-from tracecite.run.assemble import offline_shard, run_checks
+from tracecite.run.assemble import offline_shard, run_checks, stamped
 from tracecite.run.inputs import split_inputs
 from tracecite.run.plan import Plan
 from tracecite.surroundings import read_surroundings
@@ -92,7 +92,8 @@ def run_hook(files: Sequence[str], settings: Settings) -> Report:
                      if files and offline_shard(settings))
     paths = sorted_out.selected
     if not paths:
-        return Report(COMMAND, (*given.findings, *warnings), stage=plan.stage)
+        return stamped(Report(COMMAND, (*given.findings, *warnings), stage=plan.stage), (),
+                       settings)
     notes, traces = split_inputs(paths)
     if plan.live and not settings.all_records:
         if files:

@@ -5,12 +5,16 @@ whichever command or stage reads them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import SourceKind
 from tracecite.command_table import HOOK
-from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, Summary, warned
+from tracecite.findings import EXIT_INPUT, Counts, Finding, Report, RunDigests, Summary, warned
 from tracecite.run.inputs import has_input_errors, read_inputs
 from tracecite.run.live import _check_live, _live_checks
 from tracecite.run.plan import Plan
@@ -39,8 +43,9 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
         summary = Summary()
     # nothing is fetched (docs/reference/commands.md)
     if stopped_by is not None or has_input_errors(findings):
-        return Report(plan.command, warned(findings, settings.warn), summary,
-                      stopped_by=stopped_by, stage=plan.stage)
+        return stamped(Report(plan.command, warned(findings, settings.warn), summary,
+                              stopped_by=stopped_by, stage=plan.stage),
+                       [*notes, *traces], settings)
     # Only this shard's sources (docs/guides/scale.md), then only the records a diff touches
     # (docs/hook.md#checking-only-what-changed).
     inputs, unchanged = inputs.in_shard(settings.shard).changed_only(plan.changed_lines)
@@ -59,8 +64,29 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
             counts += Counts(unchanged=unchanged)
         summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
     findings += inputs.located(live_findings)
-    return Report(plan.command, warned(findings, settings.warn), summary,
-                  stopped_by=stopped_by, stage=plan.stage)
+    return stamped(Report(plan.command, warned(findings, settings.warn), summary,
+                          stopped_by=stopped_by, stage=plan.stage),
+                   [*notes, *traces], settings)
+
+
+def stamped(report: Report, paths: Iterable[str], settings: Settings) -> Report:
+    """``report`` with its run's digests (docs/reference/reports.md#the-run): of the input
+    ``paths`` and of the options that decide verdicts. Every shard of a run gets the same."""
+    from tracecite.settings import options_digest
+
+    return replace(report, run=RunDigests(inputs_digest(paths), options_digest(settings)))
+
+
+def inputs_digest(paths: Iterable[str]) -> str:
+    """SHA-256 (hex) of the sorted input paths, each with its contents' SHA-256
+    (docs/reference/reports.md#the-run); each file is read a block at a time."""
+    from tracecite.settings import file_digest
+
+    sha = hashlib.sha256()
+    for path in sorted({os.path.normpath(p) for p in paths}):
+        # One JSON line per input: no path can pass for another path and digest.
+        sha.update(json.dumps([path, file_digest(path)]).encode("utf-8") + b"\n")
+    return sha.hexdigest()
 
 
 def offline_shard(settings: Settings) -> bool:

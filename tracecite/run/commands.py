@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 from tracecite.checks.kinds import SourceKind
 from tracecite.command_table import CHECK, COMPARE, VERIFY_FILES, VERIFY_NOTES, VERIFY_URLS
 from tracecite.findings import Report, Summary, warned
-from tracecite.run.assemble import run_checks
+from tracecite.run.assemble import run_checks, stamped
 from tracecite.run.inputs import split_inputs
 from tracecite.run.plan import Plan
 from tracecite.surroundings import expand_directories
@@ -57,7 +57,8 @@ def run_compare(old: str, new: str, settings: Settings) -> Report:
     from tracecite.checks.compare import compare_traces
 
     findings, changes = compare_traces(old, new)
-    return Report(COMPARE.name, warned(findings, settings.warn), Summary(inputs=2), changes)
+    return stamped(Report(COMPARE.name, warned(findings, settings.warn), Summary(inputs=2),
+                          changes), (old, new), settings)
 
 
 def run_merge(reports: Sequence[Report | str], settings: Settings) -> Report:
@@ -74,4 +75,4 @@ def run_import(transcript_format: str, paths: Sequence[str], out: str | None,
     ``stream``); the import takes no option of its own."""
     from tracecite.importers.command import run_import as import_transcripts
 
-    return import_transcripts(transcript_format, paths, out, stream)
+    return stamped(import_transcripts(transcript_format, paths, out, stream), paths, settings)

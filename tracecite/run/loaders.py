@@ -22,9 +22,10 @@ def _cache(settings: Settings) -> SqliteCache | None:
     if settings.cache is None:
         return None
     from tracecite.cache import SqliteCache
+    from tracecite.settings import options_digest
 
     return SqliteCache(settings.cache, max_age=settings.cache_max_age,
-                       fail_after=settings.fail_after)
+                       fail_after=settings.fail_after, options=options_digest(settings))
 
 
 @contextmanager

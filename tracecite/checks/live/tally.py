@@ -30,7 +30,8 @@ class Remembered:
 class VerdictCache(Protocol):
     """Verdicts kept between runs (docs/web-over-time.md#the-cache) and the failure history of
     sources (docs/web-over-time.md#flaky-sources); the live run calls it from its own thread
-    only."""
+    only. A cache answers only with verdicts decided under the run's options (its options
+    digest, docs/web-over-time.md#the-options-rule): any other is a miss."""
 
     def recall(self, key: str, quotes: Sequence[str]) -> Remembered | None:
         """The stored verdicts of all ``quotes`` on source ``key`` (None: some has none)."""
