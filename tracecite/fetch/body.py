@@ -8,7 +8,10 @@ Decisions the specification leaves open:
   are decoded here, stacked in any order, at most four deep. Any other coding (``br``, ``zstd``,
   ``compress``, …) is TC316, decided from the headers before the body is read: we never advertise
   them, and decoding them would need a dependency.
-- Compressed data that is corrupt or ends early → TC317: the body cannot be decoded to text.
+- Compressed data that is corrupt → TC317: the body cannot be decoded to text. A stream that
+  ends early (the HTTP framing complete, the gzip or deflate stream not) is a body cut short,
+  TC311 and retried like one without a coding (docs/web-over-time.md#retries): the server or a
+  proxy lost the rest, and the next attempt may well get all of it.
 - Both the bytes on the wire and the decoded body are capped at ``max_bytes``; a
   ``Content-Length`` over the cap is refused before reading (TC314), compressed or not.
 - Type and coding are checked from the headers, before the body is read; the charset after it,
@@ -227,9 +230,11 @@ class _Inflater:
                 yield out
 
     def finish(self) -> None:
-        """Raise TC317 when the body ended in the middle of a compressed stream."""
+        """Raise TC311 when the body ended in the middle of a compressed stream: cut short,
+        not corrupt (what was there decoded), so worth another attempt."""
         if self._decoder is not None or self._head:
-            raise self._corrupt()
+            raise FetchError(Code.CONNECT_FAILED,
+                             f"the body ended inside its {self._coding} content coding")
 
     def _start(self, data: bytes) -> bytes:
         if self._gzip:
