@@ -1,7 +1,8 @@
 """A body cut short inside its content coding (docs/web-over-time.md#retries): a complete HTTP
 response (``Content-Length`` met, or a chunked body with its last chunk) whose gzip or deflate
-stream ends early is a body cut short, TC311, and retried like one without a coding; a coding
-corrupt from its first bytes stays TC317. Raw-socket servers write the exact bytes."""
+stream ends early, after some of it decoded, is a body cut short, TC311, and retried like one
+without a coding; a coding corrupt from its first bytes (or ending before any of it decoded)
+stays TC317. Raw-socket servers write the exact bytes."""
 
 from __future__ import annotations
 
@@ -36,15 +37,14 @@ def framed(coding: str, body: bytes) -> bytes:
     [
         ("gzip", GZIP[: len(GZIP) // 2]),  # half the deflate data
         ("gzip", GZIP[:-8]),  # the whole deflate data, no trailer
-        ("gzip", GZIP[:5]),  # inside the gzip header
         ("x-gzip", GZIP[:-1]),
         ("deflate", ZLIB[: len(ZLIB) // 2]),  # zlib-wrapped
         ("deflate", RAW_DEFLATE[: len(RAW_DEFLATE) // 2]),  # raw
-        ("deflate", ZLIB[:1]),  # one byte: zlib or raw cannot even be told apart
         ("gzip, gzip", gzip.compress(GZIP)[:-20]),  # stacked: the outer stream ends early
+        ("gzip", gzip.compress(b"first member ") + GZIP[:12]),  # a second member cut short
     ],
-    ids=["gzip-half", "gzip-no-trailer", "gzip-in-header", "x-gzip", "zlib-half", "raw-half",
-         "deflate-one-byte", "stacked"],
+    ids=["gzip-half", "gzip-no-trailer", "x-gzip", "zlib-half", "raw-half", "stacked",
+         "second-member-half"],
 )
 def test_a_coding_cut_short_with_its_framing_intact_is_tc311(
     raw_server: StartRaw, make_fetcher: MakeFetcher, coding: str, body: bytes,
@@ -73,8 +73,13 @@ def test_a_chunked_body_whose_gzip_ends_early_is_tc311(
         ("gzip", b"\x1f\x8b\x09" + GZIP[3:]),  # a gzip header with an unknown method
         ("deflate", b"\xff\xff\xff\xff\xff"),
         ("gzip", GZIP[:10] + b"\xff" * 200),  # a sound header, then no deflate data at all
+        # Ended before a single byte decoded: nothing shows it was ever a sound stream.
+        ("gzip", b"\x1f\x8b\x08\x00garbage"),
+        ("gzip", GZIP[:5]),  # inside the gzip header
+        ("deflate", ZLIB[:1]),  # one byte: zlib or raw cannot even be told apart
     ],
-    ids=["not-gzip", "gzip-method", "deflate-junk", "gzip-header-then-junk"],
+    ids=["not-gzip", "gzip-method", "deflate-junk", "gzip-header-then-junk", "gzip-garbage",
+         "gzip-in-header", "deflate-one-byte"],
 )
 def test_a_coding_corrupt_from_its_first_bytes_stays_tc317(
     raw_server: StartRaw, make_fetcher: MakeFetcher, coding: str, body: bytes,
