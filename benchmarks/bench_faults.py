@@ -3,13 +3,19 @@
 The pages of figure 2's generator (2,000 by default, each holding its quotes) are served by
 :class:`fault_server.FaultServer` under 20 host names (page i on host ``i % 20 + 1``, host K
 at 127.0.0.K). A tenth of the pages, chosen from a seed, fail on their first request (a 503, a
-reset mid-body, a 429 with ``Retry-After: 1``, in turns) and are served from the next one on; the
-first host allows 5 requests per second (beyond that: 429 with ``Retry-After: 1``). The notes
+reset mid-body, a 429 with ``Retry-After: 1``, a gzip body cut short with its framing intact, in
+turns) and are served from the next one on; the first host allows 5 requests per second (beyond
+that: 429 with ``Retry-After: 1``); the second host stalls (every request takes
+:data:`STALL` seconds) and a quarter of its pages answer their first request 503 with
+``Retry-After: 1``, so it is in back-off again and again while its other pages queue behind it
+(docs/web-over-time.md#retries: waiting for a slot is no attempt, and fails no page). The notes
 are 5,000 records over those pages, every quote on its page: the truth is "all match", so every
 finding about a source or a quote (TC3xx, TC210) is a wrong verdict.
 
 The rows, measured in one run against the same faults (the server forgets them between runs):
-``--retries 0``, today's behaviour and the baseline; the defaults; and, when the build has
+``--retries 0``, today's behaviour and the baseline; the defaults; the defaults with a
+:data:`SHORT_TIMEOUT` deadline, shorter than the stalled host's queue (waiting for a request
+slot must use none of it, nor any retry); and, when the build has
 ``--cache``, the defaults with a fresh cache file, run twice. The server counts the requests, so
 requests per URL are shown, not assumed, and the second cached run must make none
 (docs/web-over-time.md#the-cache: within ``--cache-max-age`` no request). The options a row needs
@@ -29,10 +35,12 @@ from pathlib import Path
 
 from bench_util import Log, Measured, Table, measure, ratio, seconds, tracecite_command, verdict
 from bench_web import connect_flags, latency_site, many_host
-from fault_server import FAULTS, FaultServer, FaultStats, plan_faults
+from fault_server import FAULTS, STALL_FAULT, FaultServer, FaultStats, plan_faults, plan_stalls
 
 SEED = 5
 RATE = 5  # requests per second allowed on the rate-limited host
+STALL = 0.4  # seconds every request to the stalled host takes
+SHORT_TIMEOUT = 2.0  # a per-source deadline shorter than the stalled host's queue
 NOT_AVAILABLE = "not available in this build"
 
 
@@ -100,10 +108,11 @@ def run_row(row: Row, server: FaultServer, notes: Path, hosts: int, timeout: flo
 def figure(*, urls: int = 2000, hosts: int = 20, records: int = 5000, timeout: float = 120.0,
            log: Log = print) -> Table:
     """Figure 5: the rows of the module's docstring, each run once with a ``timeout``."""
-    limited = many_host(1)
+    limited, stalled = many_host(1), many_host(2)
     table = Table(
         f"The web over time: verify-notes with transient faults ({urls} URLs over {hosts} hosts, "
-        f"{records} notes, a tenth of first requests failing, {limited} at {RATE} requests/s)",
+        f"{records} notes, a tenth of first requests failing, {limited} at {RATE} requests/s, "
+        f"{stalled} stalling in back-off)",
         ["run", "wrong verdicts", "wall", "÷ baseline", "requests", "per URL (max)",
          "rate-limit 429s", "goal"],
     )
@@ -115,6 +124,8 @@ def figure(*, urls: int = 2000, hosts: int = 20, records: int = 5000, timeout: f
             Row("--retries 0 (baseline)", ["--retries", "0"]) if retries else
             Row("no retries (baseline: this build has no --retries)", []),
             Row("defaults", []),
+            Row(f"--timeout {SHORT_TIMEOUT:g} (a slot wait outlasts a deadline)",
+                ["--timeout", f"{SHORT_TIMEOUT:g}"], ("--timeout",)),
             Row("defaults, fresh --cache: 1st run", ["--cache", cache], ("--cache",)),
             Row("defaults, --cache: 2nd run", ["--cache", cache], ("--cache",)),
         ]
@@ -123,10 +134,14 @@ def figure(*, urls: int = 2000, hosts: int = 20, records: int = 5000, timeout: f
         site, text = latency_site(urls, records, seed=SEED, hosts=hosts)
         pages = sorted(path for path in site if path.startswith("/page/"))
         faults = plan_faults(pages, SEED)
+        # Page i is on host i % hosts + 1: the stalled host's pages get its own fault.
+        faults.update(plan_stalls([p for p in pages if int(p.rsplit("/", 1)[1]) % hosts == 1],
+                                  SEED))
         notes = Path(tmp) / "notes.txt"
         notes.write_text(text, encoding="utf-8")
         runnable = [row for row in rows if not row.missing]
-        with FaultServer(site, faults=faults, limited=[limited], rate=RATE, addresses=hosts,
+        with FaultServer(site, faults=faults, limited=[limited], rate=RATE, stalled=[stalled],
+                         stall=STALL, addresses=hosts,
                          max_seconds=timeout * len(runnable) + 60) as server:
             log(f"  {len(runnable)} runs of {records} notes, at most {timeout:g} s each …")
             for row in runnable:
@@ -143,13 +158,14 @@ def figure(*, urls: int = 2000, hosts: int = 20, records: int = 5000, timeout: f
                    f"time and {_requests(defaults) / max(1, _requests(base)):.2f}× its requests")
     kinds = Counter(faults.values())
     table.note(f"faults on the first request of {len(faults)} URLs (seed {SEED}): "
-               + ", ".join(f"{kinds[k]} {_FAULT_NAMES[k]}" for k in FAULTS)
+               + ", ".join(f"{kinds[k]} {_FAULT_NAMES[k]}" for k in (*FAULTS, STALL_FAULT))
                + f"; {limited} ({urls // hosts} URLs) answers 429 with Retry-After: 1 beyond "
-               f"{RATE} requests in any second; every quote is on its page, so every TC3xx or "
-               "TC210 finding is a wrong verdict")
+               f"{RATE} requests in any second; every request to {stalled} takes {STALL:g} s; "
+               "every quote is on its page, so every TC3xx or TC210 finding is a wrong verdict")
     table.note("requests and per URL: counted by the server (every request for a page, the "
-               "refused ones included); goals: 0 wrong verdicts at the defaults, and no request "
-               "in a second run with the cache")
+               "refused ones included); goals: 0 wrong verdicts at the defaults (and with a "
+               f"{SHORT_TIMEOUT:g} s --timeout: a page queued behind a host in back-off waits for "
+               "its slot outside its deadline), and no request in a second run with the cache")
     if retries:
         table.note("at --retries 0 a 429 is still waited for when the build treats rate limiting "
                    "as no failure, so the baseline is today's behaviour less that")
@@ -160,7 +176,9 @@ def figure(*, urls: int = 2000, hosts: int = 20, records: int = 5000, timeout: f
     return table
 
 
-_FAULT_NAMES = {"503": "503s", "reset": "resets mid-body", "429": "429s (Retry-After: 1)"}
+_FAULT_NAMES = {"503": "503s", "reset": "resets mid-body", "429": "429s (Retry-After: 1)",
+                "gzip-cut": "gzip bodies cut short (framing intact)",
+                STALL_FAULT: "503s (Retry-After: 1) on the stalled host"}
 
 
 def _requests(row: Row) -> int:

@@ -6,7 +6,11 @@ and per ``Host``, everything stops by itself) with three things added, for figur
 - Transient faults, chosen from a seed: a share of the pages (10 % by default) fails on its
   first request and is served normally from the next one on. The faults take turns: a ``503``
   (no ``Retry-After``), a reset mid-body (the status line, the headers and half the body, then
-  a TCP reset), and a ``429`` with ``Retry-After: 1``.
+  a TCP reset), a ``429`` with ``Retry-After: 1``, and a gzip body cut short (``gzip-cut``: a
+  complete response, its ``Content-Length`` met, whose gzip stream stops halfway).
+- Back-off with stalls (``stalled``, by ``Host`` header): every request to such a host takes
+  ``stall`` seconds, and the pages planned ``503-wait`` answer their first request ``503`` with
+  ``Retry-After: 1`` — the host is in back-off again and again while its slow requests queue.
 - A rate limit on some hosts (by ``Host`` header): beyond ``rate`` requests in any one second a
   request is answered ``429`` with ``Retry-After: 1``. A request refused by the rate limit does
   not use up its page's fault: the fault comes with the first request the limit lets through.
@@ -26,6 +30,7 @@ import argparse
 import asyncio
 import contextlib
 import email.utils
+import gzip
 import hashlib
 import random
 import socket
@@ -37,7 +42,10 @@ from dataclasses import dataclass, field
 
 from web_server import BenchServer, ServerStats, demo_pages, parse_request
 
-FAULTS = ("503", "reset", "429")
+FAULTS = ("503", "reset", "429", "gzip-cut")
+"""The faults :func:`plan_faults` takes turns with."""
+STALL_FAULT = "503-wait"
+"""The fault of the stalled hosts' pages (:func:`plan_stalls`)."""
 LAST_MODIFIED = email.utils.formatdate(1_700_000_000, usegmt=True)  # 14 Nov 2023, fixed
 _LAST_MODIFIED_AT = 1_700_000_000
 
@@ -58,6 +66,13 @@ def plan_faults(paths: Sequence[str], seed: int, share: float = 0.10) -> dict[st
     return {path: FAULTS[n % len(FAULTS)] for n, path in enumerate(chosen)}
 
 
+def plan_stalls(paths: Sequence[str], seed: int, share: float = 0.25) -> dict[str, str]:
+    """``share`` of ``paths`` (a stalled host's pages, at random from ``seed``), each answering
+    its first request ``503`` with ``Retry-After: 1``."""
+    rng = random.Random(seed + 1)
+    return dict.fromkeys(rng.sample(list(paths), round(len(paths) * share)), STALL_FAULT)
+
+
 class FaultServer(BenchServer):
     """Serves ``pages`` like :class:`BenchServer`; the first request of each path in ``faults``
     fails as its fault says, and the hosts in ``limited`` (``Host`` headers) allow ``rate``
@@ -67,14 +82,17 @@ class FaultServer(BenchServer):
 
     def __init__(self, pages: Mapping[str, bytes], *, faults: Mapping[str, str],
                  limited: Collection[str] = (), rate: int = 5, latency: float = 0.0,
+                 stalled: Collection[str] = (), stall: float = 0.0,
                  max_seconds: float = 900.0, addresses: int = 1) -> None:
         super().__init__(pages, latency=latency, max_seconds=max_seconds, addresses=addresses)
-        unknown = set(faults.values()) - set(FAULTS)
+        unknown = set(faults.values()) - {*FAULTS, STALL_FAULT}
         if unknown:
             raise ValueError(f"unknown faults: {', '.join(sorted(unknown))}")
         self._faults = dict(faults)
         self._limited = set(limited)
         self._rate = rate
+        self._stalled = set(stalled)
+        self._stall = stall
         self._recent: dict[str, deque[float]] = {host: deque() for host in self._limited}
         self._etags = {path: _etag(body) for path, body in self._pages.items()}
         self.stats = FaultStats()
@@ -121,6 +139,8 @@ class FaultServer(BenchServer):
         try:
             if self._latency:
                 await asyncio.sleep(self._latency)
+            if self._stall and host in self._stalled:
+                await asyncio.sleep(self._stall)
             with self._lock:
                 admitted = self._admit(host)
                 first = False
@@ -137,6 +157,13 @@ class FaultServer(BenchServer):
                 answer, response = "503", _status(503, "Service Unavailable")
             elif fault == "429":
                 answer, response = "429", _status(429, "Too Many Requests", 1)
+            elif fault == STALL_FAULT:
+                answer, response = STALL_FAULT, _status(503, "Service Unavailable", 1)
+            elif fault == "gzip-cut":
+                cut = gzip.compress(body, mtime=0)
+                cut = cut[:len(cut) // 2]  # the framing says this much: the stream stops short
+                answer = "gzip-cut"
+                response = self._page_head(path, len(cut), coding="gzip") + cut
             elif fault == "reset":
                 with self._lock:
                     stats.answers["reset"] += 1
@@ -162,13 +189,16 @@ class FaultServer(BenchServer):
         connection = headers.get("connection", "").lower()
         return connection != "close" and (version == "HTTP/1.1" or connection == "keep-alive")
 
-    def _page_head(self, path: str, length: int | None) -> bytes:
-        """The head of a page's 200 (``length`` bytes of body), or of its 304 (``None``)."""
+    def _page_head(self, path: str, length: int | None, coding: str | None = None) -> bytes:
+        """The head of a page's 200 (``length`` bytes of body, in ``coding`` if given), or of
+        its 304 (``None``)."""
         status = "200 OK" if length is not None else "304 Not Modified"
         lines = [f"HTTP/1.1 {status}", f"ETag: {self._etags[path]}",
                  f"Last-Modified: {LAST_MODIFIED}", "Cache-Control: max-age=0"]
         if length is not None:
             lines += [f"Content-Type: {self._content_type}", f"Content-Length: {length}"]
+        if coding is not None:
+            lines.append(f"Content-Encoding: {coding}")
         return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii")
 
 

@@ -100,7 +100,7 @@ def test_no_retries_means_one_attempt(cli: Cli, site: Site, tmp_path: Path) -> N
     url = site.route("/down", text("down", status=500))
     report = verify(cli, tmp_path, site, url, flags=("--retries", "0"))
     [finding] = report["findings"]  # type: ignore[misc]
-    assert "attempts" not in finding and site.paths == ["/down"]  # one: not said
+    assert finding["attempts"] == 1 and site.paths == ["/down"]  # one, and said
     assert report["summary"]["live"]["retried"] == 0  # type: ignore[index]
 
 
@@ -113,3 +113,22 @@ def test_a_retry_after_beyond_max_retry_wait_is_reported_not_waited_for(
     assert finding["code"] == "TC315" and finding["status"] == 429
     assert "asked to wait 45 s, more than --max-retry-wait (10 s)" in finding["message"]
     assert site.paths == ["/busy"]
+
+
+def test_every_web_finding_says_its_attempts_one_included(
+    cli: Cli, site: Site, tmp_path: Path,
+) -> None:
+    # A consumer tells "one request" from "not a web finding": attempts is on every finding
+    # about a web source, and equals the requests the server saw for it.
+    missing = site.route("/missing", text("nothing of the sort here"))
+    gone = site.route("/gone", text("gone", status=404))
+    flaky = site.route("/flaky", Flaky(text("down", status=503)))
+    path = write_notes(tmp_path / "n.md", "\n".join(
+        [note(quote=QUOTE, url=missing), note(quote=QUOTE, url=gone),
+         note(quote="not on the page at all", url=flaky)]))
+    report = cli("verify-notes", path, "--json", *site.flags).json()
+    found = {f["uri"]: (f["code"], f["attempts"]) for f in report["findings"]}  # type: ignore[union-attr]
+    assert found == {missing: ("TC210", 1), gone: ("TC315", 1), flaky: ("TC210", 2)}
+    for url, (_, attempts) in found.items():
+        assert site.paths.count(url.removeprefix(f"https://{HOST}")) == attempts
+

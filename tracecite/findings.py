@@ -80,7 +80,8 @@ class Finding:
     final_url: str | None = None
     """Where the source's redirects ended, when it was redirected (docs/reference/fetching.md)."""
     attempts: int | None = None
-    """How many requests were made for the source (docs/web-over-time.md#retries)."""
+    """How many requests were sent for the source, 1 included: on every finding about a web
+    source, None for files (docs/web-over-time.md#retries, docs/reference/reports.md)."""
     cached: bool | None = None
     """True when the verdict came from the cache without a request
     (docs/web-over-time.md#the-cache)."""

@@ -251,7 +251,7 @@ def test_a_long_retry_after_is_not_waited_for_and_the_finding_says_how_long(
     assert (error.status, error.attempts, sleeps, site.paths) == (429, 1, [], ["/busy"])
     finding = QuoteCheck("q", url, "n.md", 3).unavailable(error)
     assert "asked to wait 3600 s" in finding.message
-    assert finding.attempts is None  # one request
+    assert finding.attempts == 1  # one request, and said
 
 
 class FivePerSecond:

@@ -330,10 +330,9 @@ def test_content_coding_split_across_tiny_chunks(
     ("header", "body"),
     [
         ("gzip", b"this is not gzip at all"),
-        ("gzip", gzip.compress(TEXT)[:-200]),  # truncated
         ("deflate", b"\xff\xff\xff\xff\xff"),
-        ("deflate", zlib.compress(TEXT)[:50]),
-        ("deflate", b"x"),
+        ("gzip", gzip.compress(TEXT)[:-200]),  # ends inside the gzip header: nothing decoded
+        ("deflate", b"x"),  # ends before anything decoded
     ],
 )
 def test_corrupt_compressed_body(
@@ -342,6 +341,23 @@ def test_corrupt_compressed_body(
     http_server.routes["/"] = Reply(200, (*HTML, ("Content-Encoding", header)), body)
     error = fetch_error(make_fetcher(http=http_server.port), "http://example.test/")
     assert error.code is Code.NOT_UTF8
+
+
+@pytest.mark.parametrize(
+    ("header", "body"),
+    [
+        ("gzip", gzip.compress(TEXT)[:-8]),  # no trailer
+        ("deflate", zlib.compress(TEXT)[:50]),
+    ],
+)
+def test_compressed_body_cut_short_is_a_connection_failure(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher, header: str, body: bytes,
+) -> None:
+    # The response is complete (Content-Length met): the coding inside it ends early, as a
+    # body cut short does (docs/web-over-time.md#retries; tests/fetch/test_cut_codings.py).
+    http_server.routes["/"] = Reply(200, (*HTML, ("Content-Encoding", header)), body)
+    error = fetch_error(make_fetcher(http=http_server.port), "http://example.test/")
+    assert error.code is Code.CONNECT_FAILED
 
 
 @pytest.mark.parametrize("header", ["br", "zstd", "compress", "gzip, br", "x-unknown"])

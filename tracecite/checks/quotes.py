@@ -86,18 +86,16 @@ class QuoteCheck:
 
             message += f"; {phrase(diagnosis, _THERE[kind])}"
         finding = self._finding(kind.not_found, message, final_url=info.final_url,
-                                attempts=info.attempts if info.attempts > 1 else None,
-                                line=self.quote_line)
+                                attempts=_attempts(kind, info.attempts), line=self.quote_line)
         return replace(finding, diagnosis=diagnosis) if diagnosis is not None else finding
 
-    def unavailable(self, error: FetchError) -> Finding:
-        """The finding for a source that could not be fetched or read."""
+    def unavailable(self, error: FetchError, kind: SourceKind = SourceKind.WEB) -> Finding:
+        """The finding for a source of that kind that could not be fetched or read."""
         message = error.detail
         if error.final_url is not None:
             message += f" (the URL redirected to {error.final_url})"
         return self._finding(error.code, message, status=error.status,
-                             final_url=error.final_url,
-                             attempts=error.attempts if error.attempts > 1 else None)
+                             final_url=error.final_url, attempts=_attempts(kind, error.attempts))
 
     def _finding(self, code: Code, message: str, *, status: int | None = None,
                  final_url: str | None = None, attempts: int | None = None,
@@ -106,6 +104,13 @@ class QuoteCheck:
                        claim=self.claim, citation=self.citation, source_id=self.source_id,
                        uri=self.target, status=status, final_url=final_url, attempts=attempts,
                        column=self.column)
+
+
+def _attempts(kind: SourceKind, attempts: int) -> int | None:
+    """A finding's ``attempts``: on every finding about a web source, 1 included, so that a
+    report tells one request from "not a web source" (docs/reference/reports.md); None for
+    files, which take no request."""
+    return attempts if kind is SourceKind.WEB else None
 
 
 class QuoteChecks(Sequence[QuoteCheck]):

@@ -8,7 +8,13 @@ Decisions the specification leaves open:
   are decoded here, stacked in any order, at most four deep. Any other coding (``br``, ``zstd``,
   ``compress``, …) is TC316, decided from the headers before the body is read: we never advertise
   them, and decoding them would need a dependency.
-- Compressed data that is corrupt or ends early → TC317: the body cannot be decoded to text.
+- Compressed data that is corrupt → TC317: the body cannot be decoded to text. A stream that
+  ends early (the HTTP framing complete, the gzip or deflate stream not) after some of it was
+  decoded is a body cut short, TC311 and retried like one without a coding
+  (docs/web-over-time.md#retries): the server or a proxy lost the rest, and the next attempt may
+  well get all of it. One that ends before a single byte of it decoded is "corrupt from its
+  first bytes", TC317: nothing shows it was ever a sound stream (a gzip header and then junk
+  reads the same).
 - Both the bytes on the wire and the decoded body are capped at ``max_bytes``; a
   ``Content-Length`` over the cap is refused before reading (TC314), compressed or not.
 - Type and coding are checked from the headers, before the body is read; the charset after it,
@@ -194,6 +200,7 @@ class _Inflater:
         self._decoder: zlib._Decompress | None = None
         self._head = b""  # deflate: the first bytes, until zlib or raw can be told apart
         self._complete = False  # one whole stream (gzip: member) has been decoded
+        self._decoded = False  # some output came out: a stream that ends now was cut short
         self._ended = False  # whatever follows is ignored
 
     def feed(self, data: bytes) -> Iterator[bytes]:
@@ -224,12 +231,18 @@ class _Inflater:
                 # A full output buffer means zlib may hold more output even with no input left.
                 more = bool(data) or len(out) == _READ_CHUNK
             if out:
+                self._decoded = True
                 yield out
 
     def finish(self) -> None:
-        """Raise TC317 when the body ended in the middle of a compressed stream."""
-        if self._decoder is not None or self._head:
+        """Raise when the body ended in the middle of a compressed stream: TC311 when some of
+        it had decoded (cut short, worth another attempt), TC317 when nothing had."""
+        if self._decoder is None and not self._head:
+            return
+        if not (self._decoded or self._complete):
             raise self._corrupt()
+        raise FetchError(Code.CONNECT_FAILED,
+                         f"the body ended inside its {self._coding} content coding")
 
     def _start(self, data: bytes) -> bytes:
         if self._gzip:

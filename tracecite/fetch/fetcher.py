@@ -7,9 +7,10 @@ original host name as ``Host``, TLS SNI and certificate name. Nothing in here lo
 second time: the pools are keyed by IP address and open their sockets to that IP literal directly
 (``tracecite.fetch.connection``).
 
-One deadline covers a whole source: the name lookups (each on a daemon thread of its own, since
-``getaddrinfo`` has no timeout: ``lookups``), the wait for a request slot on each host, every
-connect, TLS handshake, request, redirect and the body.
+One deadline covers a whole attempt at a source: the name lookups (each on a daemon thread of its
+own, since ``getaddrinfo`` has no timeout: ``lookups``), every connect, TLS handshake, request,
+redirect and the body. The wait for a request slot on a host is not part of it: the deadline runs
+from when the request goes out (docs/web-over-time.md#retries).
 
 The pieces, each in its own module: ``connection`` (sockets under the deadline, the pinned pools,
 TLS), ``failures`` (what the network raised → registry codes), ``body`` (type, charset, codings,
@@ -36,7 +37,8 @@ import ssl
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from ipaddress import IPv4Address, IPv6Address
 from types import TracebackType
@@ -182,8 +184,7 @@ class PinnedFetcher:
             for redirects in range(MAX_REDIRECTS + 1):
                 try:
                     # Each hop holds a slot on its own host until its body is read or dropped.
-                    with (self._hosts.claimed(target.host) if claimed and not redirects
-                          else self._hosts.hold(target.host, clock.deadline, clock.timeout)):
+                    with self._slot(target.host, clock, claimed=claimed and not redirects):
                         hop = self._hop(target, clock, last=redirects == MAX_REDIRECTS,
                                         validators=validators)
                 except FetchError as error:
@@ -194,6 +195,23 @@ class PinnedFetcher:
                     return replace(hop, final_url=target.url) if redirects else hop
                 target = hop
             raise AssertionError("unreachable")  # pragma: no cover: the last hop never redirects
+
+    @contextmanager
+    def _slot(self, host: str, clock: FetchClock, *, claimed: bool) -> Iterator[None]:
+        """A request slot on ``host`` for one hop (``claimed``: the caller's, taken before).
+
+        Waiting for it (the host at its limit or in back-off) is no part of the attempt
+        (docs/web-over-time.md#retries): the deadline is moved on by the time waited, so it
+        runs from when the request goes out, and a busy host delays a source, never fails it.
+        """
+        if claimed:
+            with self._hosts.claimed(host):
+                yield
+            return
+        started = time.monotonic()
+        with self._hosts.hold(host):
+            clock.deadline += time.monotonic() - started
+            yield
 
     # -- one hop ------------------------------------------------------------------------------
 

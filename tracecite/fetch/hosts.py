@@ -61,18 +61,24 @@ class HostSlots:
             return self._busy.get(host, 0)
 
     @contextmanager
-    def hold(self, host: str, deadline: float, timeout: float) -> Iterator[None]:
-        """A slot for one request to ``host``, waited for until ``deadline`` (a
-        ``time.monotonic()`` value): TC313 if none frees by then (``timeout`` is the time the
-        deadline allowed, for the message)."""
+    def hold(self, host: str, deadline: float | None = None, timeout: float = 0.0,
+             ) -> Iterator[None]:
+        """A slot for one request to ``host``, waited for as long as it takes (a host in
+        back-off or at its limit delays a request, never fails it:
+        docs/web-over-time.md#retries), or until ``deadline`` (a ``time.monotonic()`` value)
+        when one is given: TC313 if none frees by then (``timeout`` is the time the deadline
+        allowed, for the message)."""
         with self._changed:
             while not self._room(host):
                 now = self._clock()
-                left = deadline - now
-                if left <= 0:
-                    # The host may come from a Location header: not echoed.
-                    raise FetchError(Code.TIMEOUT, self._no_slot(host, timeout))
-                self._changed.wait(min(left, self._until.get(host, deadline) - now))
+                end = self._until.get(host)  # a back-off ending wakes the wait too
+                if deadline is not None:
+                    left = deadline - now
+                    if left <= 0:
+                        # The host may come from a Location header: not echoed.
+                        raise FetchError(Code.TIMEOUT, self._no_slot(host, timeout))
+                    end = deadline if end is None else min(end, deadline)
+                self._changed.wait(None if end is None else max(0.0, end - now))
             self._busy[host] = self._busy.get(host, 0) + 1
         with self.claimed(host):
             yield

@@ -15,6 +15,10 @@ Decisions the specification leaves open:
   answered forever still ends.
 - ``Retry-After`` values that are neither delta-seconds nor an HTTP-date are ignored; a date in
   the past is no wait at all.
+
+An attempt is a request sent: the fetcher waits for its host's request slot (a host at its
+limit or in back-off, ``tracecite.fetch.hosts``) before the attempt's deadline starts, so no
+attempt counted here is one that only waited, and waiting uses up no retry.
 """
 
 from __future__ import annotations

@@ -111,8 +111,8 @@ class Tally:
             flaky = self._cache.failed(k, outcome) if self._cache is not None else None
             self._unavailable += len(group)
             for i in group:
-                self._findings.append(_deferred(self._checks.check(i).unavailable(outcome),
-                                                flaky))
+                finding = self._checks.check(i).unavailable(outcome, self._kind)
+                self._findings.append(_deferred(finding, flaky))
             self._failed.extend(group)
             return
         self._matches(group, outcome, info)
