@@ -28,7 +28,7 @@ from tracecite.findings import Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import location, printable
 from tracecite.settings import Origins, action_values, add_flags, flag_values
-from tracecite.stops import StopSignals, signal_name, signal_of, signals_blocked
+from tracecite.stops import StopSignals, signal_name, signal_of, signals_blocked, write_whole
 from tracecite.streams import is_terminal, write_stderr
 from tracecite.surroundings import read_surroundings, settings_for
 from tracecite.workers import one_run
@@ -178,10 +178,9 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
     """
     for spec in report_files:
         file_format, _, path = spec.partition(":")
+        text = REPORTERS[file_format](report, OutputStyle(sarif_category=sarif_category))
         try:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(REPORTERS[file_format](
-                    report, OutputStyle(sarif_category=sarif_category)))
+            write_whole(path, text)  # whole or not at all, whatever stops the run
         except OSError as exc:
             reason = exc.strerror or 'error'
             named = (origins or Origins()).report_file(file_format)

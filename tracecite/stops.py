@@ -7,6 +7,7 @@ number.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -217,3 +218,38 @@ def signals_blocked() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def write_whole(path: str, text: str) -> None:
+    """Write ``text`` to the file at ``path`` whole or not at all (docs/reference/commands.md):
+    to a hidden temporary file beside it, renamed over it once written; the temporary file is
+    removed on every way out (an error, a stop). A stop signal that comes meanwhile is raised
+    once the file is whole or gone (:func:`signals_deferred`). A path that is not a regular file
+    (``/dev/stdout``, a pipe) is written as it is; a symbolic link, through to its target.
+    OSError when it cannot be written."""
+    import stat
+    import tempfile
+
+    real = os.path.realpath(path)
+    try:
+        special = not stat.S_ISREG(os.stat(real).st_mode)
+    except OSError:
+        special = False  # not there yet (or cannot be looked at: making it will say why)
+    if special:
+        with open(real, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return
+    with signals_deferred():
+        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(real) or ".",
+                                         prefix=f".{os.path.basename(real)}.", suffix=".tmp")
+        try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)  # as open() would have made it
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(temporary, real)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.remove(temporary)
+            raise

@@ -31,6 +31,7 @@ from tracecite.importers.model import (
     safe_name,
     trace_lines,
 )
+from tracecite.stops import signals_deferred
 
 IMPORTERS: dict[str, str] = {
     "anthropic": "tracecite.importers.anthropic",
@@ -146,12 +147,13 @@ class Staged:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for temporary, _ in self._written[self._renamed:]:
-            with contextlib.suppress(OSError):
-                os.remove(temporary)
-        if self._made and not self._renamed and self._out is not None:
-            with contextlib.suppress(OSError):
-                os.rmdir(self._out)  # only when nothing else went there meanwhile
+        with signals_deferred():  # a stop now would leave the rest behind
+            for temporary, _ in self._written[self._renamed:]:
+                with contextlib.suppress(OSError):
+                    os.remove(temporary)
+            if self._made and not self._renamed and self._out is not None:
+                with contextlib.suppress(OSError):
+                    os.rmdir(self._out)  # only when nothing else went there meanwhile
 
     def write(self, trace: Trace) -> None:
         """Write ``trace`` to a temporary file under ``out`` (made when missing)."""
@@ -161,15 +163,16 @@ class Staged:
             if not self._made and not os.path.isdir(self._out):
                 os.makedirs(self._out)
                 self._made = True
-            fd, temporary = tempfile.mkstemp(dir=self._out, prefix=f".{trace.name}.",
-                                             suffix=".tmp")
-            self._written.append((temporary, os.path.join(self._out, trace.name)))
+            with signals_deferred():  # never a temporary file made and not known
+                fd, temporary = tempfile.mkstemp(dir=self._out, prefix=f".{trace.name}.",
+                                                 suffix=".tmp")
+                self._written.append((temporary, os.path.join(self._out, trace.name)))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(trace.text)
 
     def commit(self) -> None:
-        """Give every trace written its name."""
-        with _writing():
+        """Give every trace written its name: all of them, a stop waits (renames are quick)."""
+        with _writing(), signals_deferred():
             for temporary, final in self._written[self._renamed:]:
                 os.replace(temporary, final)
                 self._renamed += 1
