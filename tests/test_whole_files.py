@@ -185,3 +185,38 @@ def test_a_report_file_on_a_normal_exit_and_on_an_error(tmp_path: Path) -> None:
     gone = tmp_path / "gone" / "r.sarif"
     assert main(["check", passing, "--quiet", "--report-file", f"sarif:{gone}"]) == 1
     assert os.listdir(tmp_path) == ["r"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="no unnamed files here")
+def test_an_import_killed_while_writing_leaves_no_source_content(tmp_path: Path) -> None:
+    """``kill -9`` gives no chance to clean up: the traces not yet named have no name at all."""
+    inputs = []
+    for i in range(12):
+        inputs.append(tmp_path / f"in{i}" / "exchange.json")
+        inputs[-1].parent.mkdir()
+        inputs[-1].write_bytes((FIXTURES / "web_fetch.json").read_bytes())
+    out = tmp_path / "out"
+    run = subprocess.Popen([sys.executable, "-c", SLOW_IMPORT, "import", "anthropic",
+                            *map(str, inputs), "-o", str(out)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env=env())
+    deadline = time.monotonic() + 30
+    while not _unnamed_of(run.pid, out) and time.monotonic() < deadline:
+        assert run.poll() is None, run.communicate()
+        time.sleep(0.005)
+    run.kill()
+    run.communicate()
+    assert os.listdir(out) == []
+
+
+def _unnamed_of(pid: int, out: Path) -> list[str]:
+    """The files of process ``pid`` open under ``out`` (with or without a name)."""
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(f"{out}/"):
+            found.append(target)
+    return found
