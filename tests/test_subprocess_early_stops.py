@@ -133,3 +133,32 @@ def test_a_stop_before_the_command_began_writes_an_empty_report(
     report = json.loads(out)
     assert report["exit_code"] == 143
     assert err == "tracecite: stopped by SIGTERM; the report covers the sources that finished\n"
+
+
+ORJSON_STOPPED = """
+import os, random, signal, sys, time
+from tracecite.stops import Stopped, StopSignals, signals_deferred
+def alarm(signum, frame):
+    os.kill(os.getpid(), signal.SIGTERM)
+signal.signal(signal.SIGALRM, alarm)
+with StopSignals() as stop:
+    stop.listen()
+    signal.setitimer(signal.ITIMER_REAL, random.uniform(0.0005, 0.008))
+    try:
+        with signals_deferred():
+            import orjson
+        time.sleep(1)
+    except Stopped:
+        print("stopped")
+"""
+
+
+def test_a_stop_never_cuts_the_import_of_orjson_half_way() -> None:
+    """A KeyboardInterrupt raised inside orjson's initialisation crashes the process (a
+    segmentation fault, most times): the stop waits for the import, and is raised after it."""
+    pytest.importorskip("orjson")
+    for _ in range(12):
+        done = subprocess.run([sys.executable, "-c", ORJSON_STOPPED], capture_output=True,
+                              text=True, env=env(), timeout=30, check=False)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "stopped\n"
