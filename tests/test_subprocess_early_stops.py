@@ -162,3 +162,18 @@ def test_a_stop_never_cuts_the_import_of_orjson_half_way() -> None:
                               text=True, env=env(), timeout=30, check=False)
         assert done.returncode == 0, done.stderr
         assert done.stdout == "stopped\n"
+
+
+def test_a_stop_that_reaches_main_itself_writes_an_empty_report(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tracecite import cli
+    from tracecite.stops import Stopped
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise Stopped(signal.SIGINT)
+
+    monkeypatch.setattr(cli, "run", stopped)
+    assert cli.main(["check", "--format", "json", "x.jsonl"]) == 130
+    out, err = capsys.readouterr()
+    assert json.loads(out)["exit_code"] == 130
+    assert err == "tracecite: stopped by SIGINT; the report covers the sources that finished\n"
