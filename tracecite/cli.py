@@ -28,7 +28,7 @@ from tracecite.findings import Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle
 from tracecite.reporters.escape import location, printable
 from tracecite.settings import Origins, action_values, add_flags, flag_values
-from tracecite.stops import StopSignals, signal_name, signal_of
+from tracecite.stops import StopSignals, signal_name, signal_of, signals_blocked, write_whole
 from tracecite.streams import is_terminal, write_stderr
 from tracecite.surroundings import read_surroundings, settings_for
 from tracecite.workers import one_run
@@ -178,10 +178,9 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
     """
     for spec in report_files:
         file_format, _, path = spec.partition(":")
+        text = REPORTERS[file_format](report, OutputStyle(sarif_category=sarif_category))
         try:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(REPORTERS[file_format](
-                    report, OutputStyle(sarif_category=sarif_category)))
+            write_whole(path, text)  # whole or not at all, whatever stops the run
         except OSError as exc:
             reason = exc.strerror or 'error'
             named = (origins or Origins()).report_file(file_format)
@@ -212,9 +211,15 @@ def write_step_summary(report: Report, path: str,
         handle.write(step_summary(report, environ))
 
 
+def _known_format(fmt: str) -> str:
+    """The format guessed from the command line, if it is one; else the default."""
+    return fmt if fmt in REPORTERS else _default_format()
+
+
 def _fail(report: Report, fmt: str, *, stdout: TextIO | None = None) -> None:
-    """Report an error that stopped the run, in the format asked for where possible."""
-    if fmt == "console":
+    """Report an error that stopped the run, in the format asked for where possible (a stop
+    before the command began: its empty report)."""
+    if fmt == "console" and report.findings:
         # argparse's messages quote the command line, which may hold hostile file names.
         (finding,) = report.findings
         where = location(finding) + ": " if finding.file is not None else ""
@@ -262,6 +267,7 @@ def run_with_settings(argv: Sequence[str] | None = None, *,
     # The stop signals and how the run's workers start are settled first, before any thread.
     with StopSignals() as stop, one_run():
         try:
+            stop.listen()  # a signal held since the entry point's first line is taken here
             _refuse_unknown_command(args_list)
             parser = build_parser(only=command if command in COMMANDS else None)
             args = parser.parse_args(args_list)
@@ -277,7 +283,9 @@ def run_with_settings(argv: Sequence[str] | None = None, *,
             return Report(command), None
         except KeyboardInterrupt as exc:  # a stop outside the live checks (which handle it)
             report = Report(command, stopped_by=signal_of(exc))
-            if settings is None:  # stopped before the command began: nothing to report
+            if settings is None:  # stopped before the command began: an empty report
+                stop.hold()
+                _fail(report, _known_format(fmt), stdout=stdout)
                 _say_stopped(report)
                 return report, None
         except TraceCiteError as exc:
@@ -285,7 +293,7 @@ def run_with_settings(argv: Sequence[str] | None = None, *,
             if settings is None or exc.finding.code is Code.USAGE:
                 # The command line is wrong, or the report files are not known yet: one message.
                 stop.hold()
-                _fail(report, fmt if fmt in REPORTERS else _default_format(), stdout=stdout)
+                _fail(report, _known_format(fmt), stdout=stdout)
                 return report, settings
         except Exception as exc:  # the one place unexpected errors are caught
             # The flag, as resolved; before that, as written (the command line may not parse).
@@ -294,7 +302,7 @@ def run_with_settings(argv: Sequence[str] | None = None, *,
             report = Report(command, (Finding(Code.INTERNAL_ERROR,
                                               f"{type(exc).__name__}: {BUG_REPORT}"),))
             stop.hold()
-            _fail(report, fmt if fmt in REPORTERS else _default_format(), stdout=stdout)
+            _fail(report, _known_format(fmt), stdout=stdout)
             return report, settings
         stop.hold()  # the report is written whole
         report = _write(report, settings, stdout)
@@ -347,9 +355,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``tracecite`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
     try:
         return run(argv).exit_code
-    except KeyboardInterrupt as stop:  # Ctrl-C outside a run's own handlers
-        write_stderr("tracecite: interrupted\n")
-        return 128 + signal_of(stop)
+    except KeyboardInterrupt as stop:  # a stop between the run's own handlers' places
+        with signals_blocked():
+            return _stopped_outside(argv, signal_of(stop))
+
+
+def _stopped_outside(argv: Sequence[str] | None, signum: int) -> int:
+    """A stop that reached :func:`main` itself: the empty report of a stopped run, in the
+    format the command line asks for, and 128 + the signal."""
+    args_list = _with_command(list(sys.argv[1:] if argv is None else argv))
+    command = args_list[0] if args_list and args_list[0] in COMMANDS else "tracecite"
+    report = Report(command, stopped_by=signum)
+    _fail(report, _known_format(_guess_format(args_list)))
+    _say_stopped(report)
+    return report.exit_code
 
 
 def entry() -> int:

@@ -7,7 +7,9 @@ number.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType, TracebackType
@@ -46,24 +48,56 @@ class StopSignals:
     recorded (the report is being written). :attr:`signum` is the first signal received.
 
     The scope of one run of the command line: entered first, beside
-    :func:`tracecite.workers.one_run`, before the run starts any thread.
+    :func:`tracecite.workers.one_run`, before the run starts any thread. Signals the entry point
+    held since its first line (``tracecite/__main__.py``) stay held until :meth:`listen`, called
+    where a stop can be handled; on exit the handlers and the signal mask are put back as they
+    were, so the entry point holds them again to the process's end.
     """
 
     def __init__(self) -> None:
         self.signum: int | None = None
         self._raising = True
         self._previous: dict[int, Any] = {}
+        self._mask: set[int] | None = None
+        self._deferred: int | None = None
+        self._hook: Callable[[Any], object] = sys.unraisablehook
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
             for signum in STOP_SIGNALS:
                 self._previous[signum] = signal.signal(signum, self._handle)
+            _listening.append(self)
+            self._hook = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
         return self
+
+    def _unraisable(self, unraisable: Any) -> None:
+        """A :class:`Stopped` raised where Python ignores exceptions (a weakref callback, a
+        ``__del__``) would be lost, and printed: the signal is sent again instead, and raised
+        at the next place that can take it."""
+        if isinstance(unraisable.exc_value, Stopped) and self.signum is not None:
+            signum, self.signum = self.signum, None
+            signal.raise_signal(signum)
+            return
+        self._hook(unraisable)
+
+    def listen(self) -> None:
+        """Let the stop signals in (one held meanwhile is taken now, and raises here): call it
+        first in the block that handles :class:`Stopped`."""
+        if self._previous and hasattr(signal, "pthread_sigmask") and self._mask is None:
+            self._mask = set(signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS))
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  tb: TracebackType | None) -> None:
+        if self._mask is not None:
+            # Held again first: a signal from now on waits for the entry point (see above).
+            signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
+            self._mask = None
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
+        if self._previous:
+            _listening.remove(self)
+            sys.unraisablehook = self._hook
         self._previous.clear()
 
     def hold(self) -> None:
@@ -73,9 +107,42 @@ class StopSignals:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.signum is not None:
             return
+        if _deferring[0]:
+            self._deferred = signum  # raised once the block ends (see signals_deferred)
+            return
         self.signum = signum
         if self._raising:
             raise Stopped(signum)
+
+    def _take_deferred(self) -> None:
+        signum, self._deferred = self._deferred, None
+        if signum is not None:
+            self._handle(signum, None)
+
+
+_listening: list[StopSignals] = []
+"""The :class:`StopSignals` entered, innermost last (main thread only)."""
+
+_deferring = [0]
+"""How deep the main thread is in :func:`signals_deferred` blocks."""
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """On the main thread, a stop signal that comes while the block runs is raised as it ends,
+    never inside it: for what must not be cut half way from Python, such as importing a C
+    extension whose initialisation crashes the process when an import inside it is interrupted
+    (orjson's does). Elsewhere (no handler raises there) the block just runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _deferring[0] += 1
+    try:
+        yield
+    finally:
+        _deferring[0] -= 1
+        if not _deferring[0] and _listening:
+            _listening[-1]._take_deferred()
 
 
 class StopToken:
@@ -130,6 +197,15 @@ def ignore_interrupts() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
+def signal_held() -> int | None:
+    """A stop signal that came while held and is still waiting (see :func:`signals_blocked`),
+    without taking it; None if there is none or this platform holds none."""
+    if not hasattr(signal, "sigpending"):
+        return None
+    pending = signal.sigpending()
+    return next((int(s) for s in STOP_SIGNALS if s in pending), None)
+
+
 @contextlib.contextmanager
 def signals_blocked() -> Iterator[None]:
     """Hold SIGINT and SIGTERM in this thread while the block runs (processes forked in it
@@ -142,3 +218,38 @@ def signals_blocked() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def write_whole(path: str, text: str) -> None:
+    """Write ``text`` to the file at ``path`` whole or not at all (docs/reference/commands.md):
+    to a hidden temporary file beside it, renamed over it once written; the temporary file is
+    removed on every way out (an error, a stop). A stop signal that comes meanwhile is raised
+    once the file is whole or gone (:func:`signals_deferred`). A path that is not a regular file
+    (``/dev/stdout``, a pipe) is written as it is; a symbolic link, through to its target.
+    OSError when it cannot be written."""
+    import stat
+    import tempfile
+
+    real = os.path.realpath(path)
+    try:
+        special = not stat.S_ISREG(os.stat(real).st_mode)
+    except OSError:
+        special = False  # not there yet (or cannot be looked at: making it will say why)
+    if special:
+        with open(real, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return
+    with signals_deferred():
+        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(real) or ".",
+                                         prefix=f".{os.path.basename(real)}.", suffix=".tmp")
+        try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)  # as open() would have made it
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(temporary, real)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.remove(temporary)
+            raise

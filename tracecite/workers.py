@@ -178,8 +178,11 @@ class WorkerPool:
             if all(p.pid in self._pids for p in started) or time.monotonic() >= deadline:
                 break
             time.sleep(0.01)
-        self.executor.shutdown(wait=False, cancel_futures=True)
         _ended(ended, max(0.0, deadline - time.monotonic()))
+        # The workers are gone, so the executor's own thread ends at once: waiting for it means
+        # Python's exit never wakes a thread that is closing its pipe (3.11 races there, and
+        # prints an EBADF traceback after the report).
+        self.executor.shutdown(wait=True, cancel_futures=True)
         self._close_pipes()
 
     def _close_pipes(self) -> None:

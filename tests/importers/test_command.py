@@ -4,8 +4,10 @@ against pages on loopback."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,6 +148,7 @@ def test_a_failed_write_leaves_no_file_behind(cli: Cli, tmp_path: Path,
         return real(*args, **kwargs)
 
     monkeypatch.setattr(command.tempfile, "mkstemp", failing)
+    monkeypatch.setattr(command, "UNNAMED_AT_ONCE", 0)  # hidden files, not unnamed ones
     res = cli("import", "anthropic", *inputs, "-o", out, "--json")
     assert res.exit == 1 and res.codes() == ["TC100"]
     assert "No space left on device" in res.json()["findings"][0]["message"]
@@ -320,19 +323,38 @@ def test_a_stop_while_writing_leaves_no_temporary_file(tmp_path: Path,
     assert [p.name for p in out.iterdir()] == ["t0.jsonl"]
 
 
+def _unnamed_under(out: Path) -> list[str]:
+    """This process's open files under ``out`` that have no name (Linux's ``O_TMPFILE``)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(f"{out}/") and target.endswith(" (deleted)"):
+                found.append(target)
+    return found
+
+
+@pytest.mark.parametrize("unnamed", [False, True])
 def test_each_run_is_written_before_the_next_is_read(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    unnamed: bool) -> None:
     """Memory holds one run at a time: an evaluation's thousands of runs are never all in it.
-    Until every input is read the traces are hidden temporary files; a problem in a later
-    input removes them, and the folder made for them."""
+    Until every input is read the traces are temporary files (unnamed ones where the platform
+    has them, else hidden ones); a problem in a later input removes them, and the folder made
+    for them."""
     from tracecite.importers.model import ImportedRun
 
+    if unnamed and not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no unnamed files here")
+    if not unnamed:
+        monkeypatch.setattr(command, "UNNAMED_AT_ONCE", 0)
     out = tmp_path / "out"
     seen: list[list[str]] = []
 
     def runs(path: Path, display: str) -> Iterator[ImportedRun]:
         for n in range(3):
-            seen.append(sorted(p.name for p in out.iterdir()) if out.exists() else [])
+            names = sorted(p.name for p in out.iterdir()) if out.exists() else []
+            seen.append(_unnamed_under(out) + names if unnamed else names)
             yield ImportedRun(f"{path.stem}-{n}", f"{path.stem}-{n}", (), ())
         if path.stem == "bad":
             raise Unsupported(display, "$", "something this importer cannot map")
@@ -341,7 +363,10 @@ def test_each_run_is_written_before_the_next_is_read(tmp_path: Path,
     report = command.run_import("anthropic", [str(tmp_path / "a.json")], str(out), None)
     assert report.findings == () and report.summary.runs == 3
     assert [len(names) for names in seen] == [0, 1, 2]  # the runs before, written already
-    assert all(name.startswith(".a-") and name.endswith(".tmp") for name in seen[2])
+    if unnamed:
+        assert all(name.endswith(" (deleted)") for name in seen[2])  # no name in OUT
+    else:
+        assert all(name.startswith(".a-") and name.endswith(".tmp") for name in seen[2])
     assert sorted(p.name for p in out.iterdir()) == [
         f"a-{n}.trace.jsonl" for n in range(3)]
 

@@ -31,6 +31,7 @@ from tracecite.importers.model import (
     safe_name,
     trace_lines,
 )
+from tracecite.stops import signals_deferred
 
 IMPORTERS: dict[str, str] = {
     "anthropic": "tracecite.importers.anthropic",
@@ -130,28 +131,42 @@ def stream_of(stream: TextIO | None) -> TextIO:
     return stream
 
 
+UNNAMED_AT_ONCE = 256
+"""Traces kept in unnamed files at most (one open file each); the rest go to hidden ones."""
+
+
 class Staged:
     """Traces written under ``out`` (None: nowhere) as they come, each to a temporary file
-    there, renamed by :meth:`commit`; leaving the ``with`` block without a commit (an input's
-    problem, a failed write, a stop) removes them, and ``out`` too when it was made for them:
-    nothing is left half-written."""
+    there, given its name by :meth:`commit`; leaving the ``with`` block without a commit (an
+    input's problem, a failed write, a stop) removes them, and ``out`` too when it was made for
+    them: nothing is left half-written.
+
+    Where the platform has them (Linux's ``O_TMPFILE``), the temporary files have no name until
+    the commit: a process killed meanwhile (``kill -9``) leaves nothing behind, no hidden file
+    with a source's content. Elsewhere, or past :data:`UNNAMED_AT_ONCE`, they are hidden files
+    (``.NAME.*.tmp``) removed on every other way out."""
 
     def __init__(self, out: str | None) -> None:
         self._out = out
-        self._written: list[tuple[str, str]] = []  # (temporary, final)
+        self._written: list[tuple[str | int, str]] = []  # (temporary: a path or an fd, final)
         self._renamed = 0
         self._made = False  # whether ``out`` was made for these traces
+        self._unnamed = 0
 
     def __enter__(self) -> Staged:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for temporary, _ in self._written[self._renamed:]:
-            with contextlib.suppress(OSError):
-                os.remove(temporary)
-        if self._made and not self._renamed and self._out is not None:
-            with contextlib.suppress(OSError):
-                os.rmdir(self._out)  # only when nothing else went there meanwhile
+        with signals_deferred():  # a stop now would leave the rest behind
+            for temporary, _ in self._written[self._renamed:]:
+                with contextlib.suppress(OSError):
+                    if isinstance(temporary, int):
+                        os.close(temporary)  # an unnamed file is gone with its last descriptor
+                    else:
+                        os.remove(temporary)
+            if self._made and not self._renamed and self._out is not None:
+                with contextlib.suppress(OSError):
+                    os.rmdir(self._out)  # only when nothing else went there meanwhile
 
     def write(self, trace: Trace) -> None:
         """Write ``trace`` to a temporary file under ``out`` (made when missing)."""
@@ -161,18 +176,63 @@ class Staged:
             if not self._made and not os.path.isdir(self._out):
                 os.makedirs(self._out)
                 self._made = True
-            fd, temporary = tempfile.mkstemp(dir=self._out, prefix=f".{trace.name}.",
-                                             suffix=".tmp")
-            self._written.append((temporary, os.path.join(self._out, trace.name)))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            final = os.path.join(self._out, trace.name)
+            with signals_deferred():  # never a temporary file made and not known
+                fd = self._open_unnamed()
+                temporary: str | int = fd
+                if fd < 0:
+                    fd, temporary = tempfile.mkstemp(dir=self._out, prefix=f".{trace.name}.",
+                                                     suffix=".tmp")
+                self._written.append((temporary, final))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n",
+                           closefd=not isinstance(temporary, int)) as handle:
                 handle.write(trace.text)
 
+    def _open_unnamed(self) -> int:
+        """An unnamed file under ``out``, open for writing; -1 where there is none to be had."""
+        flag = getattr(os, "O_TMPFILE", 0)
+        if not flag or self._unnamed >= UNNAMED_AT_ONCE or not os.path.isdir("/proc/self/fd"):
+            return -1
+        assert self._out is not None
+        try:
+            fd = os.open(self._out, flag | os.O_WRONLY, 0o666)
+        except OSError:  # a file system without them, or no descriptor left
+            return -1
+        self._unnamed += 1
+        return fd
+
     def commit(self) -> None:
-        """Give every trace written its name."""
-        with _writing():
+        """Give every trace written its name: all of them, a stop waits (renames are quick)."""
+        with _writing(), signals_deferred():
             for temporary, final in self._written[self._renamed:]:
-                os.replace(temporary, final)
+                if isinstance(temporary, int):
+                    # A name for it (over an older trace of that name, as a rename is), then
+                    # its descriptor is closed.
+                    hidden = os.path.join(os.path.dirname(final),
+                                          f".{os.path.basename(final)}.{os.getpid()}.tmp")
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(hidden)
+                    _link_unnamed(temporary, hidden)
+                    try:
+                        os.replace(hidden, final)
+                    except BaseException:
+                        with contextlib.suppress(OSError):
+                            os.remove(hidden)
+                        raise
+                    os.close(temporary)
+                else:
+                    os.replace(temporary, final)
                 self._renamed += 1
+
+
+def _link_unnamed(fd: int, path: str) -> None:
+    """Give the unnamed file open at ``fd`` the name ``path`` (linkat through /proc, following
+    the descriptor's link: a plain link() would link the link itself)."""
+    fds = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.link(str(fd), path, src_dir_fd=fds, follow_symlinks=True)
+    finally:
+        os.close(fds)
 
 
 @contextlib.contextmanager

@@ -104,8 +104,12 @@ def _orjson_loads() -> Callable[[bytes], Any] | None:
     """orjson's ``loads`` when it is installed and not turned off."""
     if os.environ.get(DECODER_VARIABLE, "") == "json":
         return None
+    from tracecite.stops import signals_deferred
+
     try:
-        import orjson
+        # A stop signal raised inside orjson's initialisation crashes the process: it waits.
+        with signals_deferred():
+            import orjson
     except ImportError:
         return None
     fast: Callable[[bytes], Any] = orjson.loads
