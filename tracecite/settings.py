@@ -551,7 +551,7 @@ def file_digest(path: str) -> str:
     try:
         # Non-blocking: opening a FIFO must not wait for a writer.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a name no file can have (a NUL, a surrogate)
         return hashlib.sha256(b"unreadable").hexdigest()
     with os.fdopen(fd, "rb") as stream:
         try:

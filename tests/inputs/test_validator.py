@@ -397,14 +397,18 @@ def _materialise(value: Any) -> Any:
 
 
 def _strict(text: str) -> Any:
-    """What the one-shot decoder says: the value, or None for a line that is not JSON."""
+    """What the one-shot decoder says: the value, or None for a line that is not JSON or that
+    decodes to a lone surrogate (an escape of U+D800 to U+DFFF without its pair: not text)."""
+    from tracecite.inputs.jsonl import has_lone_surrogate
+
     try:
-        return ("ok", json.loads(text, parse_constant=_no_constant))
+        value = json.loads(text, parse_constant=_no_constant)
     except (ValueError, RecursionError):
         try:
-            return ("ok", json.loads(text, parse_constant=_no_constant, parse_int=_int_or_float))
+            value = json.loads(text, parse_constant=_no_constant, parse_int=_int_or_float)
         except (ValueError, RecursionError):
             return ("error", None)
+    return ("error", None) if has_lone_surrogate(value) else ("ok", value)
 
 
 def _no_constant(name: str) -> Any:
