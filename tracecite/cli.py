@@ -25,7 +25,7 @@ from tracecite.codes import Code
 from tracecite.command_table import CHECK, COMMANDS, Command
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report
-from tracecite.reporters import REPORTERS, OutputStyle
+from tracecite.reporters import REPORTERS, OutputStyle, write_report
 from tracecite.reporters.escape import location, printable
 from tracecite.settings import Origins, action_values, add_flags, flag_values
 from tracecite.stops import StopSignals, signal_name, signal_of
@@ -180,16 +180,16 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
         file_format, _, path = spec.partition(":")
         try:
             with open(path, "w", encoding="utf-8") as handle:
-                handle.write(REPORTERS[file_format](
-                    report, OutputStyle(sarif_category=sarif_category)))
+                write_report(file_format, report, OutputStyle(sarif_category=sarif_category),
+                             handle)
         except OSError as exc:
             reason = exc.strerror or 'error'
             named = (origins or Origins()).report_file(file_format)
             raise UsageError(f"{named} cannot be written ({reason})") from None
     out = stdout if stdout is not None else sys.stdout
     if out is not None:  # None: Python started with stdout closed (``>&-``)
-        out.write(REPORTERS[fmt](report, OutputStyle(color=_is_color(out), quiet=quiet,
-                                                     sarif_category=sarif_category)))
+        write_report(fmt, report, OutputStyle(color=_is_color(out), quiet=quiet,
+                                              sarif_category=sarif_category), out)
         out.flush()
     summary_path = read_surroundings().step_summary_path
     if fmt == "github" and summary_path:

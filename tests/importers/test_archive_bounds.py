@@ -5,16 +5,14 @@ that bound, never the size it decompresses to."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT, Cli
+from tests.conftest import Cli
 from tests.importers.test_inspect import load, members_of, zip_archive, zstd_archive
+from tests.memory import peak_run
 from tracecite import api
 from tracecite.codes import Code
 from tracecite.importers.inspect import read_runs
@@ -122,14 +120,7 @@ def test_a_zip_bomb_costs_the_bound_not_what_it_decompresses_to(tmp_path: Path) 
     decompressed, so the process's peak stays far below the member's size."""
     path = bomb(tmp_path / "bomb.eval", 300 * MIB)
     assert path.stat().st_size < 2 * MIB
-    script = ("import sys\nfrom tracecite.cli import main\ncode = main(sys.argv[1:])\n"
-              "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')]\n"
-              "print(hwm[0].split()[1], file=sys.stderr)\nsys.exit(code)\n")
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    done = subprocess.run([sys.executable, "-c", script, "import", "inspect", str(path),
-                           "-o", str(tmp_path / "out"), "--json"],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
-    assert done.returncode == 1, done.stderr[-500:]
-    assert [f["code"] for f in json.loads(done.stdout)["findings"]] == ["TC107"]
-    peak_kib = int(done.stderr.split()[-1])
-    assert peak_kib * 1024 < 120 * MIB, peak_kib
+    run = peak_run("import", "inspect", path, "-o", tmp_path / "out", "--json")
+    assert run.exit == 1, run.err[-500:]
+    assert [f["code"] for f in json.loads(run.out)["findings"]] == ["TC107"]
+    assert run.peak_bytes < 120 * MIB, run.peak_bytes
