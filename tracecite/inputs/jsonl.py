@@ -43,6 +43,10 @@ def _long_int(text: str) -> int | float:
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 _skip = WHITESPACE.match
+DECODER = _DECODER
+"""The strict decoder (no NaN or Infinity), for readers of lines too long to hold."""
+WHITESPACE_MATCH = _skip
+"""JSON's whitespace at a position (``.end()`` is where it stops)."""
 
 DECODER_VARIABLE = "TRACECITE_JSON_DECODER"
 """The environment variable that turns orjson off (``json``); read when TraceCite starts."""
