@@ -10,7 +10,15 @@ measured in the same run.
 - ``check --evidence`` on a trace with 1,000,000 small sources, beside the file's size (goal:
   at most 120 MB);
 - ``compare OLD NEW`` of two 150 MB traces (one source in ten changed), beside one
-  ``check --evidence OLD`` (goal: at most 1.5 times its peak).
+  ``check --evidence OLD`` (goal: at most 1.5 times its peak);
+- bounds (:func:`bounds_rows`, also on their own: ``python bench_memory.py --bounds``):
+  ``import inspect`` of a 1.6 MB ``.eval`` zip bomb whose sample decompresses to 1.6 GB (goal:
+  at most the 256 MiB member bound), ``check --evidence --json`` of a trace whose 1,000,000
+  claims all quote what their captures lack (goal: 1 GB), and of a trace whose 2,000,000
+  sources sit on one line (goal: 300 MB).
+
+Before/after: run the same figure against another checkout's code with ``PYTHONPATH`` set to
+it, from a directory outside both (the console script then imports that code).
 
 Inputs come from ``gen_memory.py`` and are cached in ``benchmarks/out/memory/``, keyed by the
 generators' source, so a changed generator makes new ones.
@@ -43,22 +51,25 @@ from bench_util import (
 NOTES_GOAL = 100 * MB
 SOURCES_GOAL = 120 * MB
 COMPARE_GOAL = 1.5
+BOMB_GOAL = 256 * MB  # the default --max-member-bytes
+FINDINGS_GOAL = 1000 * MB
+ONE_LINE_GOAL = 300 * MB
 
 
 def cached(name: str, make: Callable[[list[str]], object], count: int = 1,
-           log: Log = print) -> list[Path]:
+           log: Log = print, suffix: str | None = None) -> list[Path]:
     """``count`` cached input files called ``name`` (made by ``make`` from their paths)."""
     source = b"".join((BENCH_DIR / f).read_bytes() for f in ("gen_memory.py", "gen_trace.py"))
     key = hashlib.sha256(source).hexdigest()[:10]
     folder = OUT_DIR / "memory"
     folder.mkdir(parents=True, exist_ok=True)
-    paths = [folder / f"{name}-{n}-{key}{'.jsonl' if 'trace' in name else '.notes'}"
-             for n in range(count)]
+    suffix = suffix or (".jsonl" if "trace" in name else ".notes")
+    paths = [folder / f"{name}-{n}-{key}{suffix}" for n in range(count)]
     if not all(p.exists() for p in paths):
         for old in folder.glob(f"{name}-*"):
             old.unlink()
         log(f"  generating {name} (cached for later runs) …")
-        partial = [p.with_suffix(".partial") for p in paths]
+        partial = [p.with_name(p.name + ".partial") for p in paths]
         make([str(p) for p in partial])
         for p, final in zip(partial, paths, strict=True):
             p.rename(final)
@@ -88,8 +99,10 @@ def _problem(runs: list[Measured], expected: int) -> str:
 
 
 def figure(*, notes_mb: float = 50, sources: int = 1_000_000, trace_mb: float = 150,
+           claims: int = 1_000_000, line_sources: int = 2_000_000, bomb_mb: float = 1600,
            repeats: int = 1, log: Log = print) -> Table:
-    """Measure the three cases (and their baselines), ``repeats`` runs each."""
+    """Measure the cases (and their baselines), ``repeats`` runs each; the bounded ones last
+    (:func:`bounds_rows`)."""
     import gen_memory
     from bench_web import connect_flags
     from web_server import BenchServer
@@ -148,8 +161,72 @@ def figure(*, notes_mb: float = 50, sources: int = 1_000_000, trace_mb: float = 
                "past a chunk, until the one write at the end")
     table.note("goals (for the full sizes: 50 MB of notes, 1,000,000 sources, two 150 MB "
                "traces): notes ≤ 100 MB, sources ≤ 120 MB, compare ≤ 1.5 × one check --evidence")
+    bounds_rows(table, claims=claims, line_sources=line_sources, bomb_mb=bomb_mb,
+                repeats=repeats, log=log)
+    return table
+
+
+def bounds_rows(table: Table, *, claims: int = 1_000_000, line_sources: int = 2_000_000,
+                bomb_mb: float = 1600, repeats: int = 1, log: Log = print) -> None:
+    """Add the three bounded cases to ``table``: a zip bomb imported, a million findings
+    reported, two million sources on one line."""
+    import gen_memory
+
+    tc = [*tracecite_command()]
+    (bomb,) = cached(f"bomb-{bomb_mb:g}mb", lambda p: gen_memory.zip_bomb(p[0], bomb_mb),
+                     log=log, suffix=".eval")
+    size = bomb.stat().st_size
+    log(f"  import inspect of a {megabytes(size)} zip bomb ({bomb_mb:g} MiB decompressed) …")
+    runs = []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as out:
+            runs += _runs([*tc, "import", "inspect", str(bomb), "-o", out, "--json"], 1)
+    table.add(f"import inspect, zip bomb ({bomb_mb:g} MiB inside)", megabytes(size),
+              megabytes(_peak(runs)), seconds(_wall(runs)), "256 MiB (member bound)",
+              ratio(_peak(runs) / BOMB_GOAL),
+              _problem(runs, 1) or f"≤ 256 MiB {verdict(_peak(runs) <= BOMB_GOAL)}")
+    (failing,) = cached(f"trace-{claims}-failing-claims",
+                        lambda p: gen_memory.failing_claims(p[0], claims), log=log)
+    size = failing.stat().st_size
+    log(f"  check --evidence of {claims:,} claims whose quotes are not captured …")
+    runs = _runs([*tc, "check", str(failing), "--evidence", "--json"], repeats)
+    table.add(f"check --evidence, {claims:,} findings", megabytes(size),
+              megabytes(_peak(runs)), seconds(_wall(runs)), f"{megabytes(size)} (file)",
+              ratio(_peak(runs) / size),
+              _problem(runs, 2) or f"≤ 1 GB {verdict(_peak(runs) <= FINDINGS_GOAL)}")
+    (line,) = cached(f"trace-{line_sources}-sources-one-line",
+                     lambda p: gen_memory.many_on_one_line(p[0], line_sources), log=log)
+    size = line.stat().st_size
+    log(f"  check --evidence of {line_sources:,} sources on one line …")
+    runs = _runs([*tc, "check", str(line), "--evidence", "--json"], repeats)
+    table.add(f"check --evidence, {line_sources:,} sources on one line", megabytes(size),
+              megabytes(_peak(runs)), seconds(_wall(runs)), f"{megabytes(size)} (file)",
+              ratio(_peak(runs) / size),
+              _problem(runs, 0) or f"≤ 300 MB {verdict(_peak(runs) <= ONE_LINE_GOAL)}")
+    table.note("bounds (full sizes: a 1.6 GB zip bomb, 1,000,000 findings, 2,000,000 sources "
+               "on one line): the bomb ≤ the 256 MiB member bound (TC107, exit 1), the "
+               "findings ≤ 1 GB, the line ≤ 300 MB")
+
+
+def bounds_figure(*, claims: int = 1_000_000, line_sources: int = 2_000_000,
+                  bomb_mb: float = 1600, repeats: int = 1, log: Log = print) -> Table:
+    """The bounded cases alone (``--bounds``), for a before/after against another checkout."""
+    table = Table("Memory: bounded inputs, peak RSS of the whole process",
+                  ["case", "input", "peak RSS", "wall", "baseline", "RSS ÷ baseline", "goal"])
+    bounds_rows(table, claims=claims, line_sources=line_sources, bomb_mb=bomb_mb,
+                repeats=repeats, log=log)
+    table.note("peak RSS: the process's own high-water mark (VmHWM), the largest of the runs")
     return table
 
 
 if __name__ == "__main__":
-    print(figure(notes_mb=2, sources=20_000, trace_mb=2).text())
+    import sys
+
+    if "--bounds" in sys.argv:
+        full = "--full" in sys.argv
+        print(bounds_figure(claims=1_000_000 if full else 100_000,
+                            line_sources=2_000_000 if full else 200_000,
+                            bomb_mb=1600 if full else 300).text())
+    else:
+        print(figure(notes_mb=2, sources=20_000, trace_mb=2, claims=20_000,
+                     line_sources=160_000, bomb_mb=300).text())

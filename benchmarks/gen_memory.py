@@ -4,12 +4,19 @@
   pages, :func:`site`), the kind that costs the most memory per byte;
 - ``sources``: a trace with ``--count`` small sources (ten per result, ~60 bytes of content
   each) and an answer citing one source in a hundred;
+- ``failing``: a trace whose answer has ``--count`` claims, each quoting what is not in its
+  capture (one finding per claim);
+- ``one-line``: a trace whose one tool result holds ``--count`` sources on one line;
+- ``bomb``: an Inspect ``.eval`` zip bomb whose sample decompresses to ``--mb`` MiB;
 - ``pair``: two traces of about ``--mb`` MB each (``gen_trace``), the second with one source in
   ten captured again with changed content, for ``compare``.
 
     python benchmarks/gen_memory.py notes OUT.txt --mb 50
     python benchmarks/gen_memory.py sources OUT.jsonl --count 1000000
     python benchmarks/gen_memory.py pair OLD.jsonl NEW.jsonl --mb 150
+    python benchmarks/gen_memory.py failing OUT.jsonl --count 1000000
+    python benchmarks/gen_memory.py one-line OUT.jsonl --count 2000000
+    python benchmarks/gen_memory.py bomb OUT.eval --mb 1600
 """
 
 from __future__ import annotations
@@ -77,6 +84,68 @@ def many_sources(path: str, count: int, per_result: int = 10, seed: int = 1) -> 
     return len(cites)
 
 
+def failing_claims(path: str, count: int, sources: int = 1000, seed: int = 1) -> int:
+    """Write a trace whose answer has ``count`` claims, each citing one of ``sources`` small
+    captures with a quote that is not in it (every one a finding); return ``count``."""
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        out.write(json.dumps({"type": "tool_call", "run_id": "mem", "call_id": "c1",
+                              "tool": "search"}) + "\n")
+        captured = [{"id": f"s{n}", "uri": f"https://example.com/{n}",
+                     "content": " ".join(rng.choices(WORDS, k=40))} for n in range(sources)]
+        out.write(json.dumps({"type": "tool_result", "run_id": "mem", "call_id": "c1",
+                              "ok": True, "sources": captured}) + "\n")
+        out.write('{"type": "answer", "run_id": "mem", "claims": [')
+        for n in range(count):
+            claim = {"text": f"Claim {n}.", "citations": [
+                {"source_id": f"s{n % sources}", "quote": f"nowhere to be found {n}"}]}
+            out.write(("" if n == 0 else ", ") + json.dumps(claim))
+        out.write("]}\n")
+    return count
+
+
+def many_on_one_line(path: str, count: int, seed: int = 1) -> int:
+    """Write a trace whose one ``tool_result`` holds ``count`` small sources on one line, and
+    an answer citing one source in a thousand; return the number of citations."""
+    rng = random.Random(seed)
+    cites = []
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        out.write(json.dumps({"type": "tool_call", "run_id": "mem", "call_id": "c1",
+                              "tool": "search"}) + "\n")
+        out.write('{"type": "tool_result", "run_id": "mem", "call_id": "c1", "ok": true, '
+                  '"sources": [')
+        for n in range(count):
+            content = " ".join(rng.choices(WORDS, k=6))
+            out.write(("" if n == 0 else ", ") + json.dumps(
+                {"id": f"s{n}", "uri": f"https://example.com/{n}", "content": content}))
+            if n % 1000 == 0:
+                cites.append({"source_id": f"s{n}", "quote": " ".join(content.split()[1:4])})
+        out.write("]}\n")
+        out.write(json.dumps({"type": "answer", "run_id": "mem",
+                              "claims": [{"text": "Claim.", "citations": cites}]}) + "\n")
+    return len(cites)
+
+
+def zip_bomb(path: str, megabytes: float) -> int:
+    """Write an Inspect ``.eval`` archive whose one sample member is ``megabytes`` MiB of
+    spaces after its JSON, deflated (a thousandth of that on disk): a zip bomb. Return the
+    member's size decompressed."""
+    import zipfile
+
+    header = {"version": 2, "status": "success",
+              "eval": {"eval_id": "bomb", "task": "bomb"}}
+    sample = {"id": 1, "epoch": 1, "messages": []}
+    chunk = b" " * (4 << 20)
+    size = 0
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps(header))
+        with archive.open("samples/1_epoch_1.json", "w", force_zip64=True) as member:
+            size += member.write(json.dumps(sample).encode())
+            for _ in range(int(megabytes * (1 << 20)) // len(chunk)):
+                size += member.write(chunk)
+    return size
+
+
 def pair(old: str, new: str, megabytes: float) -> None:
     """Two traces for ``compare``: ``new`` is ``old`` with one source in ten changed."""
     generate(old, megabytes)
@@ -95,7 +164,8 @@ def main() -> None:
     """Command line: what to write, where, how much."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("kind", choices=["notes", "sources", "pair"])
+    parser.add_argument("kind", choices=["notes", "sources", "pair", "failing", "one-line",
+                                         "bomb"])
     parser.add_argument("out", nargs="+")
     parser.add_argument("--mb", type=float, default=50.0)
     parser.add_argument("--count", type=int, default=1_000_000)
@@ -104,6 +174,12 @@ def main() -> None:
         print(f"{notes(args.out[0], args.mb)} records")
     elif args.kind == "sources":
         print(f"{many_sources(args.out[0], args.count)} citations")
+    elif args.kind == "failing":
+        print(f"{failing_claims(args.out[0], args.count)} failing claims")
+    elif args.kind == "one-line":
+        print(f"{many_on_one_line(args.out[0], args.count)} citations")
+    elif args.kind == "bomb":
+        print(f"{zip_bomb(args.out[0], args.mb)} bytes decompressed")
     else:
         pair(args.out[0], args.out[1], args.mb)
 

@@ -18,6 +18,7 @@ import re
 import sys
 import traceback
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from tracecite import __version__
@@ -25,7 +26,7 @@ from tracecite.codes import Code
 from tracecite.command_table import CHECK, COMMANDS, Command
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report
-from tracecite.reporters import REPORTERS, OutputStyle
+from tracecite.reporters import REPORTERS, OutputStyle, write_report
 from tracecite.reporters.escape import location, printable
 from tracecite.settings import Origins, action_values, add_flags, flag_values
 from tracecite.stops import StopSignals, signal_name, signal_of, signals_blocked, write_whole
@@ -178,17 +179,18 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
     """
     for spec in report_files:
         file_format, _, path = spec.partition(":")
-        text = REPORTERS[file_format](report, OutputStyle(sarif_category=sarif_category))
+        style = OutputStyle(sarif_category=sarif_category)
         try:
-            write_whole(path, text)  # whole or not at all, whatever stops the run
+            # Whole or not at all, whatever stops the run; the JSON report a finding at a time.
+            write_whole(path, partial(write_report, file_format, report, style))
         except OSError as exc:
             reason = exc.strerror or 'error'
             named = (origins or Origins()).report_file(file_format)
             raise UsageError(f"{named} cannot be written ({reason})") from None
     out = stdout if stdout is not None else sys.stdout
     if out is not None:  # None: Python started with stdout closed (``>&-``)
-        out.write(REPORTERS[fmt](report, OutputStyle(color=_is_color(out), quiet=quiet,
-                                                     sarif_category=sarif_category)))
+        write_report(fmt, report, OutputStyle(color=_is_color(out), quiet=quiet,
+                                              sarif_category=sarif_category), out)
         out.flush()
     summary_path = read_surroundings().step_summary_path
     if fmt == "github" and summary_path:

@@ -112,7 +112,8 @@ MERGE = Command("merge", "combine the JSON reports of a run's shards (--shard K/
                           nargs="+"),),
                 "merge", "tracecite.run.commands:run_merge")
 IMPORT = Command(
-    "import", "vendor transcripts (anthropic, inspect) as traces, one per run", ("output",),
+    "import", "vendor transcripts (anthropic, inspect) as traces, one per run",
+    ("transcripts", "output"),
     (Argument("transcript_format", "FORMAT", "the transcripts' format: anthropic (Messages API "
                                              "exchanges) or inspect (Inspect AI eval logs)"),
      Argument("files", "FILE", "transcripts", nargs="+"),

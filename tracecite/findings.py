@@ -51,7 +51,7 @@ DIAGNOSIS_KINDS = ("case", "typography", "invisible", "wrapped", "ellipsis", "bo
 """Every kind of near miss, in the order of preference of docs/reference/reports.md#near-misses."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArchiveCopy:
     """What the Internet Archive holds of a source that failed live
     (docs/web-over-time.md#archived-copies): the snapshot looked at, its 14-digit timestamp, and
@@ -62,7 +62,7 @@ class ArchiveCopy:
     found: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One problem, located; ``message`` is TraceCite's own words, never input text."""
 

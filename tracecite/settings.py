@@ -57,6 +57,10 @@ DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl", "**/runs/**/*.jsonl")
 MAX_JOBS = 256
 """The most processes ``--jobs`` may ask for."""
 
+MAX_MEMBER_BYTES = 256 << 20
+"""The default bound of an archive member's size decompressed (``import --max-member-bytes``):
+past it a member is TC107 "too large", so a zip bomb costs at most this much."""
+
 
 
 # ---- the table --------------------------------------------------------------------------------
@@ -185,6 +189,11 @@ OPTIONS: tuple[Option, ...] = (
            action="jobs", parse=values.integer, metavar="N",
            help=f"processes that read many inputs at once, the main one and N - 1 workers "
                 f"(default: one per core, at most {MAX_JOBS}; 1: no workers)"),
+    # import: reading transcripts
+    Option("max_member_bytes", MAX_MEMBER_BYTES, values.whole(1, 1 << 40), "transcripts",
+           flag="--max-member-bytes", parse=values.integer, metavar="N",
+           help=f"an archive member (.eval) that decompresses past N bytes is TC107 too large "
+                f"(default {MAX_MEMBER_BYTES}, 256 MiB)"),
     # check
     Option("evidence", False, values.boolean, "check", flag="--evidence", switch=True,
            help="every quote must be in its source's captured content"),
@@ -317,6 +326,7 @@ class Settings:
     jobs: int | None = None
     """Worker processes reading inputs (None: one per core)."""
     evidence: bool = False
+    max_member_bytes: int = MAX_MEMBER_BYTES
     root: str = "."
     stage: str = "offline"
     all_files: bool = False
@@ -364,7 +374,7 @@ def add_flags(parser: argparse.ArgumentParser, command: str) -> None:
     groups = COMMAND_GROUPS[command]
     titles = {"output": "output", "load": "loading sources", "web": "loading sources",
               "files": "file: sources", "hook": "hook", "check": "check",
-              "read": "reading inputs"}
+              "read": "reading inputs", "transcripts": "importing transcripts"}
     # Each help section's add_argument, the section made on its first flag.
     adders: dict[str, Callable[..., argparse.Action]] = {}
     for group in groups:

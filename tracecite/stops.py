@@ -13,7 +13,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType, TracebackType
-from typing import Any
+from typing import Any, TextIO
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """The signals that stop a run."""
@@ -220,8 +220,9 @@ def signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def write_whole(path: str, text: str) -> None:
-    """Write ``text`` to the file at ``path`` whole or not at all (docs/reference/commands.md):
+def write_whole(path: str, text: str | Callable[[TextIO], None]) -> None:
+    """Write ``text`` (or what it writes to the stream it is given, for a report written a piece
+    at a time) to the file at ``path`` whole or not at all (docs/reference/commands.md):
     to a hidden temporary file beside it, renamed over it once written; the temporary file is
     removed on every way out (an error, a stop). A stop signal that comes meanwhile is raised
     once the file is whole or gone (:func:`signals_deferred`). A path that is not a regular file
@@ -237,7 +238,7 @@ def write_whole(path: str, text: str) -> None:
         special = False  # not there yet (or cannot be looked at: making it will say why)
     if special:
         with open(real, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            _write(handle, text)
         return
     with signals_deferred():
         fd, temporary = tempfile.mkstemp(dir=os.path.dirname(real) or ".",
@@ -247,9 +248,16 @@ def write_whole(path: str, text: str) -> None:
             os.umask(umask)
             os.fchmod(fd, 0o666 & ~umask)  # as open() would have made it
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+                _write(handle, text)
             os.replace(temporary, real)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.remove(temporary)
             raise
+
+
+def _write(handle: TextIO, text: str | Callable[[TextIO], None]) -> None:
+    if isinstance(text, str):
+        handle.write(text)
+    else:
+        text(handle)

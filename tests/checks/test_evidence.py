@@ -86,9 +86,9 @@ def test_each_source_read_once_whatever_the_citation_order(evidence: Evidence,
     reads: list[int] = []
     original = trace.read_sources_at
 
-    def counting(handle: Any, offset: int) -> dict[str, tuple[str, str]]:
+    def counting(handle: Any, offset: int, wanted: Any = None) -> dict[str, tuple[str, str]]:
         reads.append(offset)
-        return original(handle, offset)
+        return original(handle, offset, wanted)
 
     monkeypatch.setattr(trace, "read_sources_at", counting)
     findings, summary = evidence([
@@ -250,9 +250,9 @@ def test_scan_with_evidence_answer_not_last(tmp_path: Path, monkeypatch: pytest.
     offsets: list[int] = []
     original = trace.read_sources_at
 
-    def counted(handle: Any, offset: int) -> dict[str, tuple[str, str]]:
+    def counted(handle: Any, offset: int, wanted: Any = None) -> dict[str, tuple[str, str]]:
         offsets.append(offset)
-        return original(handle, offset)
+        return original(handle, offset, wanted)
 
     monkeypatch.setattr(trace, "read_sources_at", counted)
     path = write_trace(tmp_path / "t.jsonl", [*_events_with_miss(), DONE, ""])
@@ -304,7 +304,7 @@ def test_a_trace_that_changes_before_it_is_read_again(cli: Cli, tmp_path: Path,
     """One TC101 for the trace (not one per read), and no internal error."""
     from tracecite.inputs import sources
 
-    def changed(handle: Any, offset: int) -> dict[str, tuple[str, str]]:
+    def changed(handle: Any, offset: int, wanted: Any = None) -> dict[str, tuple[str, str]]:
         raise sources.TraceChangedError("the trace changed while it was being checked")
 
     monkeypatch.setattr("tracecite.inputs.trace.read_sources_at", changed)

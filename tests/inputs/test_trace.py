@@ -119,7 +119,7 @@ def test_with_the_answer_last_the_tester_sees_every_source_as_it_streams_by(
         tmp_path: Path, opened: Opened, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write_trace(tmp_path / "t.jsonl", _events())
     reads: list[int] = []
-    monkeypatch.setattr(trace, "read_sources_at", lambda h, o: reads.append(o) or {})
+    monkeypatch.setattr(trace, "read_sources_at", lambda h, o, w=None: reads.append(o) or {})
     tester = Recorder()
     scanned = read_trace(str(path), tester=tester)
     assert scanned.valid and scanned.answer_read_ahead and scanned.reread_error is None
@@ -159,9 +159,10 @@ def test_the_second_pass_when_the_answer_is_not_last(tmp_path: Path, opened: Ope
     path = write_trace(tmp_path / "t.jsonl", [*_events(), DONE, ""])
     reads: list[int] = []
 
-    def counted(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str | None]]:
+    def counted(handle: BinaryIO, offset: int, wanted: Any = None
+                ) -> dict[str, tuple[str, str | None]]:
         reads.append(offset)
-        return read_sources_at(handle, offset)
+        return read_sources_at(handle, offset, wanted)
 
     monkeypatch.setattr(trace, "read_sources_at", counted)
     tester = Recorder()
@@ -279,11 +280,11 @@ class _Failing:
         self._handle = handle
         self._lines = lines
 
-    def readline(self) -> bytes:
+    def readline(self, size: int = -1) -> bytes:
         if self._lines == 0:
             raise OSError(5, "Input/output error")
         self._lines -= 1
-        return self._handle.readline()
+        return self._handle.readline(size)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._handle, name)

@@ -9,6 +9,7 @@ and turns the verdicts into findings and counts.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -36,15 +37,39 @@ def _claim_findings(scan: TraceScan) -> list[Finding]:
 
 def _verdicts(scan: TraceScan, tester: _QuoteTester) -> tuple[list[Finding], Counts]:
     """The findings and counts once ``tester`` has seen every cited source. A citation of a
-    source the trace did not capture is TC203 and counted ``skipped``: it was not checked."""
+    source the trace did not capture is TC203 and counted ``skipped``: it was not checked.
+
+    The citations with a finding are located a batch at a time (:data:`_LOCATED_AT_ONCE`), so
+    a million of them never wait as objects, with their columns, beside their findings."""
     findings = _claim_findings(scan)
     missed, uncaptured = tester.missed, tester.uncaptured
-    if missed or uncaptured:
-        chosen = [c for c in scan.citations
-                  if c.source_id in uncaptured or (c.source_id, c.quote) in missed]
-    else:  # the usual case, without making a Citation of each one to find out
-        chosen = []
+    skipped = chosen = 0
+    if missed or uncaptured:  # else the usual case, without making a Citation of each one
+        batch: list[Citation] = []
+        for c in scan.citations:
+            if c.source_id in uncaptured or (c.source_id, c.quote) in missed:
+                batch.append(c)
+                if len(batch) == _LOCATED_AT_ONCE:
+                    skipped += _add_verdicts(scan, tester, batch, findings)
+                    chosen += len(batch)
+                    batch = []
+        skipped += _add_verdicts(scan, tester, batch, findings)
+        chosen += len(batch)
+    checked = len(scan.citations) - skipped
+    not_matched = chosen - skipped
+    return findings, Counts(checked=checked, matched=checked - not_matched,
+                            not_found=not_matched, skipped=skipped)
+
+
+_LOCATED_AT_ONCE = 1 << 17
+"""Citations with a finding located together: each batch reads the answer's line once more."""
+
+
+def _add_verdicts(scan: TraceScan, tester: _QuoteTester, chosen: list[Citation],
+                  findings: list[Finding]) -> int:
+    """Add the findings of the ``chosen`` citations, located; how many were not captured."""
     skipped = 0
+    missed, uncaptured = tester.missed, tester.uncaptured
     for c in scan.located(chosen):
         uri = tester.uris[c.source_id]
         if c.source_id in uncaptured:
@@ -54,10 +79,7 @@ def _verdicts(scan: TraceScan, tester: _QuoteTester) -> tuple[list[Finding], Cou
             findings.append(not_found(c, Code.QUOTE_NOT_IN_CAPTURE,
                                       "quote is not in the captured content", uri,
                                       missed[(c.source_id, c.quote)]))
-    checked = len(scan.citations) - skipped
-    not_matched = len(chosen) - skipped
-    return findings, Counts(checked=checked, matched=checked - not_matched,
-                            not_found=not_matched, skipped=skipped)
+    return skipped
 
 
 def _not_captured(citation: Citation, uri: str) -> Finding:
@@ -80,15 +102,23 @@ def not_found(citation: Citation, code: Code, message: str, uri: str | None,
     """A quote-not-found finding located at its citation; ``diagnosis``
     (docs/reference/reports.md#near-misses) goes on it and its phrase at the end of the message."""
     if diagnosis is not None:
-        from tracecite.checks.diagnosis import phrase
-
-        message += f"; {phrase(diagnosis, 'in the captured content')}"
+        message = _with_phrase(message, diagnosis)
     return Finding(
         code, message,
         file=citation.file, line=citation.line, column=citation.column, claim=citation.claim,
         citation=citation.citation, source_id=citation.source_id, uri=uri,
         diagnosis=diagnosis,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _with_phrase(message: str, diagnosis: Diagnosis) -> str:
+    """``message`` and the diagnosis' phrase: one string for each message and diagnosis,
+    shared by every finding that has them (a million quotes missed have few distinct
+    diagnoses, and each message would otherwise be a string of its own)."""
+    from tracecite.checks.diagnosis import phrase
+
+    return f"{message}; {phrase(diagnosis, 'in the captured content')}"
 
 
 class _QuoteTester:
@@ -108,6 +138,7 @@ class _QuoteTester:
         self.missed: dict[tuple[str, str], Diagnosis] = {}
         self.uncaptured: set[str] = set()
         self.uris: dict[str, str] = {}
+        self._diagnoses: dict[Diagnosis, Diagnosis] = {}  # each distinct one, kept once
 
     def wait_for(self, quotes: dict[str, tuple[str, ...]]) -> None:
         """Start over, expecting these normalised quotes per source id."""
@@ -134,7 +165,9 @@ class _QuoteTester:
             from tracecite.checks.diagnosis import Diagnoser
 
             diagnoser = Diagnoser([normalise(content)])  # its folds shared by these quotes
-            self.missed.update(((source_id, q), diagnoser.diagnose(q)) for q in missed)
+            shared = self._diagnoses.setdefault
+            self.missed.update(((source_id, q), shared(d := diagnoser.diagnose(q), d))
+                               for q in missed)
 
     @property
     def waiting(self) -> bool:

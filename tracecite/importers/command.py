@@ -13,6 +13,7 @@ stream given (stdout on the command line).
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import re
@@ -31,6 +32,7 @@ from tracecite.importers.model import (
     safe_name,
     trace_lines,
 )
+from tracecite.settings import MAX_MEMBER_BYTES
 from tracecite.stops import signals_deferred
 
 IMPORTERS: dict[str, str] = {
@@ -39,6 +41,9 @@ IMPORTERS: dict[str, str] = {
 }
 """The module of each format's importer; each has ``read_runs(path, display)``, imported only
 when its format is asked for."""
+
+ARCHIVE_FORMATS = frozenset({"inspect"})
+"""Formats whose inputs may be archives: their ``read_runs`` also takes ``max_member_bytes``."""
 
 OUT_OF_SCOPE: dict[str, str] = {
     "openai": "OpenAI's url_citation annotations",
@@ -75,13 +80,17 @@ def reader(fmt: str) -> Reader:
 
 
 def run_import(fmt: str, paths: Sequence[str], out: str | None,
-               stream: TextIO | None) -> Report:
+               stream: TextIO | None, *, max_member_bytes: int = MAX_MEMBER_BYTES) -> Report:
     """Import ``paths`` as transcripts of ``fmt``; write the traces under ``out``, or to
-    ``stream`` when ``out`` is None (then exactly one run is needed). TC100
+    ``stream`` when ``out`` is None (then exactly one run is needed); an archive member that
+    decompresses past ``max_member_bytes`` is TC107 "too large". TC100
     (:class:`UsageError`) for a format that cannot be imported, more or fewer than one run
     without ``out``, or an ``out`` that cannot be written; problems of the inputs are the
     report's findings (exit 1)."""
     read = reader(fmt)
+    if fmt in ARCHIVE_FORMATS:
+        read = functools.partial(cast(Callable[..., Iterator[ImportedRun]], read),
+                                 max_member_bytes=max_member_bytes)
     if out is not None and os.path.lexists(out) and not os.path.isdir(out):
         raise UsageError("-o names a file, not a directory")
     problems: list[Finding] = []

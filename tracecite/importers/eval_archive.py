@@ -1,7 +1,11 @@
 """The ``.eval`` archive of an Inspect AI log, a member at a time: each member's bytes checked
 against its CRC, zstd members (which current Inspect writes, and ``zipfile`` reads only from
 Python 3.14) decompressed with the ``zstandard`` package of the ``tracecite[inspect]`` extra.
-Whatever is wrong with the archive is TC107, located by :class:`Place`."""
+Whatever is wrong with the archive is TC107, located by :class:`Place`.
+
+Bounded (docs/guides/importers.md): a member whose size decompressed is past the run's bound
+(``--max-member-bytes``) is TC107 "too large" before a byte of it is decompressed, and a member
+is read in chunks that never go past its declared size, so a zip bomb costs at most the bound."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import struct
 import zipfile
 import zlib
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, Protocol, cast
 
 from tracecite.importers.model import Unsupported
 
@@ -43,20 +47,59 @@ class Place:
 
 
 def member_bytes(archive: zipfile.ZipFile, opened: BinaryIO, info: zipfile.ZipInfo,
-                 place: Place) -> bytes:
-    """One member's bytes, checked against its CRC."""
+                 place: Place, max_bytes: int) -> bytearray:
+    """One member's bytes, checked against its CRC; TC107 "too large" for a member that
+    decompresses past ``max_bytes``."""
     if info.flag_bits & 0x1:
         raise place.error("$", "the member is encrypted")
+    if info.file_size > max_bytes:
+        # The size the archive declares is all a decompression may give (both readers stop
+        # there, and a member that would go on fails its CRC), so it is checked first.
+        raise place.error("$", f"the member is too large: {info.file_size} bytes decompressed, "
+                               f"past the bound of {max_bytes} (--max-member-bytes)")
     if info.compress_type == _ZSTD and not _zipfile_reads_zstd():
         return _zstd_member(opened, info, place)
     try:
         with archive.open(info) as member:
-            return member.read()
+            return _chunks(member, info.file_size, place)
     except NotImplementedError:
         raise place.error("$", "the member is compressed with a method TraceCite cannot "
                                "read") from None
     except CORRUPT:
         raise place.error("$", "the member is truncated or corrupt") from None
+
+
+class _Reader(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+def _chunks(member: _Reader, size: int, place: Place) -> bytearray:
+    """The member read a chunk at a time, never past ``size`` (a member that gives more is
+    corrupt): one buffer, never a second copy of it."""
+    out = bytearray()
+    while chunk := member.read(_CHUNK):
+        out += chunk
+        if len(out) > size:
+            raise place.error("$", "the member is truncated or corrupt")
+    return out
+
+
+class _Window:
+    """The next ``size`` bytes of a file, as a reader: a member's compressed data; a file
+    that ends before them is corrupt (``EOFError``)."""
+
+    def __init__(self, opened: BinaryIO, size: int) -> None:
+        self._opened = opened
+        self._left = size
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to ``size`` bytes (all that is left for -1)."""
+        want = self._left if size < 0 else min(size, self._left)
+        data = self._opened.read(want) if want else b""
+        if len(data) != want:
+            raise EOFError("the archive ends inside a member")
+        self._left -= want
+        return data
 
 
 def _zipfile_reads_zstd() -> bool:
@@ -69,7 +112,7 @@ def _zipfile_reads_zstd() -> bool:
         return False
 
 
-def _zstd_member(opened: BinaryIO, info: zipfile.ZipInfo, place: Place) -> bytes:
+def _zstd_member(opened: BinaryIO, info: zipfile.ZipInfo, place: Place) -> bytearray:
     """A zstd-compressed member (which ``zipfile`` reads only from Python 3.14), decompressed
     with ``zstandard``: frame after frame, as Inspect writes one frame per 200 MiB."""
     try:
@@ -86,28 +129,14 @@ def _zstd_member(opened: BinaryIO, info: zipfile.ZipInfo, place: Place) -> bytes
             raise corrupt
         name_length, extra_length = struct.unpack("<HH", local[26:30])
         opened.seek(info.header_offset + 30 + name_length + extra_length)
-        out = bytearray()
-        remaining = info.compress_size
-        decompressor = zstandard.ZstdDecompressor()
-        frame = decompressor.decompressobj()
-        in_frame = False
-        while remaining:
-            chunk = opened.read(min(remaining, _CHUNK))
-            if not chunk:
-                raise corrupt
-            remaining -= len(chunk)
-            while chunk:
-                in_frame = True
-                out += frame.decompress(chunk)
-                if len(out) > info.file_size:
-                    raise corrupt
-                chunk = b""
-                if frame.eof:
-                    chunk = frame.unused_data
-                    frame = decompressor.decompressobj()
-                    in_frame = False
+        # A reader, not a decompressobj: it gives at most what is asked for, where one
+        # decompress call of a chunk could give gigabytes (zstd's ratio has no useful bound).
+        with zstandard.ZstdDecompressor().stream_reader(
+                cast(BinaryIO, _Window(opened, info.compress_size)), read_across_frames=True,
+                closefd=False) as reader:
+            out = _chunks(reader, info.file_size, place)
     except failures:
         raise corrupt from None
-    if in_frame or len(out) != info.file_size or zlib.crc32(out) != info.CRC:
+    if len(out) != info.file_size or zlib.crc32(out) != info.CRC:
         raise corrupt
-    return bytes(out)
+    return out

@@ -73,6 +73,7 @@ from tracecite.importers.model import (
     Unsupported,
 )
 from tracecite.inputs.files import decode_utf8, open_input, unreadable
+from tracecite.settings import MAX_MEMBER_BYTES
 
 _HEADER = "header.json"
 _START = "_journal/start.json"  # the header of a log still being written
@@ -88,10 +89,12 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}\Z")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _WORD = re.compile(r"[a-z][a-z_]{0,39}\Z")
 
-def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
+def read_runs(path: Path, display: str, *,
+              max_member_bytes: int = MAX_MEMBER_BYTES) -> Iterator[ImportedRun]:
     """The runs of the Inspect log at ``path``, one per sample and epoch, in the log's order;
     ``display`` names the file in findings. A ``.eval`` file is read as an archive, a
-    ``.json`` file as a JSON log, anything else by its first bytes. Raises
+    ``.json`` file as a JSON log, anything else by its first bytes; an archive member that
+    decompresses past ``max_member_bytes`` is TC107 "too large" (docs/guides/importers.md). Raises
     :class:`Unsupported` (TC107) for what cannot be imported and :class:`TraceCiteError` for a
     file that cannot be read (TC101) or a JSON log that is not UTF-8 (TC102, as for every
     other input; a member of an archive that is not is TC107, named by the member)."""
@@ -107,7 +110,7 @@ def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
         except OSError as exc:
             raise TraceCiteError(unreadable(display, exc)) from None
         if archive:
-            yield from _archive_runs(opened, display)
+            yield from _archive_runs(opened, display, max_member_bytes)
         else:
             yield from _json_runs(data, display)
 
@@ -131,7 +134,7 @@ def _json_runs(data: bytes, display: str) -> Iterator[ImportedRun]:
         yield _SampleReader(place, f"$.samples[{index}]", sample).run(label, names)
 
 
-def _archive_runs(opened: BinaryIO, display: str) -> Iterator[ImportedRun]:
+def _archive_runs(opened: BinaryIO, display: str, max_bytes: int) -> Iterator[ImportedRun]:
     place = Place(display)
     try:
         archive = zipfile.ZipFile(opened)
@@ -146,7 +149,7 @@ def _archive_runs(opened: BinaryIO, display: str) -> Iterator[ImportedRun]:
         if header is None:
             raise place.error("$", f"the archive has neither {_HEADER} nor {_START}")
         header_place = Place(display, header.filename)
-        log = _object(_parse(member_bytes(archive, opened, header, header_place),
+        log = _object(_parse(member_bytes(archive, opened, header, header_place, max_bytes),
                              header_place), header_place, "$")
         label = _label(log, header_place)
         samples = [info for name, info in members.items()
@@ -156,18 +159,23 @@ def _archive_runs(opened: BinaryIO, display: str) -> Iterator[ImportedRun]:
         names = _Names(Path(display).stem)
         for info in samples:
             member_place = Place(display, info.filename)
-            data = member_bytes(archive, opened, info, member_place)
-            yield _SampleReader(member_place, "$", _parse(data, member_place)).run(label, names)
+            # No name holds the member's bytes or its parsed JSON: the bytes are freed once
+            # decoded, the JSON once the run is made of it, before the run is written.
+            yield _SampleReader(member_place, "$", _parse(
+                member_bytes(archive, opened, info, member_place, max_bytes),
+                member_place)).run(label, names)
 
 
-def _parse(data: bytes, place: Place) -> object:
+def _parse(data: bytearray, place: Place) -> object:
     """A JSON document (UTF-8, a leading BOM allowed); Inspect writes ``NaN`` and
-    ``Infinity`` for some scores, which Python's reader accepts."""
+    ``Infinity`` for some scores, which Python's reader accepts. ``data`` is emptied once
+    decoded: the bytes and their text are never both kept while the JSON is parsed."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise place.error("$", "not valid UTF-8",
                           line=1 + data.count(b"\n", 0, exc.start)) from None
+    data.clear()
     return _parse_text(text, place)
 
 

@@ -23,6 +23,7 @@ from tracecite.findings import Finding
 from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
 from tracecite.inputs.files import open_input
 from tracecite.inputs.jsonl import line_text, quote_positions, visit_claims
+from tracecite.inputs.long_lines import LONG_LINE, event_type
 from tracecite.matching import normalise
 from tracecite.model import Citations
 
@@ -160,13 +161,17 @@ def read_final_answer(path: str, handle: BinaryIO) -> PreparedAnswer | None:
 def _read_final_answer(path: str, handle: BinaryIO) -> PreparedAnswer | None:
     try:
         start, end = _last_line_span(handle)
+        # A last line too long to hold is looked at first: if it is not the answer (a tool
+        # result of millions of sources), it is never read whole here.
+        if end - start >= LONG_LINE and event_type(handle, start) != "answer":
+            return None
         handle.seek(start)
         line = handle.read(end - start)
         # Of all that follows the line's start (blank lines too, but never kept whole).
         digest = tail_digest(handle, start, head=line)
         text = line_text(line)
         del line  # the text is all that is needed now
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     draft = AnswerDraft(path)
     try:

@@ -21,6 +21,7 @@ from tracecite.inputs.jsonl import (
     fast_loads,
     loads,
 )
+from tracecite.inputs.long_lines import LONG_LINE, read_long_line
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,19 @@ class _Lines:
         self.following = 0  # of the next line
         self.stop_at = stop_at
 
-    def __iter__(self) -> Iterator[bytes]:
+    def __iter__(self) -> Iterator[bytes | None]:
+        """Each line's bytes; None for a line of :data:`LONG_LINE` bytes or more, which is
+        left to :func:`_long_line` (the handle at its start), never read whole."""
         while self.following != self.stop_at:
-            line = self.handle.readline()
+            line = self.handle.readline(LONG_LINE)
             if not line:
                 return
             self.number += 1
             self.offset = self.following
+            if len(line) == LONG_LINE and not line.endswith(b"\n"):
+                del line
+                yield None  # the reader of long lines sets ``following``
+                continue
             self.following += len(line)
             # Blank lines are skipped here, where no copy is made (jsonlines' skip_empty
             # copies every line to find out); isspace knows the same whitespace as rstrip.
@@ -96,11 +103,41 @@ def _decode(lines: _Lines) -> Generator[Event, None, bool]:
         except OSError as exc:
             yield lines.number, lines.offset, _unreadable(exc)
             return False
+        if raw is None:
+            value = _long_line(lines)
+            if value is not REFUSED:
+                yield lines.number, lines.offset, value
+                continue
+            try:  # a long line the reader of long lines cannot take: read whole, as any other
+                raw = lines.handle.readline()
+            except OSError as exc:
+                yield lines.number, lines.offset, _unreadable(exc)
+                return False
+            lines.following = lines.offset + len(raw)
         value = fast_loads(raw)
         if value is REFUSED:
             reader = reader or _LineReader()
             value = reader.read(raw)
         yield lines.number, lines.offset, value
+
+
+def _long_line(lines: _Lines) -> Any:
+    """The event on the long line at ``lines.offset``, read a chunk at a time
+    (:mod:`~tracecite.inputs.long_lines`), with ``lines.following`` set past it; or
+    :data:`REFUSED`, the handle back at the line's start, for a line to read whole."""
+    try:
+        value = read_long_line(lines.handle, lines.offset)
+    except LoneSurrogateError:  # refused as a line read whole is; the next line follows it
+        lines.handle.seek(lines.offset)
+        while (chunk := lines.handle.readline(LONG_LINE)) and not chunk.endswith(b"\n"):
+            pass
+        lines.following = lines.handle.tell()
+        return LineError(Code.TRACE_WRONG_TYPE, LONE_SURROGATE_MESSAGE)
+    except (ValueError, UnicodeDecodeError, RecursionError, OSError):
+        lines.handle.seek(lines.offset)
+        return REFUSED
+    lines.following = lines.handle.tell()
+    return value
 
 
 class _LineReader:

@@ -95,6 +95,10 @@ def _refuse_surrogates(text: str, value: Any) -> Any:
         raise LoneSurrogateError(LONE_SURROGATE_MESSAGE)
     return value
 _skip = WHITESPACE.match
+DECODER = _DECODER
+"""The strict decoder (no NaN or Infinity), for readers of lines too long to hold."""
+WHITESPACE_MATCH = _skip
+"""JSON's whitespace at a position (``.end()`` is where it stops)."""
 
 DECODER_VARIABLE = "TRACECITE_JSON_DECODER"
 """The environment variable that turns orjson off (``json``); read when TraceCite starts."""

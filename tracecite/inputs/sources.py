@@ -9,36 +9,45 @@ of sources, never with their size.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from typing import BinaryIO
 
 from tracecite.inputs.jsonl import REFUSED, fast_loads, line_text, loads
+from tracecite.inputs.long_lines import LONG_LINE, read_long_line
 
 
 class TraceChangedError(Exception):
     """A line read again is not what the validator saw: the file changed in between."""
 
 
-def read_sources_at(handle: BinaryIO, offset: int) -> dict[str, tuple[str, str | None]]:
+def read_sources_at(handle: BinaryIO, offset: int, wanted: Container[str] | None = None
+                    ) -> dict[str, tuple[str, str | None]]:
     """The sources of the event on the line at ``offset`` of an open trace: id → (uri, content),
-    the content None where it was not captured (``"content": null``).
+    the content None where it was not captured (``"content": null``); with ``wanted``, only
+    the sources of those ids. A line too long to hold (:mod:`~tracecite.inputs.long_lines`) is
+    read a chunk at a time, its sources one at a time.
 
     Raises :class:`TraceChangedError` if that line no longer holds a valid result event.
     """
     handle.seek(offset)
     try:
-        raw = handle.readline()
-        event = fast_loads(raw)
-        if event is REFUSED:
-            event = loads(line_text(raw))
+        raw = handle.readline(LONG_LINE)
+        if len(raw) == LONG_LINE and not raw.endswith(b"\n"):
+            del raw
+            event = read_long_line(handle, offset)
+        else:
+            event = fast_loads(raw)
+            if event is REFUSED:
+                event = loads(line_text(raw))
         found: dict[str, tuple[str, str | None]] = {}
         for source in event["sources"]:
             source_id, uri, content = source["id"], source["uri"], source["content"]
             if not (isinstance(source_id, str) and isinstance(uri, str)
                     and (content is None or isinstance(content, str))):
                 raise TypeError("not a valid source")
-            found.setdefault(source_id, (uri, content))  # the first one with an id counts
-    except (ValueError, UnicodeDecodeError, TypeError, KeyError) as exc:
+            if wanted is None or source_id in wanted:
+                found.setdefault(source_id, (uri, content))  # the first one with an id counts
+    except (ValueError, UnicodeDecodeError, TypeError, KeyError, RecursionError) as exc:
         raise TraceChangedError("the trace changed while it was being checked") from exc
     return found
 

@@ -208,7 +208,8 @@ def _test_cited_again(scan: TraceScan, tester: QuoteTester) -> None:
         raise TraceChangedError(opened.message)
     with opened:
         for offset in offsets:
-            for source_id, (uri, content) in read_sources_at(opened, offset).items():
+            for source_id, (uri, content) in read_sources_at(opened, offset,
+                                                             wanted).items():
                 tester.test(source_id, uri, content)
     if tester.waiting:  # a cited source was not on its line any more
         raise TraceChangedError("the trace changed while it was being checked")

@@ -20,6 +20,7 @@ from tracecite.inputs.answer import AnswerDraft, PreparedAnswer, quote_columns
 from tracecite.inputs.captured import CAPTURED_AT_FORMAT, wayback_timestamp
 from tracecite.inputs.checker import MISSING, FieldChecker, json_type_of
 from tracecite.inputs.events import Event, LineError, read_events
+from tracecite.inputs.long_lines import CHANGED, LineChangedError
 from tracecite.inputs.sources import IdTable, SourceIndex
 from tracecite.model import Citation
 
@@ -267,7 +268,10 @@ def _consume(validator: TraceValidator, events: Iterable[Event]) -> None:
         validator.last_line = line
         validator.offset = offset
         if isinstance(value, dict):
-            validator.event(value, line)
+            try:
+                validator.event(value, line)
+            except LineChangedError:  # a long line's array, read again (inputs.long_lines)
+                validator.problem(Code.INPUT_UNREADABLE, CHANGED, line)
         elif isinstance(value, PreparedAnswer):
             validator.event(value.fields, line, value.draft)
         elif isinstance(value, LineError):

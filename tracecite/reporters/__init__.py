@@ -1,16 +1,18 @@
 """Reporters: a :class:`~tracecite.findings.Report` in, text out (they never print).
 
-Chosen by name from :data:`REPORTERS`; each formats the whole report at once.
+Chosen by name from :data:`REPORTERS`; each formats the whole report at once, and
+:func:`write_report` writes one to a stream (JSON a finding at a time, never built whole).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TextIO
 
 from tracecite.findings import Report
 from tracecite.reporters.style import OutputStyle
 
-__all__ = ["REPORTERS", "OutputStyle", "Reporter", "summary_line"]
+__all__ = ["REPORTERS", "OutputStyle", "Reporter", "summary_line", "write_report"]
 
 Reporter = Callable[[Report, OutputStyle], str]
 
@@ -56,3 +58,14 @@ REPORTERS: dict[str, Reporter] = {
 """Every output format by its ``--format`` name: one per name of
 :data:`~tracecite.report_formats.REPORT_FORMATS`, which the option checks read without importing
 the reporters."""
+
+
+def write_report(fmt: str, report: Report, style: OutputStyle, stream: TextIO) -> None:
+    """Write the report in ``fmt`` to ``stream``: the text of ``REPORTERS[fmt]``, the JSON
+    report written a finding at a time (a million findings never make one string)."""
+    if fmt == "json":
+        from tracecite.reporters.json import write_json
+
+        write_json(report, stream)
+    else:
+        stream.write(REPORTERS[fmt](report, style))

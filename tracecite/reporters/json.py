@@ -1,18 +1,65 @@
 """``--format json``: one JSON object (docs/reference/reports.md), the stable machine-readable
 report, as :mod:`tracecite.report_writer` writes it (:mod:`tracecite.report_reader` reads it
-back: ``tracecite merge`` combines shards' reports)."""
+back: ``tracecite merge`` combines shards' reports).
+
+A report of a million findings is written a finding at a time (:func:`write_json`): the text is
+never built whole, nor the findings' JSON objects all at once, and the bytes are those of
+:func:`format_json`, which joins the same pieces (docs/guides/scale.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Iterator
+from typing import TextIO
 
 from tracecite.findings import Report
-from tracecite.report_writer import report_dict
+from tracecite.report_writer import finding_dict, report_dict, summary_dict
+
+_EMPTY_FINDINGS = '\n  "findings": []'
+_BATCH = 1 << 16  # characters written at a time
 
 
 def format_json(report: Report) -> str:
     """The report as JSON text; ``ensure_ascii`` keeps control characters escaped."""
-    return safe_json(report_dict(report))
+    return "".join(json_pieces(report))
+
+
+def write_json(report: Report, stream: TextIO) -> None:
+    """Write :func:`format_json`'s text to ``stream`` a piece at a time: memory holds one
+    finding's JSON, not the report's."""
+    batch: list[str] = []
+    size = 0
+    for piece in json_pieces(report):
+        batch.append(piece)
+        size += len(piece)
+        if size >= _BATCH:
+            stream.write("".join(batch))
+            batch, size = [], 0
+    stream.write("".join(batch))
+
+
+def json_pieces(report: Report) -> Iterator[str]:
+    """The pieces of the report's JSON text, in order: the text of ``json.dumps`` of its
+    object with ``indent=2`` (made :func:`safe_json`), the findings one at a time."""
+    if not report.findings:
+        yield safe_json(report_dict(report))
+        return
+    # The object without its findings (their counts and the exit code are the report's own),
+    # cut where the findings go: nothing before "findings" is input text, so the first
+    # '"findings": []' at the top level is that key's.
+    head = report_dict(dataclasses.replace(report, findings=()))
+    head["exit_code"] = report.exit_code
+    head["summary"] = summary_dict(report)
+    text = safe_json(head)
+    end = text.index(_EMPTY_FINDINGS) + len(_EMPTY_FINDINGS)  # just after its "[]"
+    yield text[:end - 1] + "\n    "
+    for n, finding in enumerate(report.sorted_findings()):
+        # An item of a list two levels in, as json.dumps indents it; strings are escaped
+        # (ensure_ascii), so every newline of the text is indentation.
+        item = _safe(json.dumps(finding_dict(finding), indent=2, ensure_ascii=True))
+        yield ("" if n == 0 else ",\n    ") + item.replace("\n", "\n    ")
+    yield "\n  ]" + text[end:]
 
 
 def safe_json(document: object) -> str:
@@ -22,5 +69,8 @@ def safe_json(document: object) -> str:
     runner reads the legacy ``##[command]`` anywhere in a line). ``#`` and ``[`` never occur
     in JSON outside strings, nor inside an escape sequence, so this changes strings only.
     """
-    text = json.dumps(document, indent=2, ensure_ascii=True)
-    return text.replace("##[", "#\\u0023[") + "\n"
+    return _safe(json.dumps(document, indent=2, ensure_ascii=True)) + "\n"
+
+
+def _safe(text: str) -> str:
+    return text.replace("##[", "#\\u0023[")

@@ -72,7 +72,9 @@ def run_merge(reports: Sequence[Report | str], settings: Settings) -> Report:
 def run_import(transcript_format: str, paths: Sequence[str], out: str | None,
                settings: Settings, stream: TextIO | None = None) -> Report:
     """Vendor transcripts as traces, one per run, under ``out`` (None: the one run's trace to
-    ``stream``); the import takes no option of its own."""
+    ``stream``); ``settings.max_member_bytes`` bounds an archive member."""
     from tracecite.importers.command import run_import as import_transcripts
 
-    return stamped(import_transcripts(transcript_format, paths, out, stream), paths, settings)
+    return stamped(import_transcripts(transcript_format, paths, out, stream,
+                                      max_member_bytes=settings.max_member_bytes),
+                   paths, settings)
