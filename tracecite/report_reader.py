@@ -4,10 +4,11 @@ merge`` (docs/guides/scale.md) and :func:`tracecite.api.read_report`."""
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
 import re
-from typing import Any
+from typing import Any, BinaryIO
 
 from tracecite.codes import BY_CODE, Code
 from tracecite.findings import (
@@ -22,7 +23,7 @@ from tracecite.findings import (
     RunDigests,
     Summary,
 )
-from tracecite.inputs.files import read_text
+from tracecite.inputs.files import open_input, read_text
 from tracecite.report_writer import SCHEMA_VERSION
 from tracecite.stops import STOP_SIGNALS
 from tracecite.values import shard
@@ -178,7 +179,26 @@ _HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 def read_report_file(path: str) -> Report | Finding:
     """The report in the JSON file at ``path``, or the input error that says why it cannot
-    be read as one (TC101, TC102) with its file."""
+    be read as one (TC101, TC102) with its file.
+
+    The file is read a chunk at a time and its findings decoded one at a time, each made its
+    :class:`Finding` at once (docs/guides/scale.md#merging-shards): memory follows the
+    findings kept, not the file's text and every finding's JSON object besides. A file this
+    reader cannot take (bad JSON or UTF-8, a report that is wrong, two ``findings`` members) is
+    read again whole, which gives the verdict, so every error is the one a whole reading gives.
+    """
+    opened = open_input(path)
+    if isinstance(opened, Finding):
+        return opened
+    try:
+        with opened:
+            report = _streamed(opened)
+    except (ValueError, RecursionError, OSError):
+        report = None  # the whole reading below says why
+    return report if report is not None else _read_whole(path)
+
+
+def _read_whole(path: str) -> Report | Finding:
     text = read_text(path)
     if isinstance(text, Finding):
         return text
@@ -188,3 +208,108 @@ def read_report_file(path: str) -> Report | Finding:
         what = (str(exc) if isinstance(exc, ReportFormatError)
                 else "is not JSON (a report of --json or --report-file json:PATH)")
         return Finding(Code.INPUT_UNREADABLE, f"cannot be merged: {what}", file=path)
+
+
+_CHUNK = 1 << 20
+_DECODER = json.JSONDecoder()  # json.loads' own
+_WHITESPACE = re.compile(r"[ \t\n\r]*")  # what json.loads skips around a value
+
+
+class _Text:
+    """A file's text, decoded a chunk at a time: only what is not consumed yet is kept.
+    ValueError (UnicodeDecodeError) when it is not UTF-8 or not the JSON expected."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self._handle = handle
+        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._want = _CHUNK
+        self.buffer = ""
+        self.pos = 0
+        self.end = False
+
+    def _more(self) -> None:
+        if self.end:
+            raise ValueError("the document ends inside a value")
+        data = self._handle.read(self._want)
+        self.end = not data
+        self.buffer = self.buffer[self.pos:] + self._decoder.decode(data, final=self.end)
+        self.pos = 0
+
+    def peek(self) -> str:
+        """The next character that is not whitespace ("" at the end)."""
+        while True:
+            self.pos = _WHITESPACE.match(self.buffer, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buffer) or self.end:
+                return self.buffer[self.pos:self.pos + 1]
+            self._more()
+
+    def char(self) -> str:
+        """The next character that is not whitespace, consumed."""
+        char = self.peek()
+        self.pos += len(char)
+        return char
+
+    def value(self) -> Any:
+        """The next JSON value, decoded."""
+        self.peek()
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.buffer, self.pos)
+            except ValueError:
+                if self.end:
+                    raise
+                end = -1
+            # A value that ends where the text in hand does may go on (a number).
+            if end != -1 and (end < len(self.buffer) or self.end):
+                self.pos = end
+                self._want = _CHUNK
+                return value
+            self._want *= 2  # a long value: read more at a time, so retries stay few
+            self._more()
+
+
+def _streamed(handle: BinaryIO) -> Report | None:
+    """The report in ``handle``, its findings decoded one at a time; None (or ValueError)
+    for anything the whole reading must judge."""
+    text = _Text(handle)
+    doc: dict[str, Any] = {}
+    findings: list[Finding] = []
+    if text.char() != "{":
+        return None  # a leading BOM too: json.loads refuses it, and says so
+    if text.peek() == "}":
+        text.char()
+    else:
+        while True:
+            key = text.value()
+            if not isinstance(key, str) or text.char() != ":":
+                return None
+            if key != "findings":
+                doc[key] = text.value()
+            elif "findings" in doc or text.peek() != "[":
+                return None  # twice (the last would win), or not an array
+            else:
+                doc[key] = None
+                text.char()
+                if text.peek() == "]":
+                    text.char()
+                else:
+                    while True:
+                        # Each element made its Finding at once, its JSON object dropped.
+                        findings.append(_finding(text.value(), len(findings) + 1))
+                        separator = text.char()
+                        if separator == "]":
+                            break
+                        if separator != ",":
+                            return None
+            separator = text.char()
+            if separator == "}":
+                break
+            if separator != ",":
+                return None
+    if text.peek() != "":
+        return None  # more than one value
+    if "findings" in doc:
+        doc["findings"] = []
+    report = read_report(doc)
+    # Every other member checked as a whole reading checks it; the findings were, one by one.
+    return dataclasses.replace(report, findings=tuple(findings))
