@@ -112,7 +112,10 @@ def _summary(raw: dict[str, Any]) -> Summary:
                                            for key in ("runs", "not_importable") if key in raw})
 
 
-def _finding(value: object, index: int) -> Finding:
+def _finding(value: object, index: int, shared: dict[object, Any] | None = None) -> Finding:
+    """Finding ``index``; with ``shared``, its texts and diagnosis are the ones an earlier
+    finding of the same file had, when equal (a report's findings repeat their messages,
+    files, sources and diagnoses: each is held once)."""
     where = f"finding {index}"
     raw = _object(value, where)
     text = raw.get("code")
@@ -145,7 +148,12 @@ def _finding(value: object, index: int) -> Finding:
         archive = ArchiveCopy(_typed(a, "url", str, f"{where}: archive"),
                               _typed(a, "timestamp", str, f"{where}: archive"),
                               _typed(a, "found", bool, f"{where}: archive"))
-    return Finding(code, _typed(raw, "message", str, where), **numbers, **texts,
+    message = _typed(raw, "message", str, where)
+    if shared is not None:
+        message = shared.setdefault(message, message)
+        texts = {key: shared.setdefault(text, text) for key, text in texts.items()}
+        diagnosis = shared.setdefault(diagnosis, diagnosis)
+    return Finding(code, message, **numbers, **texts,
                    cached=_optional(raw, "cached", bool, where), diagnosis=diagnosis,
                    archive=archive,
                    # A warning made one by the run's settings, not by its code
@@ -274,6 +282,7 @@ def _streamed(handle: BinaryIO) -> Report | None:
     text = _Text(handle)
     doc: dict[str, Any] = {}
     findings: list[Finding] = []
+    shared: dict[object, Any] = {}
     if text.char() != "{":
         return None  # a leading BOM too: json.loads refuses it, and says so
     if text.peek() == "}":
@@ -295,7 +304,7 @@ def _streamed(handle: BinaryIO) -> Report | None:
                 else:
                     while True:
                         # Each element made its Finding at once, its JSON object dropped.
-                        findings.append(_finding(text.value(), len(findings) + 1))
+                        findings.append(_finding(text.value(), len(findings) + 1, shared))
                         separator = text.char()
                         if separator == "]":
                             break
