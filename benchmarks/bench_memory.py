@@ -15,13 +15,15 @@ measured in the same run.
   ``import inspect`` of a 1.6 MB ``.eval`` zip bomb whose sample decompresses to 1.6 GB (goal:
   at most the 256 MiB member bound), ``check --evidence --json`` of a trace whose 1,000,000
   claims all quote what their captures lack (goal: 1 GB), and of a trace whose 2,000,000
-  sources sit on one line (goal: 300 MB).
+  sources sit on one line (goal: 300 MB), and ``merge --json`` of a 150 MB report and of its
+  run's two 75 MB shard reports (goal: at most twice their size, and 15 s).
 
 Before/after: run the same figure against another checkout's code with ``PYTHONPATH`` set to
 it, from a directory outside both (the console script then imports that code).
 
-Inputs come from ``gen_memory.py`` and are cached in ``benchmarks/out/memory/``, keyed by the
-generators' source, so a changed generator makes new ones.
+Inputs come from ``gen_memory.py`` (the reports from ``gen_reports.py``) and are cached in
+``benchmarks/out/memory/``, keyed by the generators' source, so a changed generator makes new
+ones: made by this checkout's code, then measured against any.
 """
 
 from __future__ import annotations
@@ -54,12 +56,16 @@ COMPARE_GOAL = 1.5
 BOMB_GOAL = 256 * MB  # the default --max-member-bytes
 FINDINGS_GOAL = 1000 * MB
 ONE_LINE_GOAL = 300 * MB
+MERGE_GOAL = 2.0  # × the report's size
+MERGE_SECONDS = 15.0
 
 
 def cached(name: str, make: Callable[[list[str]], object], count: int = 1,
-           log: Log = print, suffix: str | None = None) -> list[Path]:
-    """``count`` cached input files called ``name`` (made by ``make`` from their paths)."""
-    source = b"".join((BENCH_DIR / f).read_bytes() for f in ("gen_memory.py", "gen_trace.py"))
+           log: Log = print, suffix: str | None = None,
+           generators: tuple[str, ...] = ("gen_memory.py", "gen_trace.py")) -> list[Path]:
+    """``count`` cached input files called ``name`` (made by ``make`` from their paths),
+    keyed by the source of ``generators``."""
+    source = b"".join((BENCH_DIR / f).read_bytes() for f in generators)
     key = hashlib.sha256(source).hexdigest()[:10]
     folder = OUT_DIR / "memory"
     folder.mkdir(parents=True, exist_ok=True)
@@ -100,7 +106,7 @@ def _problem(runs: list[Measured], expected: int) -> str:
 
 def figure(*, notes_mb: float = 50, sources: int = 1_000_000, trace_mb: float = 150,
            claims: int = 1_000_000, line_sources: int = 2_000_000, bomb_mb: float = 1600,
-           repeats: int = 1, log: Log = print) -> Table:
+           report_mb: float = 150, repeats: int = 1, log: Log = print) -> Table:
     """Measure the cases (and their baselines), ``repeats`` runs each; the bounded ones last
     (:func:`bounds_rows`)."""
     import gen_memory
@@ -162,14 +168,16 @@ def figure(*, notes_mb: float = 50, sources: int = 1_000_000, trace_mb: float = 
     table.note("goals (for the full sizes: 50 MB of notes, 1,000,000 sources, two 150 MB "
                "traces): notes ≤ 100 MB, sources ≤ 120 MB, compare ≤ 1.5 × one check --evidence")
     bounds_rows(table, claims=claims, line_sources=line_sources, bomb_mb=bomb_mb,
-                repeats=repeats, log=log)
+                report_mb=report_mb, repeats=repeats, log=log)
     return table
 
 
 def bounds_rows(table: Table, *, claims: int = 1_000_000, line_sources: int = 2_000_000,
-                bomb_mb: float = 1600, repeats: int = 1, log: Log = print) -> None:
-    """Add the three bounded cases to ``table``: a zip bomb imported, a million findings
-    reported, two million sources on one line."""
+                bomb_mb: float = 1600, report_mb: float = 150, repeats: int = 1,
+                log: Log = print) -> None:
+    """Add the bounded cases to ``table``: a zip bomb imported, a million findings
+    reported, two million sources on one line, and a 150 MB report merged
+    (:func:`merge_rows`)."""
     import gen_memory
 
     tc = [*tracecite_command()]
@@ -206,15 +214,41 @@ def bounds_rows(table: Table, *, claims: int = 1_000_000, line_sources: int = 2_
     table.note("bounds (full sizes: a 1.6 GB zip bomb, 1,000,000 findings, 2,000,000 sources "
                "on one line): the bomb ≤ the 256 MiB member bound (TC107, exit 1), the "
                "findings ≤ 1 GB, the line ≤ 300 MB")
+    merge_rows(table, report_mb=report_mb, repeats=repeats, log=log)
+
+
+def merge_rows(table: Table, *, report_mb: float = 150, repeats: int = 1,
+               log: Log = print) -> None:
+    """Add ``merge --json`` of a ``report_mb`` MB report, and of its run's two shard reports
+    (half as large each), to ``table``: goal at most 2 × the reports' size and 15 s."""
+    import gen_reports
+
+    tc = [*tracecite_command()]
+    for shards in (1, 2):
+        paths = cached(f"report-{report_mb:g}mb-{shards}-shards",
+                       lambda p: gen_reports.shard_reports(
+                           p, gen_reports.size_for(report_mb) // len(p)), count=shards,
+                       log=log, suffix=".json", generators=("gen_reports.py",))
+        size = sum(p.stat().st_size for p in paths)
+        what = ("one report" if shards == 1
+                else f"{shards} shard reports of {megabytes(size / shards)}")
+        log(f"  merge of {what} ({megabytes(size)}) …")
+        runs = _runs([*tc, "merge", *map(str, paths), "--json"], repeats)
+        share = _peak(runs) / size
+        ok = share <= MERGE_GOAL and _wall(runs) <= MERGE_SECONDS
+        table.add(f"merge --json, {what}", megabytes(size), megabytes(_peak(runs)),
+                  seconds(_wall(runs)), f"{megabytes(size)} (reports)", ratio(share),
+                  _problem(runs, 2) or f"≤ 2× and ≤ 15 s {verdict(ok)}")
 
 
 def bounds_figure(*, claims: int = 1_000_000, line_sources: int = 2_000_000,
-                  bomb_mb: float = 1600, repeats: int = 1, log: Log = print) -> Table:
+                  bomb_mb: float = 1600, report_mb: float = 150, repeats: int = 1,
+                  log: Log = print) -> Table:
     """The bounded cases alone (``--bounds``), for a before/after against another checkout."""
     table = Table("Memory: bounded inputs, peak RSS of the whole process",
                   ["case", "input", "peak RSS", "wall", "baseline", "RSS ÷ baseline", "goal"])
     bounds_rows(table, claims=claims, line_sources=line_sources, bomb_mb=bomb_mb,
-                repeats=repeats, log=log)
+                report_mb=report_mb, repeats=repeats, log=log)
     table.note("peak RSS: the process's own high-water mark (VmHWM), the largest of the runs")
     return table
 
@@ -226,7 +260,8 @@ if __name__ == "__main__":
         full = "--full" in sys.argv
         print(bounds_figure(claims=1_000_000 if full else 100_000,
                             line_sources=2_000_000 if full else 200_000,
-                            bomb_mb=1600 if full else 300).text())
+                            bomb_mb=1600 if full else 300,
+                            report_mb=150 if full else 30).text())
     else:
         print(figure(notes_mb=2, sources=20_000, trace_mb=2, claims=20_000,
-                     line_sources=160_000, bomb_mb=300).text())
+                     line_sources=160_000, bomb_mb=300, report_mb=10).text())

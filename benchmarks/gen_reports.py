@@ -12,18 +12,22 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tracecite.codes import Code
-from tracecite.findings import Diagnosis, Finding, Report, RunDigests, Summary
-from tracecite.report_writer import finding_dict, report_dict
+if TYPE_CHECKING:
+    from tracecite.findings import Finding
 
-RUN = RunDigests(hashlib.sha256(b"inputs of the benchmark run").hexdigest(),
-                 hashlib.sha256(b"options of the benchmark run").hexdigest())
+# tracecite is imported when reports are made, not with this module: the benchmark measures
+# another checkout's code with inputs this one made and cached (bench_memory.py).
+INPUTS_DIGEST = hashlib.sha256(b"inputs of the benchmark run").hexdigest()
+OPTIONS_DIGEST = hashlib.sha256(b"options of the benchmark run").hexdigest()
 
 
 def _finding(shard: int, n: int) -> Finding:
     """The ``n``-th finding of shard ``shard``: a quote its capture lacks, near-missed."""
+    from tracecite.codes import Code
+    from tracecite.findings import Diagnosis, Finding
+
     return Finding(Code.QUOTE_NOT_IN_CAPTURE,
                    "quote not found in the captured source (the nearest passage differs)",
                    file=f"traces/shard{shard}/run-{n // 1000:05d}.jsonl", line=3 + n % 1000,
@@ -36,10 +40,15 @@ def _finding(shard: int, n: int) -> Finding:
 
 
 def shard_report(path: str, shard: int, shards: int, count: int) -> None:
-    """Write shard ``shard``/``shards``'s report of ``count`` findings to ``path``."""
+    """Write shard ``shard``/``shards``'s report of ``count`` findings to ``path`` (of one
+    shard: the unsharded run's report)."""
+    from tracecite.findings import Report, RunDigests, Summary
+    from tracecite.report_writer import finding_dict, report_dict
+
     empty = Report("check", (), Summary(inputs=count // 1000 + 1, records=count * 2,
                                         citations=count * 3),
-                   shard=(shard, shards), run=RUN)
+                   shard=(shard, shards) if shards > 1 else None,
+                   run=RunDigests(INPUTS_DIGEST, OPTIONS_DIGEST))
     doc: dict[str, Any] = report_dict(empty)
     doc["exit_code"] = 2
     doc["summary"].update(findings=count, errors=count)
@@ -61,6 +70,8 @@ def shard_reports(paths: list[str], count: int) -> None:
 
 def size_for(mb: float) -> int:
     """About how many findings a report of ``mb`` megabytes holds."""
+    from tracecite.report_writer import finding_dict
+
     probes = [json.dumps(finding_dict(_finding(1, n)), indent=2).replace("\n", "\n    ")
               for n in (123_456, 123_457)]  # one with a diagnosis, one without
     return int(mb * 1_000_000 / (sum(map(len, probes)) / 2 + 6))

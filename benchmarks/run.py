@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             notes_mb=5 if quick else 50, sources=100_000 if quick else 1_000_000,
             trace_mb=15 if quick else 150, claims=100_000 if quick else 1_000_000,
             line_sources=200_000 if quick else 2_000_000, bomb_mb=300 if quick else 1600,
-            repeats=1 if quick else 3, log=log)),
+            report_mb=30 if quick else 150, repeats=1 if quick else 3, log=log)),
         9: ("the fast extra", lambda: bench_fast.figure(
             repeats=1 if quick else 3, limit=30 if quick else None, log=log)),
     }
