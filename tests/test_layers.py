@@ -40,8 +40,8 @@ import tracecite
 PACKAGE = Path(tracecite.__file__).parent
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("tracecite", "tracecite.codes", "tracecite.streams", "tracecite.matching",
-              "tracecite.model", "tracecite.stops", "tracecite.workers",
+    ("base", ("tracecite", "tracecite.chunked_json", "tracecite.codes", "tracecite.streams",
+              "tracecite.matching", "tracecite.model", "tracecite.stops", "tracecite.workers",
               "tracecite.report_formats", "tracecite.fetch.limits", "tracecite.fetch.errors",
               "tracecite.fetch.url_policy", "tracecite.fetch.address_policy",
               "tracecite.fetch.connect_to")),

@@ -4,12 +4,12 @@ merge`` (docs/guides/scale.md) and :func:`tracecite.api.read_report`."""
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
 import json
 import re
 from typing import Any, BinaryIO
 
+from tracecite.chunked_json import ChunkedJson
 from tracecite.codes import BY_CODE, Code
 from tracecite.findings import (
     CHECK_KINDS,
@@ -220,66 +220,12 @@ def _read_whole(path: str) -> Report | Finding:
 
 _CHUNK = 1 << 20
 _DECODER = json.JSONDecoder()  # json.loads' own
-_WHITESPACE = re.compile(r"[ \t\n\r]*")  # what json.loads skips around a value
-
-
-class _Text:
-    """A file's text, decoded a chunk at a time: only what is not consumed yet is kept.
-    ValueError (UnicodeDecodeError) when it is not UTF-8 or not the JSON expected."""
-
-    def __init__(self, handle: BinaryIO) -> None:
-        self._handle = handle
-        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
-        self._want = _CHUNK
-        self.buffer = ""
-        self.pos = 0
-        self.end = False
-
-    def _more(self) -> None:
-        if self.end:
-            raise ValueError("the document ends inside a value")
-        data = self._handle.read(self._want)
-        self.end = not data
-        self.buffer = self.buffer[self.pos:] + self._decoder.decode(data, final=self.end)
-        self.pos = 0
-
-    def peek(self) -> str:
-        """The next character that is not whitespace ("" at the end)."""
-        while True:
-            self.pos = _WHITESPACE.match(self.buffer, self.pos).end()  # type: ignore[union-attr]
-            if self.pos < len(self.buffer) or self.end:
-                return self.buffer[self.pos:self.pos + 1]
-            self._more()
-
-    def char(self) -> str:
-        """The next character that is not whitespace, consumed."""
-        char = self.peek()
-        self.pos += len(char)
-        return char
-
-    def value(self) -> Any:
-        """The next JSON value, decoded."""
-        self.peek()
-        while True:
-            try:
-                value, end = _DECODER.raw_decode(self.buffer, self.pos)
-            except ValueError:
-                if self.end:
-                    raise
-                end = -1
-            # A value that ends where the text in hand does may go on (a number).
-            if end != -1 and (end < len(self.buffer) or self.end):
-                self.pos = end
-                self._want = _CHUNK
-                return value
-            self._want *= 2  # a long value: read more at a time, so retries stay few
-            self._more()
 
 
 def _streamed(handle: BinaryIO) -> Report | None:
     """The report in ``handle``, its findings decoded one at a time; None (or ValueError)
     for anything the whole reading must judge."""
-    text = _Text(handle)
+    text = ChunkedJson(handle.read, _DECODER, chunk=_CHUNK)
     doc: dict[str, Any] = {}
     findings: list[Finding] = []
     shared: dict[object, Any] = {}

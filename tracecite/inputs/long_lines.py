@@ -15,14 +15,13 @@ changed between the passes) goes the usual way, read whole, which gives the verd
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Generator, Iterator
 from typing import Any, BinaryIO
 
+from tracecite.chunked_json import ChunkedJson
 from tracecite.inputs.jsonl import (
     DECODER,
     LONE_SURROGATE_MESSAGE,
-    WHITESPACE_MATCH,
     LoneSurrogateError,
     has_lone_surrogate,
 )
@@ -49,64 +48,18 @@ class LineChangedError(ValueError):
     not be read again."""
 
 
-class _Text:
-    """The text of one line, read a chunk at a time from ``offset``: only what is not consumed
-    yet is kept. ValueError (or UnicodeDecodeError) when the line is not the JSON expected."""
-
-    def __init__(self, handle: BinaryIO, offset: int) -> None:
-        handle.seek(offset)
-        self._handle = handle
-        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
-        self._want = _CHUNK
-        self.buffer = ""
-        self.pos = 0
-        self.eol = False
-        self._more()
-        if self.buffer.startswith(_SKIPPABLE):
-            self.pos = 1
-
-    def _more(self) -> None:
-        if self.eol:
-            raise ValueError("the line ends inside a value")
-        data = self._handle.readline(self._want)
-        self.eol = not data or data.endswith(b"\n")
-        self.buffer = self.buffer[self.pos:] + self._decoder.decode(data, final=self.eol)
-        self.pos = 0
-
-    def peek(self) -> str:
-        """The next character that is not whitespace ("" at the line's end)."""
-        while True:
-            self.pos = WHITESPACE_MATCH(self.buffer, self.pos).end()
-            if self.pos < len(self.buffer) or self.eol:
-                return self.buffer[self.pos:self.pos + 1]
-            self._more()
-
-    def char(self) -> str:
-        """The next character that is not whitespace, consumed."""
-        char = self.peek()
-        self.pos += len(char)
-        return char
-
-    def value(self) -> Any:
-        """The next JSON value, decoded."""
-        self.peek()
-        while True:
-            try:
-                value, end = DECODER.raw_decode(self.buffer, self.pos)
-            except ValueError:
-                if self.eol:
-                    raise
-                end = -1
-            # A value that ends where the text in hand does may go on (a number).
-            if end != -1 and (end < len(self.buffer) or self.eol):
-                self.pos = end
-                self._want = _CHUNK
-                return value
-            self._want *= 2  # a long value: read more at a time, so retries stay few
-            self._more()
+def _Text(handle: BinaryIO, offset: int) -> ChunkedJson:
+    """The text of one line, read a chunk at a time from ``offset`` (a leading record separator
+    or BOM skipped): ValueError (or UnicodeDecodeError) when it is not the JSON expected."""
+    handle.seek(offset)
+    text = ChunkedJson(handle.readline, DECODER, line=True, chunk=_CHUNK)
+    text.more()
+    if text.buffer.startswith(_SKIPPABLE):
+        text.pos = 1
+    return text
 
 
-def _events(text: _Text, obj: dict[str, Any]) -> Generator[Element, None, dict[str, Any]]:
+def _events(text: ChunkedJson, obj: dict[str, Any]) -> Generator[Element, None, dict[str, Any]]:
     """Walk the line's object into ``obj``: each element of a streamed array is yielded; the
     object comes back with each such array as ``(occurrence, length)``."""
     seen: dict[str, int] = {}
