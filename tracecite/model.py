@@ -43,6 +43,49 @@ class NoteRecord:
         return self.claim_line, self.quote_line, self.url_line
 
 
+DOCUMENT_FORMS = ("blockquote", "cite", "inline", "fragment", "notes")
+"""The citation forms of a document (docs/guides/documents.md), in the order they are named in
+``document_forms``."""
+
+
+@dataclass(frozen=True)
+class TextDirective:
+    """A URL's text directive (``#:~:text=[prefix-,]start[,end][,-suffix]``), percent-decoded: the
+    page must hold ``start`` (and, after it, ``end``), with ``prefix`` just before and ``suffix``
+    just after when they are given."""
+
+    start: str
+    end: str | None = None
+    prefix: str | None = None
+    suffix: str | None = None
+
+
+@dataclass(frozen=True)
+class DocumentCitation:
+    """One citation of a Markdown or HTML document (docs/guides/documents.md).
+
+    ``quote`` is the rendered text (emphasis markers dropped, entities decoded, soft breaks as
+    spaces); ``url`` the source link as written (a reference link resolved), relative or absolute,
+    possibly with a text directive; ``line`` and ``column`` (1-based, columns in characters of the
+    source line as the file has it) locate the quote's first character; ``lines`` are every line
+    of the citation and of its link, which is what makes it changed in a pull request;
+    ``ordinal`` is its 1-based place among the file's citations (a finding's ``record``).
+    ``directive`` is the link's text directive, when it has one; ``claim`` the claim of a
+    ``notes`` record. ``ignored``: a ``<!-- tracecite: ignore -->`` line stands before it."""
+
+    file: str
+    ordinal: int
+    form: str
+    quote: str
+    url: str
+    line: int
+    column: int
+    lines: tuple[int, ...]
+    directive: TextDirective | None = None
+    claim: str | None = None
+    ignored: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class Citation:
     """One citation of a trace's answer: claim and citation are 1-based indexes; ``column``:

@@ -42,6 +42,10 @@ class ImportedSource:
     captured_at: str | None = None
     """When the source was read, an RFC 3339 date (docs/web-over-time.md#archived-copies), where the
     vendor says."""
+    error: str | None = None
+    """Why every read of it failed: a source the answer cites though the run never read it has
+    ``content`` None and this (docs/guides/importers.md); ``check --evidence`` makes its citations
+    TC204."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,37 @@ class ImportedRun:
     calls: tuple[ImportedCall, ...]
     claims: tuple[ImportedClaim, ...]
     not_importable: int = 0
+    ignored_blocks: int = 0
+    """Blocks the importer does not know that nothing cites (new vendor block types): left out,
+    counted in the import summary."""
+    @property
+    def cited(self) -> bool:
+        """Whether the answer cites anything: a run that cites nothing has nothing to verify, so it
+        is counted (``uncited``) and not written."""
+        return any(claim.citations for claim in self.claims)
+
+
+@dataclass(frozen=True)
+class RefusedRun:
+    """A run of a transcript that cannot be imported (TC107, or TC108 with
+    ``--skip-unsupported``): ``label`` names it (``sample 3 epoch 1``, ``exchange 12``) and
+    ``finding`` says what was expected and what to save instead. The other runs are written."""
+
+    label: str
+    finding: Finding
+
+
+@dataclass(frozen=True)
+class SkippedRun:
+    """A run that is no run: a sample that ended in an error, an errored or canceled batch entry.
+    ``finding`` is its TC108 warning, naming it."""
+
+    label: str
+    finding: Finding
+
+
+RunOutcome = ImportedRun | RefusedRun | SkippedRun
+"""What an importer yields for each run of a file, in file order."""
 
 
 class Unsupported(TraceCiteError):
@@ -118,6 +153,8 @@ def _source(source: ImportedSource) -> dict[str, object]:
     out: dict[str, object] = {"id": source.id, "uri": source.uri, "content": source.content}
     if source.captured_at is not None:
         out["captured_at"] = source.captured_at
+    if source.error is not None:
+        out["error"] = source.error
     return out
 
 
