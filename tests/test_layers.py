@@ -14,7 +14,7 @@ The layers, lowest first; a module may import modules of its own layer and of th
 2. records: findings, errors, a report's JSON (``report_writer``, ``report_reader``), and
    ``inputs.files``, the opening of a file with TC101/TC102 findings, which the report reader
    uses to read a report file.
-3. reading and loading: ``inputs``, ``visible``, ``fetch``.
+3. reading and loading: ``inputs``, ``visible``, ``fetch``, ``pdf``.
 4. checks: ``checks``, ``cache``, ``progress``, ``jobs``.
 5. reporters.
 6. settings (its table names the reporters' formats), the table of commands it derives the
@@ -48,7 +48,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("option checks", ("tracecite.values", "tracecite.fetch.options")),
     ("records", ("tracecite.findings", "tracecite.errors", "tracecite.report_writer",
                  "tracecite.report_reader", "tracecite.inputs.files")),
-    ("reading and loading", ("tracecite.inputs.*", "tracecite.visible.*", "tracecite.fetch.*")),
+    ("reading and loading", ("tracecite.inputs.*", "tracecite.visible.*", "tracecite.fetch.*",
+                             "tracecite.pdf.*")),
     ("checks", ("tracecite.checks.*", "tracecite.cache", "tracecite.progress", "tracecite.jobs")),
     ("reporters", ("tracecite.reporters.*",)),
     ("settings", ("tracecite.settings", "tracecite.command_table", "tracecite.run.plan")),

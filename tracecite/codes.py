@@ -269,6 +269,17 @@ class Code(enum.Enum):
         "not a regular file (directory, FIFO, device), unreadable, not UTF-8, or over the cap",
         "Cite a regular UTF-8 file of at most 2 MiB that the run may read.",
     )
+    PDF_UNREADABLE = (
+        "TC323", "pdf-unreadable", 2,
+        "a PDF that cannot be read: encrypted, damaged, over a PDF limit, or no text layer",
+        "Cite a copy of the PDF that opens without a password and has a text layer (not a "
+        "scan), within the PDF limits: 10 s of reading, 2,000 pages, `--max-pdf-bytes`.",
+    )
+    PDF_ENGINE_MISSING = (
+        "TC324", "pdf-engine-missing", 2,
+        "a PDF source without the `pdf` extra installed",
+        "Install the PDF engine: `pip install 'tracecite[pdf]'`.",
+    )
     SOURCE_ADDED = (
         "TC400", "source-added", 2, "compare: URI only in NEW",
         "Check that the new trace was meant to cite this source; if so, there is nothing to "

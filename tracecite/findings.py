@@ -39,7 +39,8 @@ class Diagnosis:
     invisible)."""
     where: str | None = None
     """Where a ``hidden`` quote is in the markup: script, style, attribute, head,
-    hidden-element, comment, template."""
+    hidden-element, comment, template; for a PDF, the pages of what was found (``page 3``,
+    ``pages 3-4``)."""
     cut_short: str | None = None
     """Why the diagnosis stopped before it was done (``time`` or ``memory``: its bound per
     missed quote); None when it is complete. A diagnosis cut short holds what it measured
@@ -47,7 +48,7 @@ class Diagnosis:
 
 
 DIAGNOSIS_KINDS = ("case", "typography", "invisible", "wrapped", "ellipsis", "boundary",
-                   "hidden", "script-rendered", "partial", "none")
+                   "layout", "hidden", "script-rendered", "partial", "none")
 """Every kind of near miss, in the order of preference of docs/reference/reports.md#near-misses."""
 
 

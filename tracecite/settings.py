@@ -31,6 +31,7 @@ from tracecite.fetch.limits import (
     DEFAULT_USER_AGENT,
     MAX_BYTES,
     MAX_CONCURRENCY,
+    MAX_PDF_BYTES,
     MAX_RETRIES,
     MAX_RETRY_WAIT,
     MAX_TIMEOUT,
@@ -131,6 +132,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_bytes", MAX_BYTES, values.whole(1, MAX_BYTES), "load", flag="--max-bytes",
            config=True, parse=values.integer, metavar="N",
            help=f"body cap after decoding, at most {MAX_BYTES} (default)"),
+    Option("max_pdf_bytes", MAX_BYTES, values.whole(1, MAX_PDF_BYTES), "load",
+           flag="--max-pdf-bytes", config=True, parse=values.integer, metavar="N",
+           help=f"cap of a PDF source, raised up to {MAX_PDF_BYTES} (default {MAX_BYTES}, "
+                f"like every source)"),
     Option("concurrency", DEFAULT_CONCURRENCY, values.whole(1, MAX_CONCURRENCY), "load",
            flag="--concurrency", config=True, action="concurrency", parse=values.integer,
            metavar="N", help=f"sources loaded at once (default {DEFAULT_CONCURRENCY}, at most "
@@ -309,6 +314,7 @@ class Settings:
     no_progress: bool = False
     timeout: float = MAX_TIMEOUT
     max_bytes: int = MAX_BYTES
+    max_pdf_bytes: int = MAX_BYTES
     concurrency: int = DEFAULT_CONCURRENCY
     user_agent: str = DEFAULT_USER_AGENT
     connect_to: tuple[ConnectTo, ...] = ()
@@ -361,6 +367,7 @@ class Settings:
         from tracecite.fetch.options import FetchOptions
 
         return FetchOptions(timeout=self.timeout, max_bytes=self.max_bytes,
+                            max_pdf_bytes=self.max_pdf_bytes,
                             per_host=self.per_host, user_agent=self.user_agent,
                             connect_to=self.connect_to, allow_net=self.allow_net,
                             ca_cert=self.ca_cert, max_retry_wait=self.max_retry_wait,
@@ -510,16 +517,18 @@ RULES_VERSION: Final = 1
 (docs/reference/matching.md). Bump it with any change of them: verdicts cached under another
 version are then misses, never verdicts (docs/web-over-time.md#the-cache)."""
 
-VERDICT_OPTIONS: Final = ("max_bytes", "timeout", "user_agent", "allow_net", "connect_to",
-                          "ca_cert")
+VERDICT_OPTIONS: Final = ("max_bytes", "max_pdf_bytes", "timeout", "user_agent", "allow_net",
+                          "connect_to", "ca_cert")
 """The settings that can change a verdict of a page that loaded (docs/web-over-time.md#the-cache):
-a body cap or deadline (which also bounds the parse) a page may pass with one value and not
-another, what the site is asked as, and where the request goes and whom it trusts."""
+a body cap (a PDF's too) or deadline (which also bounds the parse) a page may pass with one
+value and not another, what the site is asked as, and where the request goes and whom it
+trusts."""
 
 
 def options_digest(settings: Settings) -> str:
     """SHA-256 (hex) of what decides a run's verdicts (docs/web-over-time.md#the-cache): the
-    :data:`VERDICT_OPTIONS`, the HTML parser in use and :data:`RULES_VERSION`. The report's
+    :data:`VERDICT_OPTIONS`, the HTML parser and the PDF engine in use (its version: another
+    may read a PDF's text differently) and :data:`RULES_VERSION`. The report's
     ``run.options_digest``, and the key of every cached verdict."""
     import hashlib
     import json
@@ -527,7 +536,9 @@ def options_digest(settings: Settings) -> str:
     decided: dict[str, Any] = {
         "rules": RULES_VERSION,
         "html_parser": html_parser(),
+        "pdf_engine": pdf_engine(),
         "max_bytes": settings.max_bytes,
+        "max_pdf_bytes": settings.max_pdf_bytes,
         "timeout": settings.timeout,
         "user_agent": settings.user_agent,
         "allow_net": sorted(str(net) for net in settings.allow_net),
@@ -548,6 +559,14 @@ def html_parser() -> str:
     if os.environ.get("TRACECITE_HTML_PARSER", "") == "html5lib" or find_spec("selectolax") is None:
         return "html5lib"
     return "lexbor"
+
+
+def pdf_engine() -> str | None:
+    """The PDF engine a run uses and its version, found without loading it; None without the
+    ``pdf`` extra (docs/guides/pdf.md)."""
+    from tracecite.pdf.text import engine_version
+
+    return engine_version()
 
 
 def file_digest(path: str) -> str:

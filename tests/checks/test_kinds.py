@@ -72,7 +72,22 @@ MATCHES = {
     MatchKind.HTML: {"quick brown": True, "<b>brown</b>": False, "lazy": False},
     MatchKind.JSON: {"quick brown": False, "<b>brown</b>": True, "lazy": True},
     MatchKind.TEXT: {"quick brown": False, "<b>brown</b>": True, "lazy": True},
+    # A PDF whose page shows BODY as it is: its text, not markup.
+    MatchKind.PDF: {"quick brown": False, "<b>brown</b>": True, "lazy": True},
 }
+
+
+def _body(kind: MatchKind) -> str | bytes:
+    if kind is not MatchKind.PDF:
+        return BODY
+    pytest.importorskip("pypdfium2", reason="the pdf extra (tracecite[pdf]) is not installed")
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    pdf.cell(0, 10, BODY)
+    return bytes(pdf.output())
 
 
 def test_every_match_kind_is_mapped() -> None:
@@ -82,7 +97,7 @@ def test_every_match_kind_is_mapped() -> None:
 @pytest.mark.parametrize("kind", list(MatchKind), ids=lambda k: k.name)
 def test_match_kind_mapping(kind: MatchKind) -> None:
     expected = MATCHES[kind]
-    verdicts = match_quotes(kind, BODY, list(expected))
+    verdicts = match_quotes(kind, _body(kind), list(expected))
     assert [v is True for v in verdicts] == list(expected.values())
 
 

@@ -72,6 +72,62 @@ def test_missing_content_type_with_binary_body_is_not_utf8(
     assert error.code is Code.NOT_UTF8
 
 
+PDF = b"%PDF-1.7\n" + bytes(range(256)) * 8  # a PDF's start and binary bytes: never decoded
+
+
+@pytest.mark.parametrize("content_type", ["application/pdf", "Application/PDF; qs=1"])
+def test_pdf_bodies_are_kept_as_bytes(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher, content_type: str,
+) -> None:
+    http_server.routes["/"] = Reply(200, (("Content-Type", content_type),), PDF)
+    page = make_fetcher(http=http_server.port).fetch("http://example.test/")
+    assert (page.media_type, page.text) == ("application/pdf", PDF)
+
+
+def test_untyped_body_starting_as_a_pdf_is_a_pdf(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher,
+) -> None:
+    http_server.routes["/"] = Reply(200, (), PDF)
+    page = make_fetcher(http=http_server.port).fetch("http://example.test/")
+    assert (page.media_type, page.text) == ("", PDF)
+
+
+def test_the_pdf_cap_is_only_for_pdfs(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher,
+) -> None:
+    big_pdf, big_text = PDF + b"x" * 3000, b"text " * 800
+    http_server.routes["/typed"] = Reply(200, (("Content-Type", "application/pdf"),), big_pdf)
+    http_server.routes["/untyped"] = Reply(200, (), big_pdf)
+    http_server.routes["/text"] = Reply(200, (), big_text)
+    http_server.routes["/html"] = Reply(200, HTML, big_text)
+    fetcher = make_fetcher(http=http_server.port, max_bytes=3000, max_pdf_bytes=10_000)
+    assert fetcher.fetch("http://example.test/typed").text == big_pdf
+    assert fetcher.fetch("http://example.test/untyped").text == big_pdf
+    for path in ("/text", "/html"):  # over max_bytes, under the PDF cap: still too large
+        assert fetch_error(fetcher, f"http://example.test{path}").code is Code.TOO_LARGE
+    small = make_fetcher(http=http_server.port, max_bytes=3000, max_pdf_bytes=3000)
+    assert fetch_error(small, "http://example.test/typed").code is Code.TOO_LARGE
+    assert fetch_error(small, "http://example.test/untyped").code is Code.TOO_LARGE
+
+
+def test_a_pdf_content_length_over_the_pdf_cap_is_refused_before_reading(
+    raw_server: StartRaw, make_fetcher: MakeFetcher,
+) -> None:
+    first = head(headers=[("Content-Type", "application/pdf"), ("Content-Length", str(10**9))])
+    server = raw_server(trickle(b"x" * 100, 1.0, first=first))
+    started = time.monotonic()
+    fetcher = make_fetcher(http=server.port, timeout=5, max_pdf_bytes=32 * MiB)
+    assert fetch_error(fetcher, "http://example.test/").code is Code.TOO_LARGE
+    assert time.monotonic() - started < 1
+
+
+def test_a_gzipped_pdf_is_decoded_and_kept_as_bytes(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher,
+) -> None:
+    http_server.routes["/"] = Reply(200, (("Content-Encoding", "gzip"),), gzip.compress(PDF))
+    assert make_fetcher(http=http_server.port).fetch("http://example.test/").text == PDF
+
+
 def test_bom_is_stripped(http_server: HTTPTestServer, make_fetcher: MakeFetcher) -> None:
     http_server.routes["/"] = Reply(200, HTML, b"\xef\xbb\xbfhello \xef\xbb\xbf")
     page = make_fetcher(http=http_server.port).fetch("http://example.test/")
@@ -168,7 +224,7 @@ def test_invalid_utf8_bytes(
 
 @pytest.mark.parametrize(
     "content_type",
-    ["image/png", "application/pdf", "application/octet-stream", "application/xml", "html",
+    ["image/png", "application/octet-stream", "application/xml", "html",
      "text/", "/html"],
 )
 def test_unsupported_content_types(

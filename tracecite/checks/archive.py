@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import quote as percent_encoded
 
+from tracecite.checks.kinds import MatchKind
 from tracecite.checks.parse_pool import match_quotes
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.checks.web import kind_of
@@ -45,6 +46,7 @@ from tracecite.fetch.fetcher import Page
 from tracecite.fetch.limits import MAX_TIMEOUT
 from tracecite.fetch.url_policy import parse_target
 from tracecite.findings import ArchiveCopy, Finding
+from tracecite.pdf.reader import PdfError
 from tracecite.stops import StopToken, signal_of
 from tracecite.visible.limits import ParseLimitError
 
@@ -189,6 +191,8 @@ def _look_up(fetcher: Fetcher, lookup: _Lookup, quotes: Sequence[str], budget: f
     """Ask the API, fetch the snapshot it names, match ``quotes`` there (None: any failure)."""
     try:
         answer = fetcher.fetch(availability_url(lookup.url, lookup.timestamp))
+        if not isinstance(answer.text, str):  # a PDF where the API's JSON should be
+            return None
         timestamp = closest_timestamp(answer.text)
         if timestamp is None:
             return None
@@ -197,9 +201,10 @@ def _look_up(fetcher: Fetcher, lookup: _Lookup, quotes: Sequence[str], budget: f
         redirected = _SNAPSHOT.match(page.final_url or "")
         if redirected is not None:  # the archive's nearest capture
             url, timestamp = page.url, redirected.group(1)
+        kind = MatchKind.PDF if isinstance(page.text, bytes) else kind_of(page.media_type)
         verdicts = [verdict is True for verdict in
-                    match_quotes(kind_of(page.media_type), page.text, quotes, budget=budget)]
-    except (FetchError, ParseLimitError):
+                    match_quotes(kind, page.text, quotes, budget=budget)]
+    except (FetchError, ParseLimitError, PdfError):
         return None
     return _Snapshot(url, timestamp, dict(zip(quotes, verdicts, strict=True)))
 

@@ -26,7 +26,14 @@ The kinds, in the order of preference of docs/reference/reports.md#near-misses:
   and digits, which markup writes as they are) is somewhere in the markup;
 - ``script-rendered`` (HTML): the visible text is under 1,000 characters while the text of the
   page's script elements is at least half of its markup;
+- ``layout`` (PDF): found when the PDF's line and column breaks are joined differently: a
+  hyphen at a line's end kept (``well-`` / ``known`` read as ``well-known`` rather than
+  ``wellknown``), or the running headers and footers (a page's first or last line that recurs,
+  numbers aside, on other pages) left out, so that a sentence across a page break reads on;
 - ``partial`` and ``none``: the longest run (below) is at least half of the quote, or not.
+
+For a PDF, ``where`` names the pages (``page 3``, ``pages 3-4``) of what was found: the stretch
+of a ``layout`` find, or the longest run; never their text.
 
 The longest run (``partial``): the quote is cut from its start into greedy runs. A run starts
 at an offset and takes the longest stretch of the quote from there that occurs in the text as
@@ -82,6 +89,7 @@ __all__ = [
     "TYPOGRAPHY",
     "Diagnoser",
     "HtmlPage",
+    "PdfPages",
     "phrase",
 ]
 
@@ -244,6 +252,15 @@ class HtmlPage:
 
 
 @dataclass(frozen=True)
+class PdfPages:
+    """What the diagnosis reads of a PDF besides its text: each page's text as the engine gave
+    it, before the PDF rules (:func:`tracecite.pdf.text.page_text`), to name pages and to join
+    its lines in other ways (``layout``)."""
+
+    raw: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class _Found:
     """A combination that finds the quote: its kinds, and the stretches of the fold it took."""
 
@@ -261,9 +278,12 @@ class Diagnoser:
     """
 
     def __init__(self, texts: Sequence[str], page: HtmlPage | None = None, *,
-                 seconds: float = TIME_BOUND, memory: int = MEMORY_BOUND) -> None:
+                 seconds: float = TIME_BOUND, memory: int = MEMORY_BOUND,
+                 pdf: PdfPages | None = None) -> None:
         self._texts = list(texts)
         self._page = page
+        self._pdf = pdf
+        self._layouts: list[tuple[str, list[tuple[int, int]]]] | None = None
         self._seconds = seconds
         self._memory = memory
         self._budget = _Budget(seconds, memory)
@@ -284,7 +304,13 @@ class Diagnoser:
         found = self._smallest_fold(quote)
         if found is not None:
             return Diagnosis(found.steps, quote_chars=chars,
-                             characters=self._characters(quote, found), cut_short=budget.cut)
+                             characters=self._characters(quote, found), cut_short=budget.cut,
+                             where=self._pages_of_run(quote))
+        if self._pdf is not None and not budget.late():
+            pages = self._layout(quote)
+            if pages is not None:
+                return Diagnosis(("layout",), quote_chars=chars, where=pages,
+                                 cut_short=budget.cut)
         if self._page is not None and not budget.late():
             where = self._where_hidden(quote)
             rendered = self._script_rendered()
@@ -294,10 +320,45 @@ class Diagnoser:
         matched, end, complete = self._longest_run_within(quote)
         if matched and 2 * matched >= chars:
             return Diagnosis(("partial",), quote_chars=chars, matched_chars=matched,
-                             first_difference=end, cut_short=budget.cut)
+                             first_difference=end, cut_short=budget.cut,
+                             where=self._pages_at(quote[end - matched:end]))
         if not complete:  # no run of half the quote found yet: that is not "none"
             return Diagnosis((), quote_chars=chars, cut_short=budget.cut)
         return Diagnosis(("none",), quote_chars=chars, cut_short=budget.cut)
+
+    # -- PDF pages ----------------------------------------------------------------------------
+
+    def _layout(self, quote: str) -> str | None:
+        """The pages where the quote is found with the PDF's lines joined another way
+        (``layout``), or None."""
+        if self._layouts is None:
+            assert self._pdf is not None
+            if not self._budget.fits(4 * sum(len(p) for p in self._pdf.raw)):
+                return None
+            self._layouts = [_with_starts(pages) for pages in _layout_pages(self._pdf.raw)]
+        for text, starts in self._layouts:
+            at = text.find(quote)
+            if at >= 0:
+                return _page_names(starts, at, at + len(quote))
+        return None
+
+    def _pages_of_run(self, quote: str) -> str | None:
+        """For a PDF, the pages of the quote's longest run (a fold found it); else None."""
+        if self._pdf is None or self._budget.late():
+            return None
+        matched, end, _ = self._longest_run_within(quote)
+        return self._pages_at(quote[end - matched:end]) if matched else None
+
+    def _pages_at(self, stretch: str) -> str | None:
+        """For a PDF, the pages of the first place ``stretch`` (a run of the quote) is in the
+        text; else None."""
+        if self._pdf is None or not stretch or not self._texts:
+            return None
+        at = self._texts[0].find(stretch)
+        if at < 0:
+            return None
+        starts = _with_starts([_pdf_page_text(p) for p in self._pdf.raw])[1]
+        return _page_names(starts, at, at + len(stretch))
 
     # -- folds and quote transforms -----------------------------------------------------------
 
@@ -533,6 +594,79 @@ class Diagnoser:
         return best[0], best[1], True
 
 
+def _pdf_page_text(raw: str) -> str:
+    from tracecite.pdf.text import page_text
+
+    return page_text(raw)
+
+
+_HYPHEN_MARK = re.compile("[\ufffe\x02](?:\r\n|\r|\n)?")
+_HYPHEN_AT_BREAK = re.compile("[-\u00ad\u2010][^\\S\r\n]*(?:\r\n|\r|\n)[^\\S\r\n]*")
+_DIGITS = re.compile(r"\d+")
+
+
+def _hyphens_kept(raw: str) -> str:
+    """A page's text with every hyphenated line end joined keeping its hyphen."""
+    from tracecite.pdf.text import LIGATURE_TABLE
+
+    text = raw.translate(LIGATURE_TABLE)
+    return _HYPHEN_AT_BREAK.sub("-", _HYPHEN_MARK.sub("-", text))
+
+
+def _without_running(pages: list[str]) -> list[str]:
+    """The pages without their running headers and footers: a first or last line that is, its
+    numbers aside, the first or last line of another page too."""
+    if len(pages) < 2:
+        return pages
+    lines = [page.splitlines() for page in pages]
+    ends: dict[str, int] = {}
+    for page_lines in lines:
+        for line in {*page_lines[:1], *page_lines[-1:]}:
+            key = _DIGITS.sub("#", line.strip())
+            ends[key] = ends.get(key, 0) + 1
+    out = []
+    for page_lines in lines:
+        kept = list(page_lines)
+        for index in (0, -1):
+            if kept and ends.get(_DIGITS.sub("#", kept[index].strip()), 0) >= 2:
+                del kept[index]
+        out.append("\n".join(kept))
+    return out
+
+
+def _layout_pages(raw: Sequence[str]) -> list[list[str]]:
+    """The PDF's pages with their lines joined the other ways ``layout`` tries."""
+    kept = [_hyphens_kept(page) for page in raw]
+    return [kept, _without_running([_pdf_page_text(p) for p in raw]), _without_running(kept)]
+
+
+def _with_starts(pages: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
+    """The normalised text of ``pages`` joined by a newline, and where each page that has
+    text starts in it, with its 1-based number."""
+    from tracecite.matching import normalise
+
+    starts: list[tuple[int, int]] = []
+    parts: list[str] = []
+    position = 0
+    for number, page in enumerate(pages, 1):
+        text = normalise(page)
+        if text:
+            starts.append((position, number))
+            parts.append(text)
+            position += len(text) + 1
+    return " ".join(parts), starts
+
+
+def _page_names(starts: list[tuple[int, int]], start: int, end: int) -> str | None:
+    """``page N`` or ``pages N-M``: the pages of the stretch ``start``..``end`` of the text."""
+    if not starts:
+        return None
+    offsets = [offset for offset, _ in starts]
+    first = starts[max(0, bisect.bisect_right(offsets, start) - 1)][1]
+    last = starts[max(0, bisect.bisect_right(offsets, max(start, end - 1)) - 1)][1]
+    return f"page {first}" if first == last else f"pages {first}-{last}"
+
+
 _TEMPLATE = re.compile(r"<template\b[^>]*>(.*?)(?:</template\s*>|\Z)", re.I | re.S)
 _TAG = re.compile(r"<[^>]*>")
 
@@ -686,6 +820,8 @@ _FOLD_WORDS = {
     "ellipsis": "when the parts around its ellipsis are looked for in order",
     "boundary": "when spaces between blocks, cells and lines are ignored (words the page "
                 "separates or joins differently)",
+    "layout": "when the PDF's line and column breaks are joined differently (a hyphen kept at "
+              "a line's end, or running headers and footers left out)",
 }
 _WHERE_WORDS = {
     "script": "inside a script element",
@@ -702,6 +838,8 @@ def phrase(diagnosis: Diagnosis, there: str = "in the source") -> str:
     """The diagnosis in TraceCite's own words, for a finding's message: kinds, counts, offsets
     and code point names only. ``there`` says where it was looked for ("on the page")."""
     said = _phrase(diagnosis, there)
+    if said and diagnosis.where and diagnosis.where.startswith("page"):
+        said += f" ({diagnosis.where} of the PDF)"
     if diagnosis.cut_short is None:
         return said
     bound = _CUT_WORDS.get(diagnosis.cut_short, diagnosis.cut_short)

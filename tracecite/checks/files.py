@@ -1,7 +1,9 @@
 """``verify-files``: re-read cited ``file:`` sources under a root (docs/reference/commands.md).
 
 A path is resolved with symlinks followed and refused if it lands outside the root, before
-anything is opened; only regular files are read, never blocking on a FIFO or a device.
+anything is opened; only regular files are read, never blocking on a FIFO or a device. A file
+whose name ends in ``.pdf`` is a PDF (docs/guides/pdf.md), read as bytes under the PDF cap
+(``--max-pdf-bytes``) and matched on its pages' text.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+PDF_SUFFIX = ".pdf"
 
 
 def file_uri_path(uri: str) -> str:
@@ -58,9 +61,11 @@ class FileLoader:
     expects_html = False  # the parse workers start with the first HTML file, if any
     hosts = None
 
-    def __init__(self, root: str, max_bytes: int) -> None:
+    def __init__(self, root: str, max_bytes: int, max_pdf_bytes: int | None = None) -> None:
         self.root = os.path.realpath(root)
         self.max_bytes = max_bytes
+        self.max_pdf_bytes = max_bytes if max_pdf_bytes is None else max(max_bytes,
+                                                                         max_pdf_bytes)
 
     def resolve(self, uri: str) -> str:
         """The real path of a ``file:`` URI, refused (TC321) if outside the root."""
@@ -72,7 +77,16 @@ class FileLoader:
     def read(self, real: str) -> str:
         """The UTF-8 text of the file at a resolved path; raises :class:`FetchError`
         (TC320–TC322)."""
-        too_large = f"file is larger than the {self.max_bytes}-byte cap"
+        data = self.read_bytes(real, self.max_bytes)
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise FetchError(Code.FILE_UNREADABLE, "file is not UTF-8") from None
+
+    def read_bytes(self, real: str, cap: int) -> bytes:
+        """The bytes of the file at a resolved path, at most ``cap`` of them; raises
+        :class:`FetchError` (TC320–TC322)."""
+        too_large = f"file is larger than the {cap}-byte cap"
         try:
             # Refuse what is not a regular file before opening it: opening a device can act.
             if not stat.S_ISREG(os.stat(real).st_mode):
@@ -89,15 +103,12 @@ class FileLoader:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
                 raise FetchError(Code.FILE_UNREADABLE, "not a regular file")
-            if info.st_size > self.max_bytes:
+            if info.st_size > cap:
                 raise FetchError(Code.FILE_UNREADABLE, too_large)
-            data = handle.read(self.max_bytes + 1)
-        if len(data) > self.max_bytes:  # it grew since fstat
+            data = handle.read(cap + 1)
+        if len(data) > cap:  # it grew since fstat
             raise FetchError(Code.FILE_UNREADABLE, too_large)
-        try:
-            return data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise FetchError(Code.FILE_UNREADABLE, "file is not UTF-8") from None
+        return data
 
     @staticmethod
     def key(uri: str) -> str:
@@ -112,7 +123,11 @@ class FileLoader:
     def load(self, uri: str, *, claimed: bool = False,
              validators: Mapping[str, str] | None = None) -> Loaded:
         """The file ``uri`` names (raises :class:`FetchError`): HTML files (by the cited name)
-        are matched on their visible text. ``claimed`` is never set: files have no host."""
+        are matched on their visible text, PDF files on their pages' text (loaded as bytes).
+        ``claimed`` is never set: files have no host."""
+        name = file_uri_path(uri).lower()
+        if name.endswith(PDF_SUFFIX):
+            return Loaded(MatchKind.PDF, self.read_bytes(self.resolve(uri), self.max_pdf_bytes))
         text = self.read(self.resolve(uri))
-        html = file_uri_path(uri).lower().endswith(HTML_SUFFIXES)
+        html = name.endswith(HTML_SUFFIXES)
         return Loaded(MatchKind.HTML if html else MatchKind.TEXT, text)

@@ -18,6 +18,9 @@ class MatchKind(enum.Enum):
     """In its raw text or in one of its decoded string values."""
     TEXT = enum.auto()
     """On its text as it is."""
+    PDF = enum.auto()
+    """On the text of its pages, read by the PDF engine (docs/guides/pdf.md); loaded as the
+    PDF's bytes."""
 
 
 # What a browser strips around a URL (WHATWG: C0 controls and space). A cited URI that is

@@ -1,8 +1,10 @@
 """Matching quotes in a loaded source (:func:`match_quotes`), and the worker processes that do
-it for HTML (:class:`ParsePool`).
+it for HTML and PDF (:class:`ParsePool`).
 
 Turning HTML into visible text is CPU-bound pure Python, so when there is more than one core it
-runs in a pool of worker processes: parsing overlaps loading and uses every core.
+runs in a pool of worker processes: parsing overlaps loading and uses every core. A PDF is
+always read in a PDF worker process (:mod:`tracecite.pdf.reader`), even on one core: the engine
+is native code, and a PDF that crashes or exhausts it must cost that source only.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `ch
     from concurrent.futures import Future
 
     from tracecite.checks.diagnosis import HtmlPage
+    from tracecite.pdf.reader import PdfReader
     from tracecite.workers import WorkerPool
 
 
@@ -29,7 +32,7 @@ Verdict = bool | Diagnosis
 :class:`~tracecite.findings.Diagnosis` (False: not found, and not diagnosed)."""
 
 
-def match_quotes(kind: MatchKind, text: str, quotes: Sequence[str], *,
+def match_quotes(kind: MatchKind, text: str | bytes, quotes: Sequence[str], *,
                  budget: float = MAX_TIMEOUT) -> list[Verdict]:
     """For each normalised quote, True when it is in the source (HTML on its visible text, JSON in
     its raw text or in one of its decoded string values, anything else as it is), else why not
@@ -38,8 +41,14 @@ def match_quotes(kind: MatchKind, text: str, quotes: Sequence[str], *,
 
     HTML gets ``budget`` seconds to parse; past it, or past the parser's other limits, this
     raises :class:`~tracecite.visible.ParseLimitError`. A plain function of plain
-    values, so a worker process can run it.
+    values, so a worker process can run it. A PDF (``text`` its bytes) is read in a PDF worker
+    of its own (:func:`tracecite.pdf.reader.pdf_pages`; :class:`ParsePool` keeps its workers).
     """
+    if isinstance(text, bytes):
+        from tracecite.pdf.reader import PdfReader
+
+        with PdfReader(1) as reader:
+            return match_pages(reader.raw_pages(text), quotes)
     page: HtmlPage | None = None  # the parsed page, kept for the diagnosis of a miss
     if kind is MatchKind.HTML:
         from tracecite.checks.diagnosis import HtmlPage
@@ -67,6 +76,23 @@ def match_quotes(kind: MatchKind, text: str, quotes: Sequence[str], *,
         diagnoser = Diagnoser([normalise(text), "\x00".join(normalise(v) for v in values)])
     else:
         diagnoser = Diagnoser([normalise(text)])
+    return [True if hit else diagnoser.diagnose(q) for q, hit in zip(quotes, found, strict=True)]
+
+
+def match_pages(raw: Sequence[str], quotes: Sequence[str]) -> list[Verdict]:
+    """For each normalised quote, True when it is in a PDF's text (the ``raw`` text of each
+    page as the engine gave it, made :func:`tracecite.pdf.text.page_text`, joined by a
+    newline), else why not: the diagnosis names the pages (docs/guides/pdf.md#near-misses)."""
+    from tracecite.pdf.text import page_text
+
+    text = "\n".join(page_text(page) for page in raw)
+    matcher = MatchText(text)
+    found = [matcher.contains(q) for q in quotes]
+    if all(found):
+        return list(found)
+    from tracecite.checks.diagnosis import Diagnoser, PdfPages
+
+    diagnoser = Diagnoser([normalise(text)], pdf=PdfPages(tuple(raw)))
     return [True if hit else diagnoser.diagnose(q) for q, hit in zip(quotes, found, strict=True)]
 
 
@@ -135,6 +161,7 @@ class ParsePool:
         self._pool: WorkerPool | None = None
         self._lock = threading.Lock()  # loader threads ask for the executor at the same time
         self._closed = False
+        self._pdf: PdfReader | None = None  # started with the first PDF
         # Read here, on the run's thread, never on a loader thread's (see start_method).
         self._method = start_method() if self._workers >= 2 else "none"
 
@@ -195,27 +222,50 @@ class ParsePool:
                                                  "tracecite.visible"])
             return self._pool
 
-    def submit(self, kind: MatchKind, text: str, quotes: Sequence[str], *,
+    def submit(self, kind: MatchKind, text: str | bytes, quotes: Sequence[str], *,
                budget: float = MAX_TIMEOUT) -> Future[list[Verdict]]:
         """``match_quotes`` in a worker process when it pays (HTML with 2+ cores); otherwise
-        it runs here and the future is already done."""
+        it runs here and the future is already done. A PDF (``text`` its bytes) is read by
+        one of the pool's PDF workers, the calling thread waiting for it, within the PDF
+        limits (a PDF that cannot be read: the future holds a
+        :class:`~tracecite.pdf.reader.PdfError`)."""
         from concurrent.futures import Future
 
-        if kind is MatchKind.HTML and self._workers >= 2:
+        if kind is MatchKind.HTML and self._workers >= 2 and isinstance(text, str):
             return self._get_pool().executor.submit(_match_in_worker, kind, text,
                                                     list(quotes), budget)
         future: Future[list[Verdict]] = Future()
         try:
-            future.set_result(match_quotes(kind, text, quotes, budget=budget))
+            if isinstance(text, bytes):
+                future.set_result(match_pages(self._pdf_reader().raw_pages(text), quotes))
+            else:
+                future.set_result(match_quotes(kind, text, quotes, budget=budget))
         except Exception as error:  # handed to whoever reads the future
             future.set_exception(error)
         return future
+
+    def _pdf_reader(self) -> PdfReader:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the parse pool is closed")
+            if self._pdf is None:
+                from tracecite.pdf.reader import PdfReader
+
+                self._pdf = PdfReader(max(1, self._workers))
+            return self._pdf
+
+    def _end_pdf(self) -> None:
+        with self._lock:
+            reader, self._pdf = self._pdf, None
+        if reader is not None:
+            reader.close()
 
     def close(self) -> None:
         """Stop the workers."""
         with self._lock:
             pool, self._pool = self._pool, None
             self._closed = True
+        self._end_pdf()
         if pool is not None:
             pool.shutdown()
 
@@ -225,5 +275,6 @@ class ParsePool:
         with self._lock:
             pool, self._pool = self._pool, None
             self._closed = True
+        self._end_pdf()
         if pool is not None:
             pool.end(grace)

@@ -87,5 +87,6 @@ class WebLoader:
             lambda attempt: self._fetcher.fetch(url, claimed=claimed and attempt == 1,
                                                 validators=validators))
         info = LoadInfo(final_url=page.final_url, attempts=attempts)
-        return Loaded(kind_of(page.media_type), page.text, info, status=page.status,
+        kind = MatchKind.PDF if isinstance(page.text, bytes) else kind_of(page.media_type)
+        return Loaded(kind, page.text, info, status=page.status,
                       etag=page.etag, last_modified=page.last_modified)

@@ -33,6 +33,12 @@ Decisions the specification leaves open:
   unframed ones close the connection.
 - A header value is quoted in a message only when it passes a strict token pattern: headers are
   server text, and nothing the server sent is echoed.
+- PDFs (docs/guides/pdf.md): ``application/pdf``, or no type and a body that starts with
+  ``%PDF-``, are kept as bytes (no charset applies). Their cap is the PDF cap
+  (``--max-pdf-bytes``), and only once the body is known to be a PDF: from the header for a
+  typed one (its ``Content-Length`` is checked against the PDF cap); for an untyped one, once
+  its first decoded bytes are in, so an untyped body that is not a PDF stays under
+  ``max_bytes``.
 """
 
 from __future__ import annotations
@@ -68,6 +74,9 @@ _NOT_ASCII_COMPATIBLE = re.compile(
     r"|ebcdic|(?:cp|ibm)-?(?:037|273|277|278|280|284|285|297|420|424|500|871|875|1026|114\d)\b",
 )
 _UTF8_BOM = b"\xef\xbb\xbf"
+_PDF_MAGIC = b"%PDF-"
+PDF_TYPE = "application/pdf"
+"""The media type of a PDF."""
 _TOKEN = re.compile(r"[a-z0-9!#$%&'*+.^_`|~-]{1,64}")
 
 
@@ -76,22 +85,50 @@ def is_json_type(media_type: str) -> bool:
     return media_type == "application/json" or media_type.endswith("+json")
 
 
-def read_body(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int) -> tuple[str, str]:
-    """The media type (``""`` when absent) and the text of a page's body.
+def read_body(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int,
+              max_pdf_bytes: int | None = None) -> tuple[str, str | bytes]:
+    """The media type (``""`` when absent) and the text of a page's body, or a PDF's bytes.
 
     Everything that can be refused from the headers (type, codings, a ``Content-Length`` over
-    ``max_bytes``) is refused before the body is read; the charset is decided with the bytes.
+    the cap) is refused before the body is read; the charset is decided with the bytes. A PDF
+    may be as large as ``max_pdf_bytes`` (when larger than ``max_bytes``).
     """
+    pdf_cap = max(max_bytes, max_pdf_bytes or 0)
     media_type, charset = _content_type(response)
-    if media_type and not _is_text_type(media_type):
+    if media_type and media_type != PDF_TYPE and not _is_text_type(media_type):
         raise FetchError(
             Code.CONTENT_TYPE_UNSUPPORTED, f"content type {_safe(media_type)} is not text",
         )
     codings = _content_codings(response)
     length = response.length_remaining  # None when chunked or unknown
-    if length is not None and length > max_bytes:
-        raise FetchError(Code.TOO_LARGE, f"Content-Length {length} is over {max_bytes} bytes")
-    return media_type, _text(_read_bytes(response, codings, clock, max_bytes), charset)
+    # An untyped body may be a PDF: its length is checked against its cap once it is known.
+    header_cap = pdf_cap if media_type in (PDF_TYPE, "") else max_bytes
+    if length is not None and length > header_cap:
+        raise FetchError(Code.TOO_LARGE, f"Content-Length {length} is over {header_cap} bytes")
+    cap = _Cap(pdf_cap if media_type == PDF_TYPE else max_bytes,
+               pdf_cap if media_type == "" else None)
+    body = _read_bytes(response, codings, clock, cap)
+    if media_type == PDF_TYPE or (media_type == "" and body.startswith(_PDF_MAGIC)):
+        return media_type, bytes(body)
+    return media_type, _text(body, charset)
+
+
+class _Cap:
+    """The body cap: ``value``, or ``pdf`` once the first decoded bytes show a PDF (an
+    untyped body); the wire allows the larger until then."""
+
+    def __init__(self, value: int, pdf: int | None) -> None:
+        self.value = value
+        self.pdf = pdf
+        self.wire = max(value, pdf or 0)
+
+    def look(self, head: bytes) -> None:
+        """Decide the cap from the body's first decoded bytes (enough to tell a PDF)."""
+        if self.pdf is not None:
+            if head.startswith(_PDF_MAGIC):
+                self.value = self.pdf
+            self.pdf = None
+            self.wire = self.value
 
 
 def read_head(response: BaseHTTPResponse, clock: FetchClock, limit: int) -> bytes:
@@ -269,7 +306,7 @@ def _decoded(pieces: Iterable[bytes], inflater: _Inflater) -> Iterator[bytes]:
 # -- reading ----------------------------------------------------------------------------------
 
 
-def _wire_pieces(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int,
+def _wire_pieces(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int | _Cap,
                  ) -> Iterator[bytes]:
     """The body as it arrives, checked against the deadline and the cap before every read."""
     received = 0
@@ -280,22 +317,27 @@ def _wire_pieces(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int,
         if not piece:
             return
         received += len(piece)
-        if received > max_bytes:
-            raise FetchError(Code.TOO_LARGE, f"the body is over {max_bytes} bytes")
+        cap = max_bytes.wire if isinstance(max_bytes, _Cap) else max_bytes
+        if received > cap:
+            raise FetchError(Code.TOO_LARGE, f"the body is over {cap} bytes")
         yield piece
 
 
 def _read_bytes(
-    response: BaseHTTPResponse, codings: list[str], clock: FetchClock, max_bytes: int,
+    response: BaseHTTPResponse, codings: list[str], clock: FetchClock, cap: _Cap,
 ) -> bytearray:
-    pieces: Iterable[bytes] = _wire_pieces(response, clock, max_bytes)
+    pieces: Iterable[bytes] = _wire_pieces(response, clock, cap)
     for coding in reversed(codings):  # the last coding applied is the first to undo
         pieces = _decoded(pieces, _Inflater(coding))
     body = bytearray()
     for piece in pieces:
-        if len(body) + len(piece) > max_bytes:
-            raise FetchError(Code.TOO_LARGE, f"the decoded body is over {max_bytes} bytes")
+        if cap.pdf is not None and len(body) + len(piece) >= len(_PDF_MAGIC):
+            cap.look(bytes(body[:len(_PDF_MAGIC)]) + piece[:len(_PDF_MAGIC)])
+        if len(body) + len(piece) > cap.value:
+            raise FetchError(Code.TOO_LARGE, f"the decoded body is over {cap.value} bytes")
         body += piece
+    if cap.pdf is not None:  # a body shorter than the mark: not a PDF
+        cap.look(bytes(body))
     return body
 
 

@@ -79,14 +79,14 @@ _MAX_POOLS = 64  # least recently used pools beyond this are closed
 
 @dataclass(frozen=True)
 class Page:
-    """A fetched page: final URL, status, media type (``""`` when absent) and UTF-8 text;
-    ``final_url`` is the final URL again when the source was redirected (by ``Location`` or a
-    refresh), None when it was not."""
+    """A fetched page: final URL, status, media type (``""`` when absent) and UTF-8 text, or a
+    PDF's bytes (docs/guides/pdf.md); ``final_url`` is the final URL again when the source was
+    redirected (by ``Location`` or a refresh), None when it was not."""
 
     url: str
     status: int
     media_type: str
-    text: str
+    text: str | bytes
     final_url: str | None = None
     etag: str | None = None
     last_modified: str | None = None
@@ -340,8 +340,9 @@ class PinnedFetcher:
         if refreshed is not None:
             drain_short_body(response, clock)
             return refreshed
-        media_type, text = read_body(response, clock, self._options.max_bytes)
-        if media_type in _HTML_TYPES:
+        media_type, text = read_body(response, clock, self._options.max_bytes,
+                                     self._options.max_pdf_bytes)
+        if media_type in _HTML_TYPES and isinstance(text, str):
             refreshed = _refreshed(target, meta_refresh(text), last=last)
             if refreshed is not None:
                 return refreshed

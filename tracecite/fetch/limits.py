@@ -14,6 +14,12 @@ MAX_TIMEOUT = 20.0
 MAX_BYTES = 2 * 1024 * 1024
 """Bytes of body per source, after content decoding."""
 
+DEFAULT_MAX_PDF_BYTES = MAX_BYTES
+"""Bytes of a PDF source by default (``--max-pdf-bytes``): the cap of every source."""
+
+MAX_PDF_BYTES = 32 * 1024 * 1024
+"""``--max-pdf-bytes`` at most: the cap a PDF source may be raised to (docs/guides/pdf.md)."""
+
 MAX_REDIRECTS = 5
 """Redirects followed per source; one more is TC308."""
 

@@ -15,6 +15,7 @@ from tracecite.fetch.limits import (
     DEFAULT_USER_AGENT,
     MAX_BYTES,
     MAX_CONCURRENCY,
+    MAX_PDF_BYTES,
     MAX_TIMEOUT,
 )
 
@@ -26,6 +27,7 @@ __all__ = ["ConnectTo", "FetchOptions", "parse_connect_to"]
 _CHECKS: dict[str, values.Check] = {
     "timeout": values.seconds,
     "max_bytes": values.whole(1, MAX_BYTES),
+    "max_pdf_bytes": values.whole(1, MAX_PDF_BYTES),
     "per_host": values.whole(1, MAX_CONCURRENCY),
     "user_agent": values.user_agent,
     "max_retry_wait": values.wait,
@@ -41,6 +43,8 @@ class FetchOptions:
 
     timeout: float = MAX_TIMEOUT
     max_bytes: int = MAX_BYTES
+    max_pdf_bytes: int = MAX_BYTES
+    """The cap of a PDF body (docs/guides/pdf.md), when larger than ``max_bytes``."""
     per_host: int = DEFAULT_PER_HOST
     user_agent: str = DEFAULT_USER_AGENT
     connect_to: tuple[ConnectTo, ...] = ()

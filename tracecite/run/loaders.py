@@ -35,7 +35,7 @@ def _loader(kind: SourceKind, settings: Settings) -> Iterator[Loader]:
     if kind is SourceKind.FILE:
         from tracecite.checks.files import FileLoader
 
-        yield FileLoader(settings.root, settings.max_bytes)
+        yield FileLoader(settings.root, settings.max_bytes, settings.max_pdf_bytes)
         return
     from tracecite.checks.web import WebLoader
     from tracecite.fetch.fetcher import PinnedFetcher

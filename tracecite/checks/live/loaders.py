@@ -208,7 +208,7 @@ class LoaderThreads:
             if tally is not None and tally.caching:
                 fetched = Fetched(loaded.status, loaded.info.final_url, loaded.etag,
                                   loaded.last_modified,
-                                  "" if loaded.status == 304 else digest(loaded.text))
+                                  "" if loaded.status == 304 else _digest(loaded.text))
             if validators is not None and fetched is not None and loaded.status == 304:
                 self._done.put(NotModified(k, loaded.info, fetched))
                 return
@@ -234,11 +234,27 @@ class LoaderThreads:
         parsed.add_done_callback(parse_done)
 
 
+def _digest(text: str | bytes) -> str:
+    """What the cache keeps of a loaded source: its normalised text's digest, or a PDF's
+    bytes' (its text is read in a worker, after the load)."""
+    if isinstance(text, bytes):
+        import hashlib
+
+        return hashlib.sha256(text).hexdigest()
+    return digest(text)
+
+
 def _matched(parsed: Future[list[Verdict]], info: LoadInfo) -> list[Verdict] | FetchError:
     """What a parsed source settles with: its matches, or a TC318 error when its page went past
-    a parse limit (the error's message is the parser's own, never page text)."""
+    a parse limit, TC323/TC324 for a PDF that cannot be read (the error's message is the
+    parser's or the PDF reader's own, never page text)."""
+    from tracecite.pdf.reader import PdfError
+
     try:
         return parsed.result()
+    except PdfError as error:
+        return FetchError(error.code, error.reason, final_url=info.final_url,
+                          attempts=info.attempts)
     except Exception as error:
         # Imported here: by the time a parse-limit error is read (raised in this process or
         # unpickled from a worker), its module is loaded; a run without one never needs it.

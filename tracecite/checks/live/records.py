@@ -41,11 +41,12 @@ class NoProgress:
 
 @dataclass(frozen=True)
 class Loaded:
-    """A loaded source: how it is matched, its text, and how it was loaded; for the cache,
-    its status (304: not modified since the validators) and validators (web pages only)."""
+    """A loaded source: how it is matched, its text (a PDF's bytes, for :attr:`MatchKind.PDF`),
+    and how it was loaded; for the cache, its status (304: not modified since the validators)
+    and validators (web pages only)."""
 
     kind: MatchKind
-    text: str
+    text: str | bytes
     info: LoadInfo = field(default_factory=LoadInfo)
     status: int = 200
     etag: str | None = None

@@ -1,0 +1,109 @@
+"""The PDF workers (docs/guides/pdf.md#limits): the generated PDFs read as their text, and a
+PDF that crashes, hangs or exhausts the engine costs that PDF only (TC323), never the reader
+or the PDFs after it."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.pdf.make_pdfs import Made
+from tracecite.codes import Code
+from tracecite.matching import MatchText, normalise
+from tracecite.pdf.reader import PdfError, PdfReader, pdf_pages
+
+HOSTILE = [sys.executable, str(Path(__file__).with_name("hostile_worker.py"))]
+
+
+@pytest.fixture(scope="module")
+def reader() -> PdfReader:
+    with PdfReader(2) as shared:
+        yield shared  # type: ignore[misc]
+
+
+def test_every_sentence_is_found_and_no_altered_one(pdfs: dict[str, Made],
+                                                    reader: PdfReader) -> None:
+    read = 0
+    for name, made in pdfs.items():
+        if made.unreadable is not None:
+            continue
+        pages = reader.pages(made.path.read_bytes())
+        assert len(pages) == made.pages, name
+        text = MatchText("\n".join(pages))
+        for sentence in made.found:
+            assert text.contains(normalise(sentence)), (name, sentence)
+        for sentence in made.altered:
+            assert not text.contains(normalise(sentence)), (name, sentence)
+        read += 1
+    assert read == 11
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("encrypted-password", "encrypted"), ("image-only", "no text layer"),
+    ("truncated", "damaged"),
+])
+def test_unreadable_pdfs_say_why(pdfs: dict[str, Made], reader: PdfReader, name: str,
+                                 reason: str) -> None:
+    with pytest.raises(PdfError) as caught:
+        reader.pages(pdfs[name].path.read_bytes())
+    assert caught.value.code is Code.PDF_UNREADABLE
+    assert reason in caught.value.reason
+
+
+def test_not_a_pdf_at_all_is_damaged(reader: PdfReader) -> None:
+    with pytest.raises(PdfError) as caught:
+        reader.pages(b"%PDF-1.7 and nothing a PDF has")
+    assert (caught.value.code, "damaged" in caught.value.reason) == (Code.PDF_UNREADABLE, True)
+
+
+def test_the_page_limit(pdfs: dict[str, Made]) -> None:
+    with PdfReader(1, max_pages=299) as small, pytest.raises(PdfError) as caught:
+        small.pages(pdfs["long"].path.read_bytes())
+    assert "300 pages, over the limit of 299" in caught.value.reason
+    with PdfReader(1, max_pages=300) as enough:
+        assert len(enough.pages(pdfs["long"].path.read_bytes())) == 300
+
+
+def test_pdf_pages_for_importers(pdfs: dict[str, Made]) -> None:
+    pages = pdf_pages(pdfs["page-break"].path.read_bytes())
+    assert len(pages) == 2
+    with pytest.raises(PdfError):
+        pdf_pages(b"not a PDF")
+
+
+def test_the_error_crosses_processes_whole() -> None:
+    import pickle
+
+    error = pickle.loads(pickle.dumps(PdfError(Code.PDF_UNREADABLE, "why")))
+    assert (error.code, error.reason) == (Code.PDF_UNREADABLE, "why")
+
+
+@pytest.mark.parametrize("how", ["crash", pytest.param("hang", marks=pytest.mark.slow),
+                                 pytest.param("memory", marks=pytest.mark.slow)])
+def test_a_hostile_pdf_costs_that_pdf_only(pdfs: dict[str, Made], how: str) -> None:
+    benign = pdfs["one-column"].path.read_bytes() + b"\n%benign\n"
+    with PdfReader(1, budget=2.0, memory=512 * 1024 * 1024, command=[*HOSTILE, how]) as reader:
+        assert reader.pages(benign)  # the worker reads a good PDF
+        started = time.monotonic()
+        with pytest.raises(PdfError) as caught:
+            reader.pages(b"%PDF-1.7 hostile")
+        assert caught.value.code is Code.PDF_UNREADABLE
+        assert time.monotonic() - started < 5
+        expected = {"crash": "stopped", "hang": "took over 2 s", "memory": "memory"}[how]
+        assert expected in caught.value.reason
+        # ... and the next PDF is read by a new worker.
+        assert reader.pages(benign)
+
+
+def test_closing_ends_every_worker(pdfs: dict[str, Made]) -> None:
+    reader = PdfReader(2)
+    reader.pages(pdfs["one-column"].path.read_bytes())
+    processes = [w.process for w in reader._idle]
+    assert processes and all(p.poll() is None for p in processes)
+    reader.close()
+    assert all(p.poll() is not None for p in processes)
+    with pytest.raises(RuntimeError):
+        reader.pages(pdfs["one-column"].path.read_bytes())

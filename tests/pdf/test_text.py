@@ -1,0 +1,58 @@
+"""The PDF rules on one page's text (docs/guides/pdf.md#how-the-text-is-read), and the engine's
+version in the cache key."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracecite.pdf.text import LIGATURES, engine_version, page_text
+
+
+@pytest.mark.parametrize(("raw", "text"), [
+    ("\ufb01nal \ufb02ow e\ufb00ort \ufb03 \ufb04 \ufb05 \ufb06",
+     "final flow effort ffi ffl st st"),
+    # PDFium's mark of a hyphenated line end (the line break already dropped), and the old one.
+    ("exam\ufffeple", "example"),
+    ("exam\x02ple", "example"),
+    ("exam\ufffe\r\nple", "example"),
+    # A hyphen still at a line's end joins before a lower-case letter, of any script.
+    ("exam-\r\nple", "example"),
+    ("exam-  \n  ple", "example"),
+    ("co\u2010\noperate", "cooperate"),
+    ("co\u00ad\noperate", "cooperate"),
+    ("\u00e9co-\n\u00e9nomie", "\u00e9co\u00e9nomie"),
+    # ... and nowhere else.
+    ("Franco-\nGerman", "Franco-\nGerman"),
+    ("pages 3-\n4", "pages 3-\n4"),
+    ("a well-known effect", "a well-known effect"),
+    ("a dash -\n- here", "a dash -\n- here"),
+    ("ends with a hyphen-", "ends with a hyphen-"),
+])
+def test_page_text_rules(raw: str, text: str) -> None:
+    assert page_text(raw) == text
+
+
+def test_every_ligature_of_the_block_is_folded() -> None:
+    assert sorted(LIGATURES) == [chr(c) for c in range(0xFB00, 0xFB07)]
+
+
+def test_the_engine_version_is_read_without_loading_it() -> None:
+    pytest.importorskip("pypdfium2", reason="the pdf extra (tracecite[pdf]) is not installed")
+    import subprocess
+    import sys
+
+    version = engine_version()
+    assert version is not None and version.startswith("pypdfium2 ") and "PDFium " in version
+    # Every run's options digest reads it: it must not load the engine.
+    probe = ("import sys; from tracecite.pdf.text import engine_version; v = engine_version(); "
+             "print(v is not None, 'pypdfium2' in sys.modules, 'pypdfium2_raw' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["True", "False", "False"]
+
+
+def test_no_engine_no_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pypdfium2", None)
+    assert engine_version() is None

@@ -1,0 +1,17 @@
+"""PDF sources (docs/guides/pdf.md): their text as PDFium extracts it page by page, read in
+worker processes within the PDF limits.
+
+- :mod:`tracecite.pdf.text`: the PDF rules applied to each page's text, and the engine call;
+- :mod:`tracecite.pdf.worker`: the worker process that runs the engine;
+- :mod:`tracecite.pdf.reader`: the run's PDF workers and :func:`pdf_pages`, for importers.
+"""
+
+from __future__ import annotations
+
+PDF_MAGIC = b"%PDF-"
+"""How a PDF starts (a body with no type is read as a PDF when it starts so)."""
+
+
+def is_pdf(head: bytes) -> bool:
+    """Whether a body or file starting with ``head`` is a PDF."""
+    return head.startswith(PDF_MAGIC)

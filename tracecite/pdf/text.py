@@ -1,0 +1,130 @@
+"""A PDF's text as TraceCite matches it (docs/guides/pdf.md): each page as PDFium extracts it,
+with the PDF rules applied to the page text before the project's normalisation.
+
+The rules, on each page's text only:
+
+- the ligatures U+FB00–U+FB06 become their letters;
+- the mark PDFium puts where it finds a hyphenated line end (U+FFFE; U+0002 in older builds;
+  the line break after it is already dropped) is removed, joining the halves;
+- a hyphen (``-``, U+00AD, U+2010) left at a line's end before a lower-case letter at the next
+  line's start joins the halves without it; a compound inside a line keeps its hyphen.
+
+:func:`read_pages` runs the engine; it is called in a PDF worker process
+(:mod:`tracecite.pdf.worker`), never in the run's own process.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["ENGINE", "LIGATURES", "LIGATURE_TABLE", "PdfUnreadable", "engine_version", "page_text",
+           "read_pages"]
+
+ENGINE = "pypdfium2"
+"""The Python package of the PDF engine (the ``pdf`` extra)."""
+
+LIGATURES: dict[str, str] = {
+    "\ufb00": "ff",
+    "\ufb01": "fi",
+    "\ufb02": "fl",
+    "\ufb03": "ffi",
+    "\ufb04": "ffl",
+    "\ufb05": "st",  # LATIN SMALL LIGATURE LONG S T: its compatibility letters
+    "\ufb06": "st",
+}
+"""The ligature characters of the Alphabetic Presentation Forms block, to their letters."""
+
+LIGATURE_TABLE: dict[int, str] = {ord(char): letters for char, letters in LIGATURES.items()}
+""":data:`LIGATURES` as a ``str.translate`` table."""
+_HYPHEN_MARKS = re.compile("[\ufffe\x02](?:\r\n|\r|\n)?")
+_LINE_END_HYPHEN = re.compile("[-\u00ad\u2010][^\\S\r\n]*(?:\r\n|\r|\n)[^\\S\r\n]*(?=(.))")
+
+
+class PdfUnreadable(Exception):
+    """A PDF the engine cannot read, with the reason (never text of the PDF)."""
+
+
+def _join(match: re.Match[str]) -> str:
+    return "" if match.group(1).islower() else match.group(0)
+
+
+def page_text(raw: str) -> str:
+    """One page's text as PDFium gave it, with the PDF rules applied (module docstring)."""
+    text = raw.translate(LIGATURE_TABLE)
+    text = _HYPHEN_MARKS.sub("", text)
+    return _LINE_END_HYPHEN.sub(_join, text)
+
+
+def engine_version() -> str | None:
+    """The PDF engine and its version (``pypdfium2 5.15.2, PDFium 159.0.8149.0``), read from
+    the installed package's version files without loading the engine; None when the ``pdf``
+    extra is not installed. Part of the key of every cached verdict."""
+    import json
+    import os
+    from importlib.util import find_spec
+
+    parts: list[str] = []
+    for package, name, keys in ((ENGINE, "pypdfium2", ("major", "minor", "patch")),
+                                ("pypdfium2_raw", "PDFium", ("major", "minor", "build",
+                                                             "patch"))):
+        try:
+            spec = find_spec(package)
+        except (ImportError, ValueError):  # ValueError: a module hidden in sys.modules
+            return None
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        folder = next(iter(spec.submodule_search_locations))
+        try:
+            with open(os.path.join(folder, "version.json"), encoding="utf-8") as stream:
+                info = json.load(stream)
+            parts.append(name + " " + ".".join(str(info[key]) for key in keys))
+        except (OSError, ValueError, KeyError, TypeError):
+            parts.append(name + " unknown")
+    return ", ".join(parts)
+
+
+def read_pages(data: bytes, max_pages: int) -> tuple[str, ...]:
+    """Each page's text, in order, as the engine gives it (the PDF rules are applied by
+    :func:`page_text`, in the run's process); raises :class:`PdfUnreadable`
+    (encrypted with a password, damaged, over ``max_pages`` pages, no text layer) and
+    ``ImportError`` when the engine is not installed."""
+    import pypdfium2  # type: ignore[import-untyped]  # no type information shipped
+
+    try:
+        document = pypdfium2.PdfDocument(data)  # the empty password opens what it can
+    except pypdfium2.PdfiumError as error:
+        raise PdfUnreadable(_open_failure(getattr(error, "err_code", None))) from None
+    try:
+        count = len(document)
+        if count > max_pages:
+            raise PdfUnreadable(f"the PDF has {count} pages, over the limit of {max_pages}")
+        pages: list[str] = []
+        for index in range(count):
+            try:
+                page = document[index]
+                textpage = page.get_textpage()
+                pages.append(textpage.get_text_range())
+                textpage.close()
+                page.close()
+            except pypdfium2.PdfiumError:
+                raise PdfUnreadable(f"page {index + 1} cannot be read (damaged)") from None
+    finally:
+        document.close()
+    if not any(page.strip() for page in pages):
+        raise PdfUnreadable("the PDF has no text layer (a scan or images only)")
+    return tuple(pages)
+
+
+_OPEN_FAILURES = {
+    1: "the PDF engine failed to open it",
+    2: "the file cannot be read",
+    3: "the PDF is damaged (not a PDF the engine can open)",
+    4: "the PDF is encrypted and the empty password does not open it",
+    5: "the PDF uses a security handler the engine does not support",
+    6: "the PDF is damaged (a page cannot be read)",
+}
+"""PDFium's ``FPDF_GetLastError`` codes on opening a document, in TraceCite's words."""
+
+
+def _open_failure(code: int | None) -> str:
+    return _OPEN_FAILURES.get(code or 0, "the PDF is damaged (the engine cannot open it)")

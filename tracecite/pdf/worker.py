@@ -1,0 +1,98 @@
+"""A PDF worker process (``python -m tracecite.pdf.worker MEMORY``): reads PDFs sent on its
+standard input and answers each with its pages' text, under the memory cap it sets itself.
+
+The run's process never loads the PDF engine: a PDF that crashes it, spins in it or makes it
+allocate without end ends this process only (:class:`tracecite.pdf.reader.PdfReader` then
+settles that source, TC323, and starts another worker). A request is a header (the PDF's size
+and the page limit, :data:`REQUEST`) and the PDF's bytes; an answer is its size
+(:data:`ANSWER`) and a pickled ``(status, value)``: ``("pages", (text, …))``,
+``("unreadable", reason)`` or ``("missing", "")`` when the engine is not installed. The worker
+ends when its standard input closes or its parent is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+import threading
+from typing import Any, BinaryIO
+
+REQUEST = struct.Struct("<QI")
+"""A request's header: the PDF's size in bytes, the page limit."""
+
+ANSWER = struct.Struct("<Q")
+"""An answer's header: the size of the pickled answer that follows."""
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < size:
+        piece = stream.read(size - len(data))
+        if not piece:
+            return None
+        data += piece
+    return bytes(data)
+
+
+def _cap_memory(limit: int) -> None:
+    """Cap this process's address space: past it an allocation fails (MemoryError in Python,
+    a failed allocation in the engine) instead of taking the machine's memory."""
+    try:
+        import resource
+    except ImportError:  # not on every platform: the time budget still bounds the worker
+        return
+    if limit > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _watch_parent(parent: int) -> None:
+    from tracecite.workers import WATCH_PARENT
+
+    while True:
+        threading.Event().wait(WATCH_PARENT)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def answer(data: bytes, max_pages: int) -> tuple[str, Any]:
+    """What the worker answers for one PDF (see the module docstring)."""
+    from tracecite.pdf.text import PdfUnreadable, read_pages
+
+    try:
+        return "pages", read_pages(data, max_pages)
+    except PdfUnreadable as error:
+        return "unreadable", str(error)
+    except ImportError:
+        return "missing", ""
+    except MemoryError:
+        return "unreadable", "reading the PDF needs more memory than the PDF worker's cap"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve requests until standard input closes."""
+    from tracecite.stops import ignore_interrupts
+
+    args = sys.argv[1:] if argv is None else argv
+    ignore_interrupts()
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True,
+                     name="tracecite-watch-parent").start()
+    _cap_memory(int(args[0]) if args else 0)
+    requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        header = _read_exactly(requests, REQUEST.size)
+        if header is None:
+            return 0
+        size, max_pages = REQUEST.unpack(header)
+        data = _read_exactly(requests, size)
+        if data is None:
+            return 0
+        reply = pickle.dumps(answer(data, max_pages), protocol=pickle.HIGHEST_PROTOCOL)
+        del data
+        answers.write(ANSWER.pack(len(reply)) + reply)
+        answers.flush()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
