@@ -85,13 +85,15 @@ def test_the_error_crosses_processes_whole() -> None:
                                  pytest.param("memory", marks=pytest.mark.slow)])
 def test_a_hostile_pdf_costs_that_pdf_only(pdfs: dict[str, Made], how: str) -> None:
     benign = pdfs["one-column"].path.read_bytes() + b"\n%benign\n"
-    with PdfReader(1, budget=2.0, memory=512 * 1024 * 1024, command=[*HOSTILE, how]) as reader:
+    budget = 2.0 if how == "hang" else 20.0  # only the hang should meet the budget
+    with PdfReader(1, budget=budget, memory=512 * 1024 * 1024,
+                   command=[*HOSTILE, how]) as reader:
         assert reader.pages(benign)  # the worker reads a good PDF
         started = time.monotonic()
         with pytest.raises(PdfError) as caught:
             reader.pages(b"%PDF-1.7 hostile")
         assert caught.value.code is Code.PDF_UNREADABLE
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < budget + 3
         expected = {"crash": "stopped", "hang": "took over 2 s", "memory": "memory"}[how]
         assert expected in caught.value.reason
         # ... and the next PDF is read by a new worker.

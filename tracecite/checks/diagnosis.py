@@ -305,7 +305,7 @@ class Diagnoser:
         if found is not None:
             return Diagnosis(found.steps, quote_chars=chars,
                              characters=self._characters(quote, found), cut_short=budget.cut,
-                             where=self._pages_of_run(quote))
+                             where=self._pages_of_found(found))
         if self._pdf is not None and not budget.late():
             pages = self._layout(quote)
             if pages is not None:
@@ -342,12 +342,20 @@ class Diagnoser:
                 return _page_names(starts, at, at + len(quote))
         return None
 
-    def _pages_of_run(self, quote: str) -> str | None:
-        """For a PDF, the pages of the quote's longest run (a fold found it); else None."""
-        if self._pdf is None or self._budget.late():
+    def _pages_of_found(self, found: _Found) -> str | None:
+        """For a PDF, the pages of the stretch of its text that a fold found; else None."""
+        if self._pdf is None or not found.spans:
             return None
-        matched, end, _ = self._longest_run_within(quote)
-        return self._pages_at(quote[end - matched:end]) if matched else None
+        folds = frozenset(s for s in found.steps if s in _TEXT_FOLDS)
+        joined = "boundary" in found.steps
+        index = found.text_index
+        text, changes = self._texts[index], self._changes_of(index)
+        chunks = self._fold_chunks(index, folds, joined)
+        start = _offset_in_text(text, chunks, found.spans[0][0], folds, joined, changes)
+        end = _offset_in_text(text, chunks, max(0, found.spans[-1][1] - 1), folds, joined,
+                              changes)
+        starts = _with_starts([_pdf_page_text(p) for p in self._pdf.raw])[1]
+        return _page_names(starts, start, end + 1)
 
     def _pages_at(self, stretch: str) -> str | None:
         """For a PDF, the pages of the first place ``stretch`` (a run of the quote) is in the
@@ -724,6 +732,18 @@ def _original(text: str, folded: _Folded, start: int, end: int, folds: frozenset
         if offset >= end and width:
             break
     return out
+
+
+def _offset_in_text(text: str, folded: _Folded, position: int, folds: frozenset[str],
+                    joined: bool, changes: _Changes) -> int:
+    """The offset in ``text`` of the character that ``position`` of its fold comes from."""
+    chunk = max(0, bisect.bisect_right(folded.starts, position) - 1)
+    offset = folded.starts[chunk]
+    for at in range(chunk * _CHUNK, min(len(text), (chunk + 1) * _CHUNK)):
+        offset += len(_fold(text[at], folds, joined, changes))
+        if offset > position:
+            return at
+    return min(len(text), (chunk + 1) * _CHUNK) - 1
 
 
 def _longest_run(quote: str, text: str, at_least: int,
