@@ -114,6 +114,58 @@ def test_early_signals_to_the_tracecite_command(traces: list[str]) -> None:
     early_stops([script], traces, 16)
 
 
+@pytest.mark.slow
+def test_early_signals_to_the_actions_step(traces: list[str], tmp_path: Path) -> None:
+    """``python -m tracecite.action``, as action.yml runs it: the same from its first line."""
+    from tests.git_repo import commit_all, make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    (repo / "traces").mkdir()
+    for trace in traces[:16]:
+        shutil.copy(trace, repo / "traces")
+    commit_all(repo, "traces")
+    step = {**env(), "PYTHONFAULTHANDLER": "1", "GITHUB_ACTIONS": "true",
+            "TRACECITE_ALL": "true", "TRACECITE_STAGE": "offline", "TRACECITE_JOBS": "2",
+            "TRACECITE_JSON_FILE": str(tmp_path / "report.json"),
+            "GITHUB_OUTPUT": str(tmp_path / "output"), "RUNNER_TEMP": str(tmp_path)}
+    rng = random.Random(26)
+    stopped = 0
+    runs = 16
+    for _ in range(runs):
+        signum = rng.choice([signal.SIGINT, signal.SIGTERM])
+        run = subprocess.Popen([sys.executable, "-m", "tracecite.action"], cwd=repo, env=step,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            if started(run.pid):
+                time.sleep(rng.uniform(0, 0.4))
+            over = run.poll() is not None
+            if not over:
+                run.send_signal(signum)
+            _, err = run.communicate(timeout=30)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+        assert "Traceback" not in err and "Fatal Python error" not in err, err
+        if over or (run.returncode == 0 and not err):
+            continue  # over before the signal came
+        stopped += 1
+        assert run.returncode == 128 + signum, (signum, run.returncode, err)
+        report = tmp_path / "report.json"
+        if report.exists():  # written whole, or not at all (a step stopped early writes none)
+            assert json.loads(report.read_text())["command"] == "hook"
+    assert stopped >= runs * 3 // 4, stopped
+
+
+def test_the_actions_step_holds_the_signals_before_anything_of_its_own() -> None:
+    action = (REPO_ROOT / "tracecite" / "action.py").read_text().split('"""', 2)[2]
+    code = [line for line in action.splitlines() if line and not line.startswith("#")]
+    assert code[:3] == ["from __future__ import annotations",
+                        'if __name__ == "__main__":  # the Action\'s step: the stop signals '
+                        "are held from here on",
+                        "    import tracecite.__main__ as _entry_point"]
+
+
 def test_the_command_is_the_entry_point_that_holds_the_signals() -> None:
     pyproject = (REPO_ROOT / "pyproject.toml").read_text()
     scripts = pyproject.split("[project.scripts]\n", 1)[1].split("\n\n", 1)[0]

@@ -18,6 +18,10 @@ Exit 2 fails the step unless ``fail-on-findings`` is false; exit 1 and 3 always 
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # the Action's step: the stop signals are held from here on
+    import tracecite.__main__ as _entry_point
+
+import contextlib
 import os
 import sys
 import tempfile
@@ -93,11 +97,9 @@ def _new_report_path(inputs: Mapping[str, str]) -> str:
     chosen = inputs.get("json-file", "").strip()
     if chosen:
         return chosen
-    # A fresh file per step, so two TraceCite steps in one job do not overwrite each other.
-    handle, path = tempfile.mkstemp(prefix="tracecite-", suffix=".json",
-                                    dir=os.environ.get("RUNNER_TEMP") or None)
-    os.close(handle)
-    return path
+    # A fresh name per step, so two TraceCite steps in one job do not overwrite each other.
+    folder = os.environ.get("RUNNER_TEMP") or tempfile.gettempdir()
+    return os.path.join(folder, f"tracecite-{uuid.uuid4().hex}.json")
 
 
 def _written(path: str) -> bool:
@@ -113,8 +115,8 @@ def run(environ: Mapping[str, str]) -> int:
 
     inputs = read_inputs(environ)
     report_path = os.path.abspath(_new_report_path(inputs))
-    with open(report_path, "w", encoding="utf-8"):
-        pass  # empty until this run writes it: never report a stale file
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(report_path)  # absent until this run writes it whole: never a stale report
     sarif = inputs["sarif-file"].strip()
     sarif_path = os.path.abspath(sarif) if sarif else ""
     report, settings = run_with_settings(build_argv(inputs, report_path), action_inputs=inputs)
@@ -154,4 +156,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(_entry_point.run_held(main))

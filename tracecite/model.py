@@ -44,7 +44,7 @@ class NoteRecord:
 
 
 DOCUMENT_FORMS = ("blockquote", "cite", "inline", "fragment", "notes")
-"""The citation forms of a document (docs/guides/documents.md), in the order they are named in
+"""The citation forms of a document, in the order they are named in
 ``document_forms``."""
 
 
@@ -62,7 +62,7 @@ class TextDirective:
 
 @dataclass(frozen=True)
 class DocumentCitation:
-    """One citation of a Markdown or HTML document (docs/guides/documents.md).
+    """One citation of a Markdown or HTML document.
 
     ``quote`` is the rendered text (emphasis markers dropped, entities decoded, soft breaks as
     spaces); ``url`` the source link as written (a reference link resolved), relative or absolute,

@@ -125,23 +125,11 @@ def _finding(value: object, index: int, shared: dict[object, Any] | None = None)
     severity = raw.get("severity")
     if severity not in ("error", "warning"):
         raise ReportFormatError(f"{where}: severity is neither error nor warning")
-    numbers = {key: _optional(raw, key, int, where) for key in
-               ("line", "column", "record", "claim", "citation", "status", "attempts",
-                "failures", "fail_after")}
-    texts = {key: _optional(raw, key, str, where) for key in
-             ("file", "source_id", "uri", "final_url")}
+    numbers = _present(raw, _NUMBERS, int, where)
+    texts = _present(raw, _TEXTS, str, where)
     diagnosis = None
     if raw.get("diagnosis") is not None:
-        d = _object(raw["diagnosis"], f"{where}: diagnosis")
-        characters = d.get("characters")
-        diagnosis = Diagnosis(
-            tuple(_strings(d, "kinds", f"{where}: diagnosis")),
-            **{key: _optional(d, key, int, f"{where}: diagnosis")
-               for key in ("quote_chars", "matched_chars", "first_difference")},
-            characters=(None if characters is None
-                        else tuple(_strings(d, "characters", f"{where}: diagnosis"))),
-            where=_optional(d, "where", str, f"{where}: diagnosis"),
-            cut_short=_optional(d, "cut_short", str, f"{where}: diagnosis"))
+        diagnosis = _diagnosis(raw["diagnosis"], where)
     archive = None
     if raw.get("archive") is not None:
         a = _object(raw["archive"], f"{where}: archive")
@@ -159,6 +147,37 @@ def _finding(value: object, index: int, shared: dict[object, Any] | None = None)
                    # A warning made one by the run's settings, not by its code
                    # (docs/web-over-time.md#warnings-and-skips).
                    warned=severity == "warning" and code.exit != EXIT_OK)
+
+
+_NUMBERS = ("line", "column", "record", "claim", "citation", "status", "attempts", "failures",
+            "fail_after")
+_TEXTS = ("file", "source_id", "uri", "final_url")
+
+
+def _present(raw: dict[str, Any], keys: tuple[str, ...], kind: type, where: str
+             ) -> dict[str, Any]:
+    """The members of ``keys`` that ``raw`` holds, not null, each of type ``kind`` exactly (a
+    boolean is no integer); an absent or null member is left to the record's default."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        value = raw.get(key)
+        if value is not None:
+            if type(value) is not kind:
+                _typed(raw, key, kind, where)  # raises, naming the member
+            out[key] = value
+    return out
+
+
+def _diagnosis(value: object, where: str) -> Diagnosis:
+    where = f"{where}: diagnosis"
+    d = _object(value, where)
+    characters = d.get("characters")
+    return Diagnosis(tuple(_strings(d, "kinds", where)),
+                     **_present(d, ("quote_chars", "matched_chars", "first_difference"), int,
+                                where),
+                     characters=(None if characters is None
+                                 else tuple(_strings(d, "characters", where))),
+                     **_present(d, ("where", "cut_short"), str, where))
 
 
 def _shard(value: object) -> tuple[int, int] | None:

@@ -38,11 +38,23 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
             out[key] = value
     if finding.diagnosis is not None:
         out["diagnosis"] = {k: list(v) if isinstance(v, tuple) else v
-                            for k, v in dataclasses.asdict(finding.diagnosis).items()}
+                            for k, v in _members(finding.diagnosis)}
     if finding.archive is not None:
-        out["archive"] = dataclasses.asdict(finding.archive)
+        out["archive"] = dict(_members(finding.archive))
     out["message"] = finding.message
     return out
+
+
+def _members(record: Any) -> list[tuple[str, Any]]:
+    """A flat record's members by name, in field order: ``dataclasses.asdict`` without its deep
+    copy of every value (the records hold strings, numbers and tuples of strings)."""
+    names = _FIELDS.get(type(record))
+    if names is None:
+        names = _FIELDS[type(record)] = tuple(f.name for f in dataclasses.fields(record))
+    return [(name, getattr(record, name)) for name in names]
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def summary_dict(report: Report) -> dict[str, Any]:

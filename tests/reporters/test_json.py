@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.conftest import Cli, answer, call, cite, claim, result, source, write_trace
 from tracecite import __version__
@@ -14,7 +16,7 @@ from tracecite.codes import Code
 from tracecite.findings import ArchiveCopy, Changes, Counts, Diagnosis, Finding, Report, Summary
 from tracecite.report_reader import ReportFormatError, read_report
 from tracecite.report_writer import finding_dict, report_dict
-from tracecite.reporters.json import format_json
+from tracecite.reporters.json import format_json, indented
 
 TOP = ["tool", "version", "schema", "command", "exit_code", "summary", "findings", "shard",
        "run"]
@@ -218,3 +220,28 @@ def test_read_report_refuses_what_is_not_a_report(change: Any, message: str) -> 
         read_report(doc)
     with pytest.raises(ReportFormatError, match="the document is not a JSON object"):
         read_report([doc])
+
+
+# ---- the findings' encoder: the standard library's text, faster ------------------------------
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=True),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
+                                                                max_size=4),
+    max_leaves=12)
+
+
+@given(_JSON_VALUES)
+def test_indented_is_the_standard_librarys_indented_text(value: object) -> None:
+    assert indented(value) == json.dumps(value, indent=2, ensure_ascii=True)
+    assert indented(value, "\n    ") == json.dumps(value, indent=2,
+                                                   ensure_ascii=True).replace("\n", "\n    ")
+
+
+def test_a_findings_text_is_the_standard_librarys() -> None:
+    finding = Finding(Code.QUOTE_NOT_IN_CAPTURE, "quote not found \u2019 \ud800 ##[x]",
+                      file="t.jsonl", line=3, column=9, claim=1, citation=2, source_id="s1",
+                      diagnosis=Diagnosis(("typography", "partial"), quote_chars=40,
+                                          matched_chars=12, first_difference=7,
+                                          characters=("U+2019 RIGHT SINGLE QUOTATION MARK",)))
+    assert indented(finding_dict(finding)) == json.dumps(finding_dict(finding), indent=2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator
+from json.encoder import encode_basestring_ascii
 from typing import TextIO
 
 from tracecite.findings import Report
@@ -57,9 +58,43 @@ def json_pieces(report: Report) -> Iterator[str]:
     for n, finding in enumerate(report.sorted_findings()):
         # An item of a list two levels in, as json.dumps indents it; strings are escaped
         # (ensure_ascii), so every newline of the text is indentation.
-        item = _safe(json.dumps(finding_dict(finding), indent=2, ensure_ascii=True))
-        yield ("" if n == 0 else ",\n    ") + item.replace("\n", "\n    ")
+        item = _safe(indented(finding_dict(finding), "\n    "))
+        yield ("" if n == 0 else ",\n    ") + item
     yield "\n  ]" + text[end:]
+
+
+def indented(value: object, newline: str = "\n") -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=True)``, the same text, for the values a
+    finding holds (objects, lists, strings, integers, booleans, null), with each line break
+    written as ``newline`` (a line break and the indentation the text stands at).
+
+    The standard library encodes with indentation in Python, several calls per value; a report
+    of a million findings spent most of its writing there. Here the members of an object or a
+    list that are strings or integers are written in its own loop (strings by the C encoder),
+    and anything unusual goes to ``json.dumps`` itself."""
+    if isinstance(value, str):
+        return encode_basestring_ascii(value)
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)
+    if value is None or kind is bool:
+        return "null" if value is None else "true" if value else "false"
+    inner = newline + "  "
+    if isinstance(value, dict) and value and all(type(key) is str for key in value):
+        parts = []
+        for key, item in value.items():
+            item_kind = type(item)
+            parts.append(encode_basestring_ascii(key) + ": " + (
+                encode_basestring_ascii(item) if item_kind is str
+                else int.__repr__(item) if item_kind is int
+                else indented(item, inner)))
+        return "{" + inner + ("," + inner).join(parts) + newline + "}"
+    if isinstance(value, list) and value:
+        return "[" + inner + ("," + inner).join(
+            encode_basestring_ascii(item) if type(item) is str else indented(item, inner)
+            for item in value) + newline + "]"
+    # Empty containers, floats, keys that are not strings: as the standard library writes them.
+    return json.dumps(value, indent=2, ensure_ascii=True).replace("\n", newline)
 
 
 def safe_json(document: object) -> str:
