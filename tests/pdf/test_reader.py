@@ -109,3 +109,39 @@ def test_closing_ends_every_worker(pdfs: dict[str, Made]) -> None:
     assert all(p.poll() is not None for p in processes)
     with pytest.raises(RuntimeError):
         reader.pages(pdfs["one-column"].path.read_bytes())
+
+
+@pytest.mark.slow
+def test_workers_end_when_their_parent_is_killed(pdfs: dict[str, Made], tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+
+    # The worker is busy (a PDF that spins in the engine), so only its watch of its parent
+    # can end it: an idle one would also see its requests' pipe close.
+    script = (
+        "import sys, threading, time\n"
+        "from tracecite.pdf.reader import PdfReader\n"
+        f"reader = PdfReader(1, command={[*HOSTILE, 'hang']!r})\n"
+        "threading.Thread(target=reader.pages, args=(b'%PDF-1.7 spin',), daemon=True).start()\n"
+        "while not reader._busy: time.sleep(0.01)\n"
+        "print(next(iter(reader._busy)).process.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    worker = int(parent.stdout.readline())
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 2.5
+    while time.monotonic() < deadline and _alive(worker):
+        time.sleep(0.05)
+    assert not _alive(worker)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False

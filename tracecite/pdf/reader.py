@@ -77,9 +77,11 @@ class _Worker:
         # The worker imports this very package, wherever it was imported from.
         here = os.path.dirname(os.path.dirname(os.path.abspath(tracecite.__file__)))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+        # The worker watches this process by its id (docs/design/concurrency.md).
         self.process = subprocess.Popen(
-            [*command, str(memory)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, bufsize=0, close_fds=True, env=env)
+            [*command, str(memory), str(os.getpid())], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, close_fds=True,
+            env=env)
 
     def ask(self, data: bytes, max_pages: int, budget: float) -> tuple[str, Any]:
         """Send one PDF and wait for its answer, at most ``budget`` seconds after it was sent;

@@ -1,4 +1,4 @@
-"""A PDF worker process (``python -m tracecite.pdf.worker MEMORY``): reads PDFs sent on its
+"""A PDF worker process (``python -m tracecite.pdf.worker MEMORY PARENT``): reads PDFs sent on its
 standard input and answers each with its pages' text, under the memory cap it sets itself.
 
 The run's process never loads the PDF engine: a PDF that crashes it, spins in it or makes it
@@ -48,12 +48,13 @@ def _cap_memory(limit: int) -> None:
 
 
 def _watch_parent(parent: int) -> None:
+    """End this worker once its parent is gone (it is then another process's child): looked at
+    first at once, since the parent may have died before this worker's first line ran."""
     from tracecite.workers import WATCH_PARENT
 
-    while True:
+    while os.getppid() == parent:
         threading.Event().wait(WATCH_PARENT)
-        if os.getppid() != parent:
-            os._exit(1)
+    os._exit(1)
 
 
 def answer(data: bytes, max_pages: int) -> tuple[str, Any]:
@@ -76,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     ignore_interrupts()
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True,
+    # The parent's id as it gave it: read here, the parent could already be gone.
+    parent = int(args[1]) if len(args) > 1 else os.getppid()
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
                      name="tracecite-watch-parent").start()
     _cap_memory(int(args[0]) if args else 0)
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
