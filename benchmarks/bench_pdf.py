@@ -1,4 +1,4 @@
-"""Figure 10, PDF sources (docs/guides/pdf.md):
+"""Figure 12, PDF sources (docs/guides/pdf.md):
 
 - ``verify-files`` over 40 local reports of 25 pages (1,000 pages) against poppler's
   ``pdftotext`` over the same files, run with as many at once as there are cores (``xargs
@@ -115,7 +115,7 @@ def _notes_rows(table: Table, count: int, log: Log) -> None:
 
 
 def figure(repeats: int, count: int = 100, log: Log = print) -> Table:
-    """Both rows of figure 10."""
+    """Both rows of figure 12."""
     table = Table("PDF sources: verify-files vs pdftotext, and verify-notes of 2 MiB PDFs",
                   ["run", "TraceCite", "peer / cores", "ratio / memory", "verdicts"])
     _files_rows(table, repeats, log)

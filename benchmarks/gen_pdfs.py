@@ -1,4 +1,4 @@
-"""PDFs with known text for the PDF benchmarks (figure 10 and ``pdf_engines.py``), made with
+"""PDFs with known text for the PDF benchmarks (figure 12 and ``pdf_engines.py``), made with
 fpdf2 (in the test extra) and cached in ``benchmarks/out/pdfs-*``.
 
 - :func:`report_set`: ``count`` reports of ``pages`` dense pages each (two paragraphs a page,

@@ -7,7 +7,7 @@ sentences are found in that text, under TraceCite's normalisation (and, for ever
 the PDF rules of docs/guides/pdf.md: ligatures folded, a hyphen at a line's end before a
 lower-case letter joined). The PDFs are the test suite's (tests/pdf/make_pdfs.py: columns,
 running headers, hyphenation, ligatures, curly punctuation, a table, a rotated page, 300
-pages) and figure 10's 40 reports of 25 pages.
+pages) and figure 12's 40 reports of 25 pages.
 
 Only pypdfium2 is one of TraceCite's extras; install the others in your virtual environment
 for this script alone:
