@@ -243,3 +243,47 @@ def test_the_pdf_cap_and_engine_are_in_the_cache_key(
     other = cli("verify-notes", "--json", "--cache", cache, *_flags(site), *raised, notes)
     assert other.exit == 0 and other.json()["summary"]["live"]["cached"] == 0
     assert other.json()["run"]["options_digest"] != first.json()["run"]["options_digest"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+def test_a_stop_during_a_pdf_ends_the_run_and_its_pdf_workers(
+        tmp_path: Path, pdfs: dict[str, Made], signum: str) -> None:
+    import json
+    import os
+    import signal
+    import subprocess
+    import time
+
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    # The run's PDF workers are ones that spin without end: only a stop ends them.
+    (hooks / "sitecustomize.py").write_text(
+        "import tracecite.pdf.reader as reader\n"
+        f"reader.worker_command = lambda: {[*HOSTILE, 'hang']!r}\n")
+    trace = files_trace(tmp_path / "t.jsonl", [("file:one-column.pdf", "Citation checkers")])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(hooks), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    run = subprocess.Popen([sys.executable, "-m", "tracecite", "verify-files", str(trace),
+                            "--root", str(_root(pdfs)), "--json"], stdout=subprocess.PIPE,
+                           text=True, env=env)
+    deadline = time.monotonic() + 30
+    workers: list[int] = []
+    while not workers and time.monotonic() < deadline:
+        time.sleep(0.1)
+        workers = [int(pid) for pid in subprocess.run(
+            ["pgrep", "-P", str(run.pid), "-f", "hostile_worker"], capture_output=True,
+            text=True).stdout.split()]
+    assert workers, "the PDF worker never started"
+    time.sleep(0.3)
+    stopped = time.monotonic()
+    run.send_signal(getattr(signal, signum))
+    out, _ = run.communicate(timeout=10)
+    assert time.monotonic() - stopped < 2.5
+    assert run.returncode == 128 + getattr(signal, signum)
+    report = json.loads(out)
+    assert report["summary"]["files"]["interrupted"] == 1
+    time.sleep(0.5)
+    for pid in workers:
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(
+            ")", 1)[1].split()[0] in ("Z", "X")
