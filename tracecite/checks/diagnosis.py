@@ -78,6 +78,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tracecite.findings import Diagnosis
+from tracecite.pdf.layout import layout_pages, page_names, with_starts
+from tracecite.pdf.text import page_text
 
 if TYPE_CHECKING:  # the tree is html5lib's, built before a diagnosis is asked for
     import xml.etree.ElementTree as ET
@@ -335,11 +337,11 @@ class Diagnoser:
             assert self._pdf is not None
             if not self._budget.fits(4 * sum(len(p) for p in self._pdf.raw)):
                 return None
-            self._layouts = [_with_starts(pages) for pages in _layout_pages(self._pdf.raw)]
+            self._layouts = [with_starts(pages) for pages in layout_pages(self._pdf.raw)]
         for text, starts in self._layouts:
             at = text.find(quote)
             if at >= 0:
-                return _page_names(starts, at, at + len(quote))
+                return page_names(starts, at, at + len(quote))
         return None
 
     def _pages_of_found(self, found: _Found) -> str | None:
@@ -354,8 +356,8 @@ class Diagnoser:
         start = _offset_in_text(text, chunks, found.spans[0][0], folds, joined, changes)
         end = _offset_in_text(text, chunks, max(0, found.spans[-1][1] - 1), folds, joined,
                               changes)
-        starts = _with_starts([_pdf_page_text(p) for p in self._pdf.raw])[1]
-        return _page_names(starts, start, end + 1)
+        starts = with_starts([page_text(p) for p in self._pdf.raw])[1]
+        return page_names(starts, start, end + 1)
 
     def _pages_at(self, stretch: str) -> str | None:
         """For a PDF, the pages of the first place ``stretch`` (a run of the quote) is in the
@@ -365,8 +367,8 @@ class Diagnoser:
         at = self._texts[0].find(stretch)
         if at < 0:
             return None
-        starts = _with_starts([_pdf_page_text(p) for p in self._pdf.raw])[1]
-        return _page_names(starts, at, at + len(stretch))
+        starts = with_starts([page_text(p) for p in self._pdf.raw])[1]
+        return page_names(starts, at, at + len(stretch))
 
     # -- folds and quote transforms -----------------------------------------------------------
 
@@ -600,79 +602,6 @@ class Diagnoser:
             if not complete:
                 return best[0], best[1], False
         return best[0], best[1], True
-
-
-def _pdf_page_text(raw: str) -> str:
-    from tracecite.pdf.text import page_text
-
-    return page_text(raw)
-
-
-_HYPHEN_MARK = re.compile("[\ufffe\x02](?:\r\n|\r|\n)?")
-_HYPHEN_AT_BREAK = re.compile("[-\u00ad\u2010][^\\S\r\n]*(?:\r\n|\r|\n)[^\\S\r\n]*")
-_DIGITS = re.compile(r"\d+")
-
-
-def _hyphens_kept(raw: str) -> str:
-    """A page's text with every hyphenated line end joined keeping its hyphen."""
-    from tracecite.pdf.text import LIGATURE_TABLE
-
-    text = raw.translate(LIGATURE_TABLE)
-    return _HYPHEN_AT_BREAK.sub("-", _HYPHEN_MARK.sub("-", text))
-
-
-def _without_running(pages: list[str]) -> list[str]:
-    """The pages without their running headers and footers: a first or last line that is, its
-    numbers aside, the first or last line of another page too."""
-    if len(pages) < 2:
-        return pages
-    lines = [page.splitlines() for page in pages]
-    ends: dict[str, int] = {}
-    for page_lines in lines:
-        for line in {*page_lines[:1], *page_lines[-1:]}:
-            key = _DIGITS.sub("#", line.strip())
-            ends[key] = ends.get(key, 0) + 1
-    out = []
-    for page_lines in lines:
-        kept = list(page_lines)
-        for index in (0, -1):
-            if kept and ends.get(_DIGITS.sub("#", kept[index].strip()), 0) >= 2:
-                del kept[index]
-        out.append("\n".join(kept))
-    return out
-
-
-def _layout_pages(raw: Sequence[str]) -> list[list[str]]:
-    """The PDF's pages with their lines joined the other ways ``layout`` tries."""
-    kept = [_hyphens_kept(page) for page in raw]
-    return [kept, _without_running([_pdf_page_text(p) for p in raw]), _without_running(kept)]
-
-
-def _with_starts(pages: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
-    """The normalised text of ``pages`` joined by a newline, and where each page that has
-    text starts in it, with its 1-based number."""
-    from tracecite.matching import normalise
-
-    starts: list[tuple[int, int]] = []
-    parts: list[str] = []
-    position = 0
-    for number, page in enumerate(pages, 1):
-        text = normalise(page)
-        if text:
-            starts.append((position, number))
-            parts.append(text)
-            position += len(text) + 1
-    return " ".join(parts), starts
-
-
-def _page_names(starts: list[tuple[int, int]], start: int, end: int) -> str | None:
-    """``page N`` or ``pages N-M``: the pages of the stretch ``start``..``end`` of the text."""
-    if not starts:
-        return None
-    offsets = [offset for offset, _ in starts]
-    first = starts[max(0, bisect.bisect_right(offsets, start) - 1)][1]
-    last = starts[max(0, bisect.bisect_right(offsets, max(start, end - 1)) - 1)][1]
-    return f"page {first}" if first == last else f"pages {first}-{last}"
 
 
 _TEMPLATE = re.compile(r"<template\b[^>]*>(.*?)(?:</template\s*>|\Z)", re.I | re.S)
