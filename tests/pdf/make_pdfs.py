@@ -165,7 +165,26 @@ def _rotated(pdf: Any) -> tuple[list[str], list[str]]:
     with pdf.rotation(90, x=100, y=150):
         pdf.set_xy(100, 150)
         pdf.cell(0, 6, "Rotated tables still carry their captions.")
-    return ["Rotated tables still carry their captions."], ["Rotated tables lose their captions."]
+    # A second page, turned a quarter by the page's own /Rotate (see _turn_page_two).
+    pdf.add_page()
+    pdf.set_xy(20, 20)
+    pdf.cell(0, 6, "A page turned on its side keeps its text in order.")
+    return (["Rotated tables still carry their captions.",
+             "A page turned on its side keeps its text in order."],
+            ["Rotated tables lose their captions."])
+
+
+def _turn_page_two(path: Path) -> None:
+    """Give page 2 a /Rotate of 90 (fpdf2 writes none): the engine under test is only the
+    writer's tool here, its text extraction is not used."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(str(path))
+    document[1].set_rotation(90)
+    turned = path.with_suffix(".turned")
+    document.save(str(turned))
+    document.close()
+    turned.replace(path)
 
 
 def _long(pdf: Any) -> tuple[list[str], list[str]]:
@@ -208,6 +227,8 @@ def write_all(folder: Path) -> dict[str, Made]:
         found, altered = build(pdf)
         path = folder / f"{name}.pdf"
         pdf.output(str(path))
+        if name == "rotated":
+            _turn_page_two(path)
         made[name] = Made(path, tuple(found), tuple(altered),
                           pages=pdf.page_no())
     for name, user in (("encrypted-open", ""), ("encrypted-password", "secret")):
