@@ -12,6 +12,7 @@ ends when its standard input closes or its parent is gone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import struct
@@ -44,7 +45,9 @@ def _cap_memory(limit: int) -> None:
     except ImportError:  # not on every platform: the time budget still bounds the worker
         return
     if limit > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        # A platform that does not take it (macOS may refuse): the time budget still holds.
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def _watch_parent(parent: int) -> None:
