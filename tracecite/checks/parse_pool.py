@@ -42,7 +42,8 @@ def match_quotes(kind: MatchKind, text: str | bytes, quotes: Sequence[str], *,
     HTML gets ``budget`` seconds to parse; past it, or past the parser's other limits, this
     raises :class:`~tracecite.visible.ParseLimitError`. A plain function of plain
     values, so a worker process can run it. A PDF (``text`` its bytes) is read in a PDF worker
-    of its own (:func:`tracecite.pdf.reader.pdf_pages`; :class:`ParsePool` keeps its workers).
+    started for it (:class:`ParsePool` keeps its PDF workers for the next PDF instead), and
+    raises :class:`~tracecite.pdf.reader.PdfError` when it cannot be read.
     """
     if isinstance(text, bytes):
         from tracecite.pdf.reader import PdfReader
