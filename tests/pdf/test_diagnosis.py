@@ -63,3 +63,18 @@ def test_running_lines_are_only_those_that_recur() -> None:
     pages = ("First page ends here", "Unique opening line\r\nand the rest")
     (result,) = match_pages(pages, ["ends here and the rest"])
     assert isinstance(result, Diagnosis) and "layout" not in result.kinds
+
+
+def test_the_message_phrase_names_the_pages_and_never_text() -> None:
+    from tracecite.checks.diagnosis import phrase
+
+    said = phrase(Diagnosis(("layout",), quote_chars=40, where="pages 1-2"), "in the file")
+    assert said == ("it is there when the PDF's line and column breaks are joined differently "
+                    "(a hyphen kept at a line's end, or running headers and footers left out) "
+                    "(pages 1-2 of the PDF)")
+    partial = phrase(Diagnosis(("partial",), quote_chars=40, matched_chars=30,
+                               first_difference=30, where="page 3"), "in the file")
+    assert partial.endswith("(page 3 of the PDF)")
+    # An HTML diagnosis's "where" is a place in the markup, not a page.
+    hidden = phrase(Diagnosis(("hidden",), quote_chars=4, where="script"))
+    assert "of the PDF" not in hidden
