@@ -5,8 +5,6 @@ with what to save instead, or skipped; the fixtures are what the installed SDK w
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +44,9 @@ def quotes(run: ImportedRun) -> list[tuple[str, str]]:
 def test_the_fixtures_are_what_the_installed_sdk_writes(tmp_path: Path) -> None:
     """A new SDK release that changes a shape changes a fixture: regenerate them with
     ``python tests/importers/make_anthropic_fixtures.py`` and look at what changed."""
-    subprocess.run([sys.executable, str(HERE / "make_anthropic_fixtures.py"), str(tmp_path)],
-                   check=True, timeout=120)
+    from tests.importers import make_anthropic_fixtures
+
+    assert make_anthropic_fixtures.main(["make_anthropic_fixtures.py", str(tmp_path)]) == 0
     made = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
     committed = {p.name: p.read_text(encoding="utf-8") for p in SDK.iterdir()}
     assert sorted(made) == sorted(committed)
@@ -234,3 +233,43 @@ def test_a_tampered_quote_of_a_searched_and_fetched_page_fails_offline(
     assert cli("import", "anthropic", path, "-o", out).exit == 0
     res = cli("check", "--evidence", out, "--json")
     assert res.exit == 2 and res.codes() == ["TC202"]
+
+
+def test_an_object_of_no_known_shape_says_which_shapes_are(tmp_path: Path) -> None:
+    path = tmp_path / "odd.json"
+    path.write_text('{"exchange": {}}', encoding="utf-8")
+    (refused,) = read_runs(path, "odd.json")
+    assert isinstance(refused, RefusedRun)
+    assert refused.finding.message == (
+        "expected an exchange {request, response}, a Message (model_dump_json or to_json), a "
+        "Message Batches result line {custom_id, result} or stream events; save "
+        "{request, response} at $")
+
+
+def test_streams_one_after_another_are_exchanges_of_their_own(tmp_path: Path) -> None:
+    events = (SDK / "stream_events.jsonl").read_text(encoding="utf-8")
+    cut = (SDK / "stream_cut.jsonl").read_text(encoding="utf-8")
+    path = tmp_path / "streams.jsonl"
+    # A ping between events (raw server-sent data) changes nothing.
+    path.write_text(events + cut + '{"type": "ping"}\n' + events, encoding="utf-8")
+    first, refused, last = read_runs(path, "streams.jsonl")
+    assert isinstance(first, ImportedRun) and isinstance(last, ImportedRun)
+    assert isinstance(refused, RefusedRun) and refused.label == "exchange 2"
+    assert refused.finding.line == len(events.splitlines()) + 1
+    assert (first.name, last.name) == ("streams-1", "streams-3")
+    assert quotes(first) == quotes(last) == [("web-search-1", BRIDGE_QUOTE)]
+
+
+def test_a_citations_delta_on_no_text_block_and_an_unknown_delta_are_refused(
+        tmp_path: Path) -> None:
+    lines = (SDK / "stream_events.jsonl").read_text(encoding="utf-8").splitlines()
+    event = json.loads(lines[8])
+    assert event["delta"]["type"] == "text_delta"
+    event["delta"] = {"type": "markup_delta", "markup": "x"}
+    lines[8] = json.dumps(event)
+    path = tmp_path / "stream.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (refused,) = read_runs(path, "stream.jsonl")
+    assert isinstance(refused, RefusedRun) and refused.finding.line == 9
+    assert refused.finding.message == (
+        "unknown text block delta type 'markup_delta' at $.delta.type")

@@ -256,7 +256,7 @@ class _Stream:
             citation = check.get(delta, "citation", dict, where)
             block["citations"] = [*(block.get("citations") or []), citation]
         elif text_block and kind not in ("text_delta", "citations_delta"):
-            check.unknown(kind, f"{where}.type", "delta of a text block")
+            check.unknown(kind, f"{where}.type", "text block delta")
         # Deltas of other blocks (tool input, thinking, compaction) hold nothing a citation
         # needs: the SDK folds them into their block, and so they are left there.
 
