@@ -442,3 +442,31 @@ def test_a_missing_or_non_utf8_file_is_tc101_or_tc102(tmp_path: Path) -> None:
     with pytest.raises(TraceCiteError) as raised:
         runs_of(path)
     assert (raised.value.finding.code, raised.value.finding.line) == (Code.INPUT_NOT_UTF8, 1)
+
+
+def test_jsonl_is_read_a_line_at_a_time(tmp_path: Path) -> None:
+    """Each exchange of a JSONL is read when it is reached: the runs before a line that is not
+    UTF-8 come out before that line's TC102 (line and column), which the whole file's text
+    would have given first."""
+    good = json.dumps(fixture("char_location")).encode()
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(good + b"\n\n" + good + b'\n{"request": "caf\xe9"}\n')
+    outcomes = read_runs(path, "runs.jsonl")
+    assert isinstance(next(outcomes), ImportedRun)
+    assert isinstance(next(outcomes), ImportedRun)
+    with pytest.raises(TraceCiteError) as raised:
+        next(outcomes)
+    finding = raised.value.finding
+    assert (finding.code, finding.file, finding.line, finding.column) == (
+        Code.INPUT_NOT_UTF8, "runs.jsonl", 4, 17)
+
+
+def test_a_document_keeps_its_line_numbers_and_its_bom(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('\ufeff\n\n{\n  "request": {},\n\n  "response": \n}\n', encoding="utf-8")
+    with pytest.raises(Unsupported, match="not valid JSON") as raised:
+        runs_of(path)
+    assert raised.value.finding.line == 7
+    path.write_text("\ufeff" + json.dumps(fixture("char_location"), indent=1),
+                    encoding="utf-8")
+    assert len(runs_of(path)) == 1
