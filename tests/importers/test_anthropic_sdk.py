@@ -273,3 +273,15 @@ def test_a_citations_delta_on_no_text_block_and_an_unknown_delta_are_refused(
     assert isinstance(refused, RefusedRun) and refused.finding.line == 9
     assert refused.finding.message == (
         "unknown text block delta type 'markup_delta' at $.delta.type")
+
+
+def test_a_search_citation_finds_the_fetch_of_the_same_page_spelled_otherwise(
+        tmp_path: Path) -> None:
+    exchange = json.loads((SDK / "pair_search_then_fetch.json").read_text(encoding="utf-8"))
+    citation = exchange["response"]["content"][-1]["citations"][0]
+    citation["url"] = "https://EXAMPLE.test:443/bridge#opening"
+    exchange["response"]["content"][1]["content"][0]["url"] = citation["url"]
+    path = tmp_path / "spelled.json"
+    path.write_text(json.dumps(exchange), encoding="utf-8")
+    (run,) = read_runs(path, "spelled.json")
+    assert isinstance(run, ImportedRun) and quotes(run) == [("document-0", BRIDGE_QUOTE)]

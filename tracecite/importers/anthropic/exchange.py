@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from tracecite.checks.compare import stable_uri
 from tracecite.importers.model import (
     UNWRITABLE,
     ImportedCall,
@@ -93,7 +94,7 @@ class Exchange:
         self.documents: list[_Source] = []  # by document_index
         self.search_results: list[_Source] = []  # by search_result_index
         self.web_results: dict[str, str] = {}
-        self.fetched: dict[str, str] = {}  # url → the source of its fetched document
+        self.fetched: dict[str, str] = {}  # stable URI → the source of its fetched document
         self.ignored = 0
         self.web_count = 0
         self.with_request = True
@@ -367,7 +368,7 @@ class Exchange:
                                        captured_at=captured_at):
             call.sources.append(source_id)
             if self.sources[source_id].blocks is not None:
-                self.fetched.setdefault(url, source_id)
+                self.fetched.setdefault(stable_uri(url), source_id)
 
     def web_search(self, block: dict[str, Any], where: str) -> None:
         call = self.result_of(block, where)
@@ -438,7 +439,7 @@ class Exchange:
         if kind == "web_search_result_location":
             url = self.text(citation, "url", where)
             # A page the exchange also fetched whole is checked against that text.
-            found = self.fetched.get(url) or self.web_results.get(url)
+            found = self.fetched.get(stable_uri(url)) or self.web_results.get(url)
             if found is None:
                 self.fail(f"{where}.url", "no web search result or fetched page has this url")
             return found
