@@ -272,7 +272,8 @@ def test_a_citations_delta_on_no_text_block_and_an_unknown_delta_are_refused(
     (refused,) = read_runs(path, "stream.jsonl")
     assert isinstance(refused, RefusedRun) and refused.finding.line == 9
     assert refused.finding.message == (
-        "unknown text block delta type 'markup_delta' at $.delta.type")
+        "unknown text block delta type 'markup_delta': expected text_delta or citations_delta "
+        "at $.delta.type")
 
 
 def test_a_search_citation_finds_the_fetch_of_the_same_page_spelled_otherwise(

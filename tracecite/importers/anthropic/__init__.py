@@ -193,7 +193,8 @@ class _Reader:
             return SkippedRun(label, Finding(
                 Code.IMPORT_SKIPPED, f"{label}: the batch entry {kind}{named}: it holds no "
                 "message to import", file=self.file, line=exchange.line))
-        exchange.unknown(kind, f"{rpath}.type", "batch result")
+        exchange.unknown(kind, f"{rpath}.type", "batch result",
+                         ("succeeded", "errored", "canceled", "expired"))
 
 
 class _Stream:
@@ -260,7 +261,8 @@ class _Stream:
             citation = check.get(delta, "citation", dict, where)
             block["citations"] = [*(block.get("citations") or []), citation]
         elif text_block and kind not in ("text_delta", "citations_delta"):
-            check.unknown(kind, f"{where}.type", "text block delta")
+            check.unknown(kind, f"{where}.type", "text block delta",
+                          ("text_delta", "citations_delta"))
         # Deltas of other blocks (tool input, thinking, compaction) hold nothing a citation
         # needs: the SDK folds them into their block, and so they are left there.
 
