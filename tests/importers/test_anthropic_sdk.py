@@ -286,3 +286,16 @@ def test_a_search_citation_finds_the_fetch_of_the_same_page_spelled_otherwise(
     path.write_text(json.dumps(exchange), encoding="utf-8")
     (run,) = read_runs(path, "spelled.json")
     assert isinstance(run, ImportedRun) and quotes(run) == [("document-0", BRIDGE_QUOTE)]
+
+
+@pytest.mark.parametrize("path", sorted((HERE / "fixtures" / "anthropic").glob("*.json")),
+                         ids=lambda p: p.name)
+def test_the_hand_written_exchanges_are_what_the_sdk_accepts(path: Path) -> None:
+    """The exchanges written by hand beside the generated ones: each response is a ``Message``
+    the SDK validates, each request's messages are ``MessageParam`` as the SDK types them."""
+    import pydantic
+    from anthropic.types import Message, MessageParam
+
+    exchange = json.loads(path.read_text(encoding="utf-8"))
+    Message.model_validate(exchange["response"])
+    pydantic.TypeAdapter(list[MessageParam]).validate_python(exchange["request"]["messages"])
