@@ -182,6 +182,8 @@ def test_batch_results_are_runs_and_errored_entries_are_skipped() -> None:
     assert [type(o) for o in got] == [ImportedRun, ImportedRun, SkippedRun, SkippedRun,
                                       SkippedRun]
     first, second = (o for o in got if isinstance(o, ImportedRun))
+    # Named by their custom_id: a batch's results come in any order.
+    assert (first.name, second.name) == ("batch_results-search-1", "batch_results-document-2")
     assert quotes(first) == [("web-search-1", BRIDGE_QUOTE)]
     # With the request's params, a document citation resolves.
     assert quotes(second) == [("document-0", "The grass is green.")]

@@ -173,7 +173,8 @@ class _Reader:
         """A Message Batches result line: its run, or a skip when it holds no message."""
         custom_id = value.get("custom_id")
         if isinstance(custom_id, str) and _CUSTOM_ID.match(custom_id):
-            label = f"{label} (custom_id {custom_id})"
+            # Named by it, as the batch's requests were: results come in any order.
+            label, name = f"{label} (custom_id {custom_id})", f"{self.stem}-{custom_id}"
         rpath = f"{where}.result"
         result = exchange.get(value, "result", dict, where)
         kind = exchange.text(result, "type", rpath)
