@@ -1,8 +1,9 @@
 """The Anthropic importer: each citation kind of the Messages API, and every input it refuses.
 
 The fixtures under fixtures/anthropic/ are written by hand in the shapes of the Anthropic SDK's
-types (``TextBlock``, ``CitationCharLocation``, ``WebFetchToolResultBlock``, …); the bad inputs
-are those fixtures with one element changed.
+types (``TextBlock``, ``CitationCharLocation``, ``WebFetchToolResultBlock``, …; that the SDK
+accepts them is tested in test_anthropic_sdk.py, beside the fixtures the SDK itself writes); the
+bad inputs are those fixtures with one element changed.
 """
 
 from __future__ import annotations

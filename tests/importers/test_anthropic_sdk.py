@@ -301,3 +301,13 @@ def test_the_hand_written_exchanges_are_what_the_sdk_accepts(path: Path) -> None
     exchange = json.loads(path.read_text(encoding="utf-8"))
     Message.model_validate(exchange["response"])
     pydantic.TypeAdapter(list[MessageParam]).validate_python(exchange["request"]["messages"])
+
+
+def test_stream_events_saved_as_a_json_list_are_one_exchange(tmp_path: Path) -> None:
+    events = [json.loads(line) for line in
+              (SDK / "stream_events.jsonl").read_text(encoding="utf-8").splitlines()]
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps(events, indent=2), encoding="utf-8")
+    (run,) = read_runs(path, "events.json")
+    assert isinstance(run, ImportedRun) and quotes(run) == [("web-search-1", BRIDGE_QUOTE)]
+    assert run.name == "events-1" and run.run_id == "msg_01Stream"
