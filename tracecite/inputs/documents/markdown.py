@@ -37,6 +37,14 @@ MAX_NESTING = 40
 """How deep blocks and inline markup nest before markdown-it-py stops reading deeper (a document
 nesting deeper is reported, TC140): it bounds the parser's recursion."""
 
+MAX_INLINE = 100_000
+"""The longest paragraph (in characters) read for citations: inline parsing costs Python time per
+bracket and delimiter, and no real paragraph comes near it (a longer one is reported, TC140)."""
+
+MAX_MARKUP = 10_000
+"""The most brackets, angle brackets and emphasis delimiters a paragraph read for citations may
+hold (a paragraph with more is reported, TC140)."""
+
 _parser: MarkdownIt | None = None
 
 
@@ -83,12 +91,19 @@ def read_markdown(source: Source, collector: Collector) -> None:
     """Find every citation of a Markdown document into ``collector``."""
     doc = _Document(source, collector, {})
     tokens = parser().parse(source.text, doc.env)
+    deepest = next((t for t in tokens if t.level >= MAX_NESTING - 1 and t.map), None)
+    if deepest is not None and deepest.map:
+        collector.problem(source.line_start(deepest.map[0]),
+                          f"blocks nest deeper than {MAX_NESTING} levels here: what is deeper "
+                          "is not read for citations")
     _walk(doc, tokens)
 
 
 def _render(doc: _Document, token: Token) -> InlineText:
     """An inline token's rendered text (inline-parsed once)."""
     done = doc.rendered.get(id(token))
+    if done is None and not _bounded(doc, token):
+        done = doc.rendered[id(token)] = InlineText("", 0)
     if done is None:
         children: list[Token] = []
         parser().inline.parse(token.content, parser(), doc.env, children)
@@ -114,6 +129,19 @@ def _walk(doc: _Document, tokens: list[Token]) -> None:
     for token in tokens:
         if token.type == "inline" and _quick_candidate(token.content):
             _inline_forms(doc, _render(doc, token))
+
+
+def _bounded(doc: _Document, token: Token) -> bool:
+    """Whether an inline is small enough to be read for citations (else a TC140)."""
+    content = token.content
+    if len(content) <= MAX_INLINE and sum(
+            content.count(c) for c in "[<*_") <= MAX_MARKUP:
+        return True
+    line = (token.map[0] if token.map else 0) + doc.line_offset
+    doc.collector.problem(doc.source.line_start(line),
+                          f"a paragraph over {MAX_INLINE:,} characters or with more than "
+                          f"{MAX_MARKUP:,} brackets and emphasis marks is not read for citations")
+    return False
 
 
 def _collect_footnotes(doc: _Document, tokens: list[Token]) -> None:
