@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +26,6 @@ def test_a_huge_paragraph_is_reported_not_parsed(tmp_path: Path) -> None:
     assert [p.code for p in document.problems] == [Code.DOC_CITATION_INVALID]
 
 
-@pytest.mark.slow
 def test_ten_megabytes_of_nested_block_quotes(tmp_path: Path) -> None:
     text = (">" * 100_000 + " quoted words\n>\n> — [S](https://e.org)\n\n") * 100
     assert len(text) > 10_000_000
