@@ -34,12 +34,12 @@ def document(index: int, base: str) -> tuple[str, list[tuple[str, str]]]:
     url = f"{base}/page{index // 10}.html"
     q = quotes(index)
     text = (
-        f"# Page {index}\n\n" + _PROSE + _LIST
+        f"# Page {index}\n\n" + _PROSE * 3 + _LIST
         + f"> {q[0]}\n>\n> — [The source]({url})\n\n" + _PROSE
         + f"As the guide puts it, “{q[1]}” ([guide]({url})).\n\n" + _CODE + _PROSE
         + f'Here <q cite="{url}">{q[2]}</q> stands quoted.\n\n' + _TABLE
         + f"It says so [here]({url}#:~:text={q[3].replace(' ', '%20')}).\n\n" + _PROSE
-        + f"```tracecite\nclaim: Page {index}.\nquote: {q[4]}\nurl: {url}\n```\n\n" + _PROSE
+        + f"```tracecite\nclaim: Page {index}.\nquote: {q[4]}\nurl: {url}\n```\n\n" + _PROSE * 4
     )
     return text, [(quote, url) for quote in q]
 
