@@ -14,7 +14,7 @@ from tracecite.inputs.documents import parse_document
 
 
 def test_deep_nesting_is_reported(tmp_path: Path) -> None:
-    document = read(tmp_path, "Fine.\n\n" + ">" * 100_000 + " deep\n")
+    document = read(tmp_path, "Fine.\n\n" + ">" * 100_000 + " deep\n>\n> — [S](https://e.org)\n")
     assert [(p.code, p.line) for p in document.problems] == [(Code.DOC_CITATION_INVALID, 3)]
 
 

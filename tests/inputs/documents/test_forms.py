@@ -134,3 +134,12 @@ def test_rendered_text(tmp_path: Path) -> None:
     from tracecite.inputs.documents import rendered_text
     text = "# T\n\nThe *quick* &amp; [fox](u).\n"
     assert rendered_text(text, "markdown") == "T\nThe quick & fox."
+
+
+@pytest.mark.parametrize(("comment", "ignored"), [
+    ("  <!--tracecite:ignore-->  ", True), ("<!-- tracecite: ignore --> and text", False),
+    ("<!-- tracecite: check -->", False),
+])
+def test_ignore_comment_alone_on_its_line(tmp_path: Path, comment: str, ignored: bool) -> None:
+    [found] = read(tmp_path, f'{comment}\n"one two three four" [S](https://e.org)\n').citations
+    assert found.ignored is ignored
