@@ -143,3 +143,31 @@ def test_rendered_text(tmp_path: Path) -> None:
 def test_ignore_comment_alone_on_its_line(tmp_path: Path, comment: str, ignored: bool) -> None:
     [found] = read(tmp_path, f'{comment}\n"one two three four" [S](https://e.org)\n').citations
     assert found.ignored is ignored
+
+
+def test_file_and_relative_links_are_sources(tmp_path: Path) -> None:
+    text = ('"one two three four" [S](file:docs/a.md), "five six seven eight" [T](../b.html)\n\n'
+            "> Words.\n>\n> — [U](<docs/my file.md>)\n")
+    assert [c.url for c in citations(tmp_path, text)] == ["file:docs/a.md", "../b.html",
+                                                         "docs/my file.md"]
+
+
+def test_cite_block_around_markdown(tmp_path: Path) -> None:
+    text = ('Intro.\n\n<blockquote cite="https://e.org/b">\n\nThe *first* paragraph.\n\n'
+            "The second one.\n\n</blockquote>\n\nAfter.\n")
+    [found] = citations(tmp_path, text)
+    assert (found.form, found.quote, found.url) == ("cite", "The first paragraph. The second one.",
+                                                    "https://e.org/b")
+    assert (found.line, found.column) == (5, 1)
+    assert found.lines == tuple(range(3, 10))
+
+
+def test_fragment_in_raw_html(tmp_path: Path) -> None:
+    text = '<p>See <a href="https://e.org/p#:~:text=frag%20two">this</a>.</p>\n'
+    [found] = citations(tmp_path, text)
+    assert (found.form, found.quote, found.column) == ("fragment", "frag two",
+                                                       text.index("frag") + 1)
+
+
+def test_a_quote_in_link_text_is_not_followed_by_the_next_link(tmp_path: Path) -> None:
+    assert citations(tmp_path, '[“one two three four”](https://a.org) [x](https://b.org)\n') == []

@@ -30,6 +30,8 @@ _ENDS = {"comment": "-->", "pi": "?>", "cdata": "]]>", "decl": ">"}
 _QUOTE_MARKS = ('"', "\u201c", "\u00ab", "\u201e")
 _DASHES = ("\u2014", "\u2015", "--")
 _BLOCK_QUOTE = re.compile(r"\n[ \t]*>")
+_OPEN_BLOCKQUOTE = re.compile(r"<blockquote(?=[\s>/])", re.I)
+_CLOSE_BLOCKQUOTE = re.compile(r"</blockquote", re.I)
 _ANY = ('"', "\u201c", "\u00ab", "\u201e", ":~:", "cite", "tracecite", "]:", ">")
 
 
@@ -93,6 +95,17 @@ def _wanted(text: str, cuts: list[int]) -> list[int]:
                if _has(text, cuts, i, ("[", "<"))}
     wanted |= {i for i in _marked(text, cuts, _DASHES) - wanted
                if _BLOCK_QUOTE.search(text, cuts[i] - 1, cuts[i + 1]) is not None}
+    for index in sorted(wanted):
+        # A <blockquote cite> left open quotes the pieces up to the one that closes it.
+        start, end = cuts[index], cuts[index + 1]
+        if (len(_OPEN_BLOCKQUOTE.findall(text, start, end))
+                > len(_CLOSE_BLOCKQUOTE.findall(text, start, end))):
+            following = index + 1
+            while following < len(cuts) - 1:
+                wanted.add(following)
+                if _CLOSE_BLOCKQUOTE.search(text, cuts[following], cuts[following + 1]):
+                    break
+                following += 1
     return sorted(wanted)
 
 

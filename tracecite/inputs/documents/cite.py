@@ -23,6 +23,7 @@ from tracecite.visible.render import render
 
 _TAGS = re.compile(r"<!--.*?(?:-->|\Z)|<(blockquote|q|a)(?=[\s/>])", re.S | re.I)
 _OPEN = re.compile(r"<(q|blockquote)(?=[\s/>])([^>]*)>\Z", re.I)
+_CLOSE_BLOCKQUOTE = re.compile(r"</blockquote", re.I)
 _CITE = re.compile(r"""\bcite\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.I)
 
 
@@ -36,8 +37,13 @@ def _start_tags(text: str) -> dict[str, list[int]]:
     return found
 
 
-def from_html(collector: Collector, text: str, base: int) -> None:
-    """The ``cite`` and ``fragment`` forms of an HTML text starting at source offset ``base``."""
+def from_html(collector: Collector, text: str, base: int,
+              open_ended: list[tuple[str, str, int]] | None = None) -> None:
+    """The ``cite`` and ``fragment`` forms of an HTML text starting at source offset ``base``.
+
+    ``open_ended``: collect, instead of citing, a ``<blockquote cite>`` the text does not close
+    (as its text, its ``cite`` and its tag's offset): in Markdown its quote goes on in the
+    blocks that follow, up to the HTML block that closes it."""
     forms = collector.forms
     try:
         root = BoundedParser(DEFAULT_BUDGET).parse(text)
@@ -58,6 +64,10 @@ def from_html(collector: Collector, text: str, base: int) -> None:
             if "fragment" in forms:
                 _fragment_link(collector, element, text, base, at)
         elif "cite" in forms and "cite" in element.attrib:
+            if (open_ended is not None and name == "blockquote"
+                    and _CLOSE_BLOCKQUOTE.search(text, at) is None):
+                open_ended.append((render(element), element.attrib["cite"], base + at))
+                continue
             _cite_element(collector, element, text, base, at)
 
 

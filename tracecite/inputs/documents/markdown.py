@@ -10,6 +10,7 @@ further.
 
 from __future__ import annotations
 
+import html
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from tracecite.inputs.documents.forms import (
     QUOTE_MARKS,
     Collector,
     Place,
+    cite_problem,
     enough_words,
     is_attribution,
     only_between,
@@ -59,12 +61,19 @@ def parser() -> MarkdownIt:
         md.disable(["inline", "footnote_tail", "text_join"])
         # A link's URL as the writer wrote it (escapes and entities decoded), not re-encoded.
         md.normalizeLink = _as_written  # type: ignore[method-assign]
+        # markdown-it refuses file: (and javascript:) links to keep rendered HTML safe; as
+        # CommonMark says they are links, and a file: link names a local source.
+        md.validateLink = _any_link  # type: ignore[method-assign]
         _parser = md
     return _parser
 
 
 def _as_written(url: str) -> str:
     return url
+
+
+def _any_link(url: str) -> bool:
+    return True
 
 
 def _quick_candidate(content: str) -> bool:
@@ -169,9 +178,9 @@ def _walk(doc: _Document, tokens: list[Token]) -> None:
         elif kind == "fence" and token.info.strip().split(None, 1)[:1] == ["tracecite"]:
             if "notes" in forms:
                 _notes(doc, token)
-        elif kind == "html_block" and "cite" in forms and "cite" in token.content:
-            start = doc.source.line_start((token.map[0] if token.map else 0) + doc.line_offset)
-            cite.from_html(doc.collector, token.content, start)
+        elif kind == "html_block" and ("cite" in token.content
+                                       or DELIMITER in token.content):
+            _html_block(doc, tokens, index)
     for token in tokens:
         if token.type == "inline" and _quick_candidate(token.content):
             _inline_forms(doc, _render(doc, token))
@@ -188,6 +197,36 @@ def _bounded(doc: _Document, token: Token) -> bool:
                           f"a paragraph over {MAX_INLINE:,} characters or with more than "
                           f"{MAX_MARKUP:,} brackets and emphasis marks is not read for citations")
     return False
+
+
+def _html_block(doc: _Document, tokens: list[Token], index: int) -> None:
+    """Raw HTML's ``cite`` and ``fragment`` forms; a ``<blockquote cite>`` the block leaves open
+    quotes the Markdown blocks up to the HTML block that closes it."""
+    token = tokens[index]
+    start = doc.source.line_start(token.map[0] if token.map else 0)
+    open_ended: list[tuple[str, str, int]] = []
+    cite.from_html(doc.collector, token.content, start, open_ended)
+    for text, value, at in open_ended:
+        problem = cite_problem(value)
+        if problem is not None:
+            doc.collector.problem(at, problem)
+            continue
+        end = next((i for i in range(index + 1, len(tokens)) if tokens[i].type == "html_block"
+                    and "</blockquote" in tokens[i].content.lower()), len(tokens) - 1)
+        parts = [_render(doc, t) for t in tokens[index + 1:end] if t.type == "inline"]
+        texts = [text] + [p.text for p in parts]
+        words = text.split()
+        offset = doc.source.text.find(words[0], at) if words else -1
+        if offset == -1 and parts:
+            first = next((p for p in parts if p.text.strip()), parts[0])
+            lead = len(first.text) - len(first.text.lstrip())
+            offset = first.source_offset(doc.source, first.content_offset(lead))
+        first_line = doc.source.position(at)[0]
+        end_map = tokens[end].map
+        last = end_map[1] if end_map else first_line
+        doc.collector.add("cite", " ".join(texts), html.unescape(value).strip(),
+                          Place(max(offset, at), first_line,
+                                frozenset(range(first_line, max(last, first_line) + 1))))
 
 
 def _collect_footnotes(doc: _Document, tokens: list[Token]) -> None:
@@ -307,7 +346,7 @@ def _quotations(doc: _Document, inline: InlineText) -> None:
     """The ``inline`` form: a quotation followed at once by its link or footnote."""
     text = inline.text
     for opening, closing in quotation_pairs(text):
-        if inline.in_code(opening) or inline.in_code(closing):
+        if inline.in_code(opening) or inline.in_code(closing) or _in_link_text(inline, closing):
             continue
         quote = text[opening + 1:closing]
         if not enough_words(quote):
@@ -325,6 +364,12 @@ def _quotations(doc: _Document, inline: InlineText) -> None:
         if doc.collector.add("inline", quote, url,
                              Place(offset, line, frozenset(lines | {line}))):
             doc.used_links.add(id(follower.token))
+
+
+def _in_link_text(inline: InlineText, at: int) -> bool:
+    """Whether the rendered character ``at`` is in a link's text (a quote there is followed
+    by the end of its own link, not by a link)."""
+    return any(e.token.type == "link_open" and e.at <= at < e.close_at for e in inline.events)
 
 
 def _follower(inline: InlineText, after: int) -> Event | None:
