@@ -171,3 +171,10 @@ def test_fragment_in_raw_html(tmp_path: Path) -> None:
 
 def test_a_quote_in_link_text_is_not_followed_by_the_next_link(tmp_path: Path) -> None:
     assert citations(tmp_path, '[“one two three four”](https://a.org) [x](https://b.org)\n') == []
+
+
+def test_quotation_marks_as_entities_and_escaped(tmp_path: Path) -> None:
+    first, second = citations(tmp_path, 'x &ldquo;one two three four&rdquo; [S](https://e.org)\n\n'
+                                        'y "five \\"six\\" seven eight" [T](https://e.org)\n')
+    assert (first.quote, first.column) == ("one two three four", 10)
+    assert second.quote == 'five "six" seven eight'

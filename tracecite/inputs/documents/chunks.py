@@ -27,12 +27,13 @@ _REGION = re.compile(
     re.IGNORECASE,
 )
 _ENDS = {"comment": "-->", "pi": "?>", "cdata": "]]>", "decl": ">"}
-_QUOTE_MARKS = ('"', "\u201c", "\u00ab", "\u201e")
+_QUOTE_MARKS = ('"', "\u201c", "\u00ab", "\u201e", "&quot;", "&ldquo;", "&laquo;", "&bdquo;",
+                "&#")
 _DASHES = ("\u2014", "\u2015", "--")
 _BLOCK_QUOTE = re.compile(r"\n[ \t]*>")
 _OPEN_BLOCKQUOTE = re.compile(r"<blockquote(?=[\s>/])", re.I)
 _CLOSE_BLOCKQUOTE = re.compile(r"</blockquote", re.I)
-_ANY = ('"', "\u201c", "\u00ab", "\u201e", ":~:", "cite", "tracecite", "]:", ">")
+_ANY = ('"', "\u201c", "\u00ab", "\u201e", "&", ":~:", "cite", "tracecite", "]:", ">")
 
 
 def _regions(text: str) -> list[tuple[int, int]]:

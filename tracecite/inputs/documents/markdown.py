@@ -23,6 +23,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from tracecite.inputs.documents import cite
 from tracecite.inputs.documents.chunks import pieces
 from tracecite.inputs.documents.forms import (
+    QUOTE_ENTITIES,
     QUOTE_MARKS,
     Collector,
     Place,
@@ -84,7 +85,8 @@ def _quick_candidate(content: str) -> bool:
         return True
     if "[" not in content and "<" not in content:
         return False
-    return any(mark in content for mark in QUOTE_MARKS)
+    return any(mark in content for mark in QUOTE_MARKS) or (
+        "&" in content and any(entity in content for entity in QUOTE_ENTITIES))
 
 
 @dataclass
@@ -92,7 +94,6 @@ class _Document:
     source: Source
     collector: Collector
     env: dict[str, Any]
-    line_offset: int = 0
     footnotes: dict[str, tuple[list[Token], int]] = field(default_factory=dict)
     used_links: set[int] = field(default_factory=set)
     rendered: dict[int, InlineText] = field(default_factory=dict)
@@ -164,7 +165,7 @@ def _render(doc: _Document, token: Token) -> InlineText:
         children: list[Token] = []
         parser().inline.parse(token.content, parser(), doc.env, children)
         token.children = children
-        start = (token.map[0] if token.map else 0) + doc.line_offset
+        start = (token.map[0] if token.map else 0)
         done = doc.rendered[id(token)] = render(children, token.content, start)
     return done
 
@@ -192,7 +193,7 @@ def _bounded(doc: _Document, token: Token) -> bool:
     if len(content) <= MAX_INLINE and sum(
             content.count(c) for c in "[<*_") <= MAX_MARKUP:
         return True
-    line = (token.map[0] if token.map else 0) + doc.line_offset
+    line = (token.map[0] if token.map else 0)
     doc.collector.problem(doc.source.line_start(line),
                           f"a paragraph over {MAX_INLINE:,} characters or with more than "
                           f"{MAX_MARKUP:,} brackets and emphasis marks is not read for citations")
@@ -236,7 +237,7 @@ def _collect_footnotes(doc: _Document, tokens: list[Token]) -> None:
     for token in tokens:
         if token.type == "footnote_reference_open":
             label, body = str(token.meta.get("label", "")), []
-            doc.footnotes[label] = (body, (token.map[0] if token.map else 0) + doc.line_offset)
+            doc.footnotes[label] = (body, (token.map[0] if token.map else 0))
         elif token.type == "footnote_reference_close":
             label = None
         elif label is not None:
@@ -268,8 +269,8 @@ def _blockquote(doc: _Document, tokens: list[Token], index: int) -> None:
     lead = len(first.text) - len(first.text.lstrip())
     offset = first.source_offset(doc.source, first.content_offset(lead))
     map_ = opening.map or [0, 1]
-    start_line = map_[0] + doc.line_offset + 1
-    lines = set(range(start_line, map_[1] + doc.line_offset + 1))
+    start_line = map_[0] + 1
+    lines = set(range(start_line, map_[1] + 1))
     link = links[0]
     lines |= _link_lines(doc, attribution, link)
     url = str(link.token.attrGet("href") or "")
@@ -295,14 +296,14 @@ def _link_lines(doc: _Document, inline: InlineText, link: Event) -> set[int]:
         found = doc.env.get("references", {}).get(normalizeReference(link.reference))
         if found and found.get("map"):
             start, stop = found["map"]
-            lines |= set(range(start + doc.line_offset + 1, stop + doc.line_offset + 1))
+            lines |= set(range(start + 1, stop + 1))
     return lines
 
 
 def _notes(doc: _Document, token: Token) -> None:
     """The ``notes`` form: a ```` ```tracecite ```` block's records, at the document's lines."""
     collector = doc.collector
-    first = (token.map[0] if token.map else 0) + doc.line_offset + 1  # the fence's own line
+    first = (token.map[0] if token.map else 0) + 1  # the fence's own line
     parsed = parse_notes(token.content, collector.path)
     for problem in parsed.findings:
         line = (problem.line or 1) + first
@@ -345,8 +346,8 @@ def _inline_forms(doc: _Document, inline: InlineText) -> None:
 def _quotations(doc: _Document, inline: InlineText) -> None:
     """The ``inline`` form: a quotation followed at once by its link or footnote."""
     text = inline.text
-    for opening, closing in quotation_pairs(text):
-        if inline.in_code(opening) or inline.in_code(closing) or _in_link_text(inline, closing):
+    for opening, closing in quotation_pairs(text, inline.in_code):
+        if _in_link_text(inline, closing):
             continue
         quote = text[opening + 1:closing]
         if not enough_words(quote):
