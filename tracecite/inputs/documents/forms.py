@@ -125,6 +125,7 @@ class Collector:
         self.source = source
         self.forms = forms
         self._found: list[_Found] = []
+        self._directives: dict[str, TextDirective | None] = {}
         self.problems: list[Finding] = []
 
     def problem(self, offset: int, message: str, code: Code = Code.DOC_CITATION_INVALID) -> None:
@@ -135,8 +136,13 @@ class Collector:
     def directive(self, url: str, offset: int) -> tuple[bool, TextDirective | None]:
         """The link's text directive; (False, None) after a TC140 for one that does not
         decode."""
+        if url in self._directives:
+            return True, self._directives[url]
+        if DELIMITER not in url:
+            return True, None
         try:
-            return True, parse_text_directive(url)
+            found = self._directives[url] = parse_text_directive(url)
+            return True, found
         except ValueError as exc:
             self.problem(offset, f"the link's text fragment does not decode: {exc}")
             return False, None

@@ -34,6 +34,7 @@ from tracecite.inputs.documents.forms import (
     quotation_pairs,
 )
 from tracecite.inputs.documents.locate import Source
+from tracecite.inputs.documents.plain import plain_children
 from tracecite.inputs.documents.rendering import Event, InlineText, render
 from tracecite.inputs.notes import parse_notes
 from tracecite.text_directive import DELIMITER
@@ -162,8 +163,10 @@ def _render(doc: _Document, token: Token) -> InlineText:
     if done is None and not _bounded(doc, token):
         done = doc.rendered[id(token)] = InlineText("", 0)
     if done is None:
-        children: list[Token] = []
-        parser().inline.parse(token.content, parser(), doc.env, children)
+        children = plain_children(token.content)
+        if children is None:
+            children = []
+            parser().inline.parse(token.content, parser(), doc.env, children)
         token.children = children
         start = (token.map[0] if token.map else 0)
         done = doc.rendered[id(token)] = render(children, token.content, start)
