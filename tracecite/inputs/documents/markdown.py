@@ -11,6 +11,7 @@ further.
 from __future__ import annotations
 
 import html
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,13 @@ bracket and delimiter, and no real paragraph comes near it (a longer one is repo
 MAX_MARKUP = 10_000
 """The most brackets, angle brackets and emphasis delimiters a paragraph read for citations may
 hold (a paragraph with more is reported, TC140)."""
+
+MAX_QUOTE_DEPTH = 32
+"""Lines inside more block quotes than this are left out before parsing (reported, TC140):
+markdown-it-py would stop at :data:`MAX_NESTING` anyway, but only after working through every
+level of every such line, which a hostile file makes minutes."""
+
+_DEEP = re.compile(rf"\n[ \t]*(?:>[ \t]*){{{MAX_QUOTE_DEPTH + 1},}}[^\n]*")
 
 _parser: MarkdownIt | None = None
 
@@ -123,12 +131,26 @@ def read_markdown(source: Source, collector: Collector, *, whole: bool = False) 
         part = text[start:end]
         parts.append(part)
         line += part.count("\n")
-    tokens = parser().parse("".join(parts), doc.env)
+    joined = "".join(parts)
+    if joined.count(">") > MAX_QUOTE_DEPTH:
+        joined = _without_deep_lines(doc, joined)
+    tokens = parser().parse(joined, doc.env)
     if spans != [(0, len(text))]:
         _map_lines(tokens, doc.env, starts, origins)
     _collect_footnotes(doc, tokens)
     _deepest(doc, tokens)
     _walk(doc, tokens)
+
+
+def _without_deep_lines(doc: _Document, joined: str) -> str:
+    """``joined`` with the lines nested too deep in block quotes emptied (their line ends kept,
+    so every other line stays where it is), and a TC140 at the document's first one."""
+    deep = _DEEP.search("\n" + doc.source.text)
+    if deep is None:
+        return joined
+    doc.collector.problem(deep.start(), f"block quotes nest deeper than {MAX_QUOTE_DEPTH} "
+                          "levels here: those lines are not read for citations")
+    return _DEEP.sub("\n", "\n" + joined)[1:]
 
 
 def _map_lines(tokens: list[Token], env: dict[str, Any], starts: list[int],
