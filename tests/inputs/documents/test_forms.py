@@ -178,3 +178,28 @@ def test_quotation_marks_as_entities_and_escaped(tmp_path: Path) -> None:
                                         'y "five \\"six\\" seven eight" [T](https://e.org)\n')
     assert (first.quote, first.column) == ("one two three four", 10)
     assert second.quote == 'five "six" seven eight'
+
+
+def test_html_script_text_holds_no_elements(tmp_path: Path) -> None:
+    text = ("<html><head><title>a <q> b</title><script>var s = '<q cite=\"x\">';</script></head>"
+            "<body>\n<q cite='https://e.org/q'>quoted words</q>\n</body></html>\n")
+    [found] = citations(tmp_path, text, "page.htm")
+    column = text.split("\n")[1].index("quoted") + 1
+    assert (found.quote, found.line, found.column) == ("quoted words", 2, column)
+
+
+def test_inline_q_with_a_cite_that_is_no_url(tmp_path: Path) -> None:
+    document = read(tmp_path, 'Line.\n\nHe <q cite="Ann Smith">said so</q>.\n')
+    assert [(p.code, p.line, p.column) for p in document.problems] == [
+        (Code.DOC_CITATION_INVALID, 3, 4)]
+
+
+def test_rendered_text_of_a_path_and_of_html(tmp_path: Path) -> None:
+    from tracecite.inputs.documents import rendered_text
+    path = tmp_path / "a.md"
+    path.write_text("> *Quoted* words\n\n```\ncode\n```\n", encoding="utf-8")
+    assert rendered_text(path) == "Quoted words\ncode\n"
+    assert rendered_text("a.md") == "a.md"  # a str is text, never a file name
+    assert rendered_text("<p>a <b>b</b></p>", "html").strip() == "a b"
+    with pytest.raises(ValueError):
+        rendered_text(tmp_path / "missing.md")

@@ -21,7 +21,9 @@ from tracecite.visible import DEFAULT_BUDGET, ParseLimitError
 from tracecite.visible.parser import BoundedParser
 from tracecite.visible.render import render
 
-_TAGS = re.compile(r"<!--.*?(?:-->|\Z)|<(blockquote|q|a)(?=[\s/>])", re.S | re.I)
+# Comments and the raw text of script, style, textarea and title hold no elements.
+_TAGS = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|textarea|title)\b.*?(?:</\1\s*>|\Z)"
+                   r"|<(blockquote|q|a)(?=[\s/>])", re.S | re.I)
 _OPEN = re.compile(r"<(q|blockquote)(?=[\s/>])([^>]*)>\Z", re.I)
 _CLOSE_BLOCKQUOTE = re.compile(r"</blockquote", re.I)
 _CITE = re.compile(r"""\bcite\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.I)
@@ -31,7 +33,7 @@ def _start_tags(text: str) -> dict[str, list[int]]:
     """The offsets of each start tag of interest, by lower-case name, in source order."""
     found: dict[str, list[int]] = {"blockquote": [], "q": [], "a": []}
     for match in _TAGS.finditer(text):
-        name = match.group(1)
+        name = match.group(2)
         if name:
             found[name.lower()].append(match.start())
     return found

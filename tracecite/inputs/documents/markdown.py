@@ -212,11 +212,14 @@ def _walk(doc: _Document, tokens: list[Token]) -> None:
             _inline_forms(doc, _render(doc, token))
 
 
+def _small(content: str) -> bool:
+    """Whether an inline is within :data:`MAX_INLINE` and :data:`MAX_MARKUP`."""
+    return len(content) <= MAX_INLINE and sum(content.count(c) for c in "[<*_") <= MAX_MARKUP
+
+
 def _bounded(doc: _Document, token: Token) -> bool:
     """Whether an inline is small enough to be read for citations (else a TC140)."""
-    content = token.content
-    if len(content) <= MAX_INLINE and sum(
-            content.count(c) for c in "[<*_") <= MAX_MARKUP:
+    if _small(token.content):
         return True
     line = (token.map[0] if token.map else 0)
     doc.collector.problem(doc.source.line_start(line),
@@ -454,13 +457,16 @@ def _fragment(doc: _Document, inline: InlineText, event: Event) -> None:
 
 def rendered_blocks(source: Source) -> str:
     """The whole document as a reader sees it, a block to a line (code blocks as written, raw
-    HTML as its visible text)."""
+    HTML as its visible text; a paragraph too large to render, as written)."""
     from tracecite.visible import visible_text
     doc = _Document(source, Collector("", source, frozenset()), {})
+    text = source.text
+    if text.count(">") > MAX_QUOTE_DEPTH:
+        text = _without_deep_lines(doc, text)
     out: list[str] = []
-    for token in parser().parse(source.text, doc.env):
+    for token in parser().parse(text, doc.env):
         if token.type == "inline":
-            out.append(_render(doc, token).text)
+            out.append(_render(doc, token).text if _small(token.content) else token.content)
         elif token.type in ("fence", "code_block"):
             out.append(token.content)
         elif token.type == "html_block":
