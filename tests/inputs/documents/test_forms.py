@@ -203,3 +203,11 @@ def test_rendered_text_of_a_path_and_of_html(tmp_path: Path) -> None:
     assert rendered_text("<p>a <b>b</b></p>", "html").strip() == "a b"
     with pytest.raises(ValueError):
         rendered_text(tmp_path / "missing.md")
+
+
+def test_lines_of_an_inline_citation_over_several_lines(tmp_path: Path) -> None:
+    text = ('Intro.\n\nIt says "one two\nthree four\nfive" [the\nsource][r] here.\n\n'
+            '[r]: https://e.org/r\n\nAnd "six seven eight nine"[^n].\n\n[^n]: [F](https://f.org)\n')
+    first, second = citations(tmp_path, text)
+    assert first.lines == (3, 4, 5, 6, 8)
+    assert second.lines == (10, 12)

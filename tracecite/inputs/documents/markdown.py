@@ -319,7 +319,8 @@ def _closing(tokens: list[Token], index: int) -> int:
 
 def _link_lines(doc: _Document, inline: InlineText, link: Event) -> set[int]:
     """The 1-based lines of a link: where it is written, and its reference definition's."""
-    lines = {inline.line_of(link.start), inline.line_of(max(link.end - 1, link.start))}
+    lines = set(range(inline.line_of(link.start),
+                      inline.line_of(max(link.end - 1, link.start)) + 1))
     if link.reference is not None:
         found = doc.env.get("references", {}).get(normalizeReference(link.reference))
         if found and found.get("map"):
@@ -390,8 +391,9 @@ def _quotations(doc: _Document, inline: InlineText) -> None:
         lead = len(quote) - len(quote.lstrip())
         offset = inline.source_offset(doc.source, inline.content_offset(opening + 1 + lead))
         line = doc.source.position(offset)[0]
-        if doc.collector.add("inline", quote, url,
-                             Place(offset, line, frozenset(lines | {line}))):
+        # Every line from the quote's to its link's (or footnote reference's) end.
+        lines |= set(range(line, inline.line_of(max(follower.end - 1, follower.start)) + 1))
+        if doc.collector.add("inline", quote, url, Place(offset, line, frozenset(lines))):
             doc.used_links.add(id(follower.token))
 
 
