@@ -211,3 +211,9 @@ def test_lines_of_an_inline_citation_over_several_lines(tmp_path: Path) -> None:
     first, second = citations(tmp_path, text)
     assert first.lines == (3, 4, 5, 6, 8)
     assert second.lines == (10, 12)
+
+
+def test_cite_in_raw_html_inside_a_block_quote(tmp_path: Path) -> None:
+    text = 'Text.\n\n> <blockquote cite="https://e.org/b">Quoted words</blockquote>\n'
+    [found] = citations(tmp_path, text)
+    assert (found.line, found.column) == (3, text.split("\n")[2].index("Quoted") + 1)

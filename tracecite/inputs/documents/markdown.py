@@ -232,7 +232,13 @@ def _html_block(doc: _Document, tokens: list[Token], index: int) -> None:
     """Raw HTML's ``cite`` and ``fragment`` forms; a ``<blockquote cite>`` the block leaves open
     quotes the Markdown blocks up to the HTML block that closes it."""
     token = tokens[index]
-    start = doc.source.line_start(token.map[0] if token.map else 0)
+    line = token.map[0] if token.map else 0
+    start = doc.source.line_start(line)
+    # Inside a block quote or a list the block's text starts after the line's markers.
+    raw = doc.source.line_text(line)
+    head = token.content.split("\n", 1)[0]
+    if head and raw.endswith(head):
+        start += len(raw) - len(head)
     open_ended: list[tuple[str, str, int]] = []
     cite.from_html(doc.collector, token.content, start, open_ended)
     for text, value, at in open_ended:
