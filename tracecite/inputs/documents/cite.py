@@ -17,9 +17,6 @@ from tracecite.inputs.documents.forms import Collector, Place, cite_problem
 from tracecite.inputs.documents.locate import Source
 from tracecite.inputs.documents.rendering import InlineText
 from tracecite.text_directive import DELIMITER
-from tracecite.visible import DEFAULT_BUDGET, ParseLimitError
-from tracecite.visible.parser import BoundedParser
-from tracecite.visible.render import render
 
 # Comments and the raw text of script, style, textarea and title hold no elements.
 _TAGS = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|textarea|title)\b.*?(?:</\1\s*>|\Z)"
@@ -46,6 +43,12 @@ def from_html(collector: Collector, text: str, base: int,
     ``open_ended``: collect, instead of citing, a ``<blockquote cite>`` the text does not close
     (as its text, its ``cite`` and its tag's offset): in Markdown its quote goes on in the
     blocks that follow, up to the HTML block that closes it."""
+    # html5lib is imported only when a document holds HTML that may cite: most Markdown
+    # never needs it, and it takes longer to import than a page takes to parse.
+    from tracecite.visible import DEFAULT_BUDGET, ParseLimitError
+    from tracecite.visible.parser import BoundedParser
+    from tracecite.visible.render import render
+
     forms = collector.forms
     try:
         root = BoundedParser(DEFAULT_BUDGET).parse(text)
@@ -75,6 +78,8 @@ def from_html(collector: Collector, text: str, base: int,
 
 def _cite_element(collector: Collector, element: ET.Element, text: str, base: int,
                   at: int) -> None:
+    from tracecite.visible.render import render
+
     value = element.attrib["cite"]
     problem = cite_problem(value)
     if problem is not None:
