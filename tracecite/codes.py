@@ -58,6 +58,14 @@ class Code(enum.Enum):
         "Check that the transcript is of the format named; the message gives the JSON path of "
         "the element TraceCite cannot import.",
     )
+    IMPORT_SKIPPED = (
+        "TC108", "import-skipped", 0,
+        "warning: import: a run skipped (errored sample, errored batch entry, "
+        "`--skip-unsupported`)",
+        "Nothing to fix in the trace: the run named had no answer to import (it ended in an "
+        "error) or, with `--skip-unsupported`, could not be imported; the message says which "
+        "and what to save instead.",
+    )
     NOTES_BAD_LINE = (
         "TC110", "notes-bad-line", 1, "a line that is not a field, comment, blank or `---`",
         "Make the line a `claim:`, `quote:` or `url:` field, a `#` comment, a blank line or "
@@ -134,6 +142,14 @@ class Code(enum.Enum):
     TRACE_UNKNOWN_SOURCE_ID = (
         "TC131", "trace-unknown-source-id", 1, "citation names no earlier source",
         "Cite the `id` of a source that an earlier `tool_result` captured, or add that source.",
+    )
+    DOC_CITATION_INVALID = (
+        "TC140", "doc-citation-invalid", 1,
+        "documents: a citation form that is broken (a `cite` that is not a URL, a text fragment "
+        "that does not decode)",
+        "Give the `cite` attribute a URL (or a path to a file of the repository), repair the "
+        "link's `#:~:text=` directive (percent-encode `-`, `,` and `&` inside its terms), or "
+        "split a document nested too deep; see docs/guides/documents.md.",
     )
     EVIDENCE_NO_CLAIMS = (
         "TC200", "evidence-no-claims", 2, "evidence mode, answer has no claims",

@@ -1,8 +1,9 @@
 """The Anthropic importer: each citation kind of the Messages API, and every input it refuses.
 
 The fixtures under fixtures/anthropic/ are written by hand in the shapes of the Anthropic SDK's
-types (``TextBlock``, ``CitationCharLocation``, ``WebFetchToolResultBlock``, …); the bad inputs
-are those fixtures with one element changed.
+types (``TextBlock``, ``CitationCharLocation``, ``WebFetchToolResultBlock``, …; that the SDK
+accepts them is tested in test_anthropic_sdk.py, beside the fixtures the SDK itself writes); the
+bad inputs are those fixtures with one element changed.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import pytest
 
 from tracecite.codes import Code
 from tracecite.errors import TraceCiteError
+from tracecite.findings import Finding
 from tracecite.importers.anthropic import REQUEST_CALL, read_runs
-from tracecite.importers.model import ImportedRun, Unsupported
+from tracecite.importers.model import ImportedRun, RefusedRun, Unsupported
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic"
 
@@ -30,7 +32,23 @@ def fixture(name: str) -> dict[str, Any]:
 
 
 def runs_of(path: Path) -> list[ImportedRun]:
-    return list(read_runs(path, path.name))
+    """The runs of the file, every one imported (a refused run fails the test)."""
+    runs = []
+    for outcome in read_runs(path, path.name):
+        assert isinstance(outcome, ImportedRun), outcome
+        runs.append(outcome)
+    return runs
+
+
+def refusal(path: Path, number: int = 1) -> Finding:
+    """The finding of the refused run that is the ``number``-th outcome of the file (the others
+    imported)."""
+    outcomes = list(read_runs(path, path.name))
+    refused = outcomes[number - 1]
+    assert isinstance(refused, RefusedRun), refused
+    assert refused.label == f"exchange {number}"
+    assert all(isinstance(o, ImportedRun) for o in outcomes if o is not refused)
+    return refused.finding
 
 
 def one_run(path: Path) -> ImportedRun:
@@ -60,9 +78,9 @@ def test_char_location_cites_a_plain_text_document_of_the_request() -> None:
     run = one_run(FIXTURES / "char_location.json")
     assert run.run_id == "msg_01CharLocation" and run.name == "char_location"
     assert [(c.call_id, c.tool, c.ok) for c in run.calls] == [(REQUEST_CALL, REQUEST_CALL, True)]
-    # The URI is the document's context, which wins over its title.
-    assert sources(run) == {"document-0": ("https://example.test/colours",
-                                           "The grass is green. The sky is blue.")}
+    # Neither the document's context nor its title is its URI (metadata; the title is kept).
+    assert sources(run) == {"document-0": ("document:0", "The grass is green. The sky is blue.")}
+    assert run.calls[0].sources[0].title == "Colours"
     # The thinking block and the uncited text block are no claims; the cited text keeps no
     # trailing space (the API's range includes it, its cited_text need not).
     assert [c.text for c in run.claims] == ["the grass is green"]
@@ -72,10 +90,10 @@ def test_char_location_cites_a_plain_text_document_of_the_request() -> None:
 def test_content_block_location_cites_a_custom_content_document() -> None:
     run = one_run(FIXTURES / "content_block_location.json")
     assert sources(run) == {
-        # No context: the title is the URI, and without either, document:N.
-        "document-0": ("Unrelated", "An unrelated first document."),
-        "document-1": ("https://example.test/tides",
-                       "Tides follow the moon.\nSpring tides come twice a month."),
+        # A title is no URI; the blocks are concatenated, as the API joins them.
+        "document-0": ("document:0", "An unrelated first document."),
+        "document-1": ("document:1",
+                       "Tides follow the moon.Spring tides come twice a month."),
     }
     assert quotes(run) == [[("document-1", "Spring tides come twice a month.")]]
 
@@ -95,7 +113,7 @@ def test_search_result_location_counts_the_request_and_tool_results_in_order() -
         "search-result-0": ("https://example.test/kb/intro",
                             "The product ships in three editions."),
         "search-result-1": ("https://example.test/kb/warranty",
-                            "Every edition has a two-year warranty.\n"
+                            "Every edition has a two-year warranty."
                             "Batteries are covered for one year."),
     }
     # The earlier assistant turn is history: its text is no claim.
@@ -244,34 +262,42 @@ DOCUMENT = "request.messages.0.content.0"
 
 BAD: list[tuple[str, str, Change, str, str]] = [
     # (fixture, what, change, JSON path, words of the message)
-    ("char_location", "base64 PDF", _set(f"{DOCUMENT}.source", {
+    ("char_location", "cited base64 PDF", _set(f"{DOCUMENT}.source", {
         "type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"}),
-     "$.request.messages[0].content[0].source", "PDF/base64 document: no PDF text extraction"),
-    ("char_location", "URL PDF", _set(f"{DOCUMENT}.source", {
+     "$.response.content[2].citations[0]",
+     "a citation of a PDF document (document_index 0): importing PDF text needs PDF support"),
+    ("char_location", "cited URL PDF", _set(f"{DOCUMENT}.source", {
         "type": "url", "url": "https://example.test/a.pdf"}),
-     "$.request.messages[0].content[0].source", "no PDF text extraction"),
-    ("web_fetch", "fetched PDF", _set("response.content.3.content.content.source", {
+     "$.response.content[2].citations[0]", "needs PDF support"),
+    ("web_fetch", "cited fetched PDF", _set("response.content.3.content.content.source", {
         "type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"}),
-     "$.response.content[3].content.content.source", "no PDF text extraction"),
-    ("char_location", "page_location", _set(CITATION, {
+     "$.response.content[4].citations[0]", "needs PDF support"),
+    ("char_location", "page_location of a text document", _set(CITATION, {
         "type": "page_location", "cited_text": "x", "document_index": 0,
         "start_page_number": 1, "end_page_number": 2}),
-     "$.response.content[2].citations[0]", "page_location citation of a PDF"),
-    ("char_location", "unknown block", _set("response.content.1.type", "widget"),
-     "$.response.content[1].type", "unknown block type 'widget'"),
-    ("char_location", "unknown block, named with input text", _set("response.content.1.type",
-                                                                   SECRET),
-     "$.response.content[1].type", "unknown block type at"),
+     "$.response.content[2].citations[0]",
+     "a page_location citation of a plain text document: expected char_location"),
+    ("char_location", "citations in an unknown block", _set("response.content.2.type",
+                                                            "widget"),
+     "$.response.content[2].citations",
+     "citations in a block of a kind TraceCite does not know ('widget' block)"),
+    ("char_location", "citations in an unknown block, named with input text",
+     _set("response.content.2.type", SECRET),
+     "$.response.content[2].citations", "of a kind TraceCite does not know (block)"),
     ("char_location", "unknown citation", _set(f"{CITATION}.type", "span_location"),
-     "$.response.content[2].citations[0].type", "unknown citation type 'span_location'"),
+     "$.response.content[2].citations[0].type",
+     "unknown citation type 'span_location': expected char_location, content_block_location, "
+     "page_location, search_result_location or web_search_result_location"),
     ("char_location", "unknown document source", _set(f"{DOCUMENT}.source.type", "Text"),
-     "$.request.messages[0].content[0].source.type", "unknown document source type at"),
+     "$.request.messages[0].content[0].source.type",
+     "unknown document source type: expected text, content, file, base64 or url at"),
     ("char_location", "missing cited_text", _delete(f"{CITATION}.cited_text"),
      "$.response.content[2].citations[0].cited_text", "a required field is missing"),
     ("char_location", "missing document data", _delete(f"{DOCUMENT}.source.data"),
      "$.request.messages[0].content[0].source.data", "a required field is missing"),
     ("char_location", "index as a string", _set(f"{CITATION}.document_index", "0"),
-     "$.response.content[2].citations[0].document_index", "wrong JSON type (a string)"),
+     "$.response.content[2].citations[0].document_index",
+     "wrong JSON type (a string; expected an integer)"),
     ("char_location", "index as a boolean", _set(f"{CITATION}.document_index", False),
      "$.response.content[2].citations[0].document_index", "wrong JSON type"),
     ("char_location", "negative index", _set(f"{CITATION}.document_index", -1),
@@ -292,7 +318,8 @@ BAD: list[tuple[str, str, Change, str, str]] = [
      "$.response.content[0].citations[0].source", "not the source of the search result"),
     ("web_search_result_location", "URL of no result", _set(
         "response.content.3.citations.0.url", "https://example.test/elsewhere"),
-     "$.response.content[3].citations[0].url", "no web search result has this url"),
+     "$.response.content[3].citations[0].url",
+     "no web search result or fetched page has this url"),
     ("web_search_result_location", "result for no call", _set(
         "response.content.2.tool_use_id", "srvtoolu_01Nobody"),
      "$.response.content[2].tool_use_id", "a result for no earlier tool call"),
@@ -306,7 +333,7 @@ BAD: list[tuple[str, str, Change, str, str]] = [
                                                                "\udfff"),
      "$.response.content[1].text", "cannot be written as UTF-8"),
     ("char_location", "citations not a list", _set("response.content.2.citations", {}),
-     "$.response.content[2].citations", "wrong JSON type (an object)"),
+     "$.response.content[2].citations", "wrong JSON type (an object; expected a list)"),
     ("char_location", "messages not a list", _set("request.messages", "hello"),
      "$.request.messages", "wrong JSON type"),
     ("char_location", "content not blocks", _set("response.content", [1]),
@@ -323,11 +350,11 @@ BAD: list[tuple[str, str, Change, str, str]] = [
         "request.messages.2.content.0.is_error", True),
      "$.request.messages[2].content[0]", "an error result that carries sources"),
     ("char_location", "message content a number", _set("request.messages.0.content", 5),
-     "$.request.messages[0].content", "wrong JSON type (a number)"),
+     "$.request.messages[0].content", "wrong JSON type (a number; expected a list or a string)"),
     ("char_location", "a response from the user", _set("response.role", "user"),
      "$.response.role", "the response is not an assistant message"),
     ("char_location", "unknown role", _set("request.messages.0.role", "robot"),
-     "$.request.messages[0].role", "unknown role"),
+     "$.request.messages[0].role", "unknown role: expected user or assistant"),
     ("web_fetch", "lone surrogate in a string message", _set("request.messages.0.content",
                                                              "\udfff"),
      "$.request.messages[0].content", "a string that cannot be written as UTF-8"),
@@ -365,11 +392,8 @@ def test_what_cannot_be_imported_is_tc107_at_its_json_path(
     change(exchange)
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(exchange), encoding="utf-8")  # \ud800 stays an escape
-    with pytest.raises(Unsupported) as raised:
-        runs_of(path)
-    finding = raised.value.finding
+    finding = refusal(path)
     assert finding.code is Code.IMPORT_UNSUPPORTED and finding.file == "bad.json"
-    assert raised.value.json_path == where
     assert finding.message.endswith(f" at {where}") and words in finding.message
     assert SECRET not in finding.message and "secret" not in finding.message
 
@@ -378,7 +402,7 @@ def test_what_cannot_be_imported_is_tc107_at_its_json_path(
     ("", None, "holds no exchange"),
     ("  \n\n", None, "holds no exchange"),
     ("[]", None, "holds no exchange"),
-    ("42", None, "must be a JSON object or a list of them, not a number"),
+    ("42", None, "expected an exchange {request, response}, a Message .* not a number"),
     ('{\n  "request": {},\n  "response": \n}\n', 4, "not valid JSON"),
     ("[" * 100_000 + "]" * 100_000, None, "nested too deeply"),
 ])
@@ -397,23 +421,20 @@ def test_jsonl_problems_name_their_line(tmp_path: Path) -> None:
     bad["response"]["content"][2]["citations"][0]["document_index"] = 7
     path = tmp_path / "runs.jsonl"
     path.write_text(f"{good}\n\n{json.dumps(bad)}\n", encoding="utf-8")
-    with pytest.raises(Unsupported) as raised:
-        runs_of(path)
-    assert raised.value.finding.line == 3
-    assert raised.value.json_path == "$.response.content[2].citations[0].document_index"
+    finding = refusal(path, 2)
+    assert finding.line == 3
+    assert finding.message.endswith(" at $.response.content[2].citations[0].document_index")
     path.write_text(f"{good}\n{{\"request\": \n", encoding="utf-8")
-    with pytest.raises(Unsupported, match="not valid JSON") as raised:
-        runs_of(path)
-    assert raised.value.finding.line == 2
+    finding = refusal(path, 2)
+    assert finding.line == 2 and finding.message.startswith("not valid JSON")
 
 
 def test_a_list_names_the_exchange_by_its_index(tmp_path: Path) -> None:
     bad = fixture("web_fetch")
-    bad["response"]["content"][4]["citations"][0]["type"] = "page_location"
-    with pytest.raises(Unsupported) as raised:
-        runs_of(write(tmp_path, [fixture("char_location"), bad]))
-    assert raised.value.json_path == "$[1].response.content[4].citations[0]"
-    assert raised.value.finding.line is None
+    bad["response"]["content"][4]["citations"][0]["type"] = "span_location"
+    finding = refusal(write(tmp_path, [fixture("char_location"), bad]), 2)
+    assert finding.message.endswith(" at $[1].response.content[4].citations[0].type")
+    assert finding.line is None
 
 
 def test_a_missing_or_non_utf8_file_is_tc101_or_tc102(tmp_path: Path) -> None:
@@ -426,3 +447,31 @@ def test_a_missing_or_non_utf8_file_is_tc101_or_tc102(tmp_path: Path) -> None:
     with pytest.raises(TraceCiteError) as raised:
         runs_of(path)
     assert (raised.value.finding.code, raised.value.finding.line) == (Code.INPUT_NOT_UTF8, 1)
+
+
+def test_jsonl_is_read_a_line_at_a_time(tmp_path: Path) -> None:
+    """Each exchange of a JSONL is read when it is reached: the runs before a line that is not
+    UTF-8 come out before that line's TC102 (line and column), which the whole file's text
+    would have given first."""
+    good = json.dumps(fixture("char_location")).encode()
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(good + b"\n\n" + good + b'\n{"request": "caf\xe9"}\n')
+    outcomes = read_runs(path, "runs.jsonl")
+    assert isinstance(next(outcomes), ImportedRun)
+    assert isinstance(next(outcomes), ImportedRun)
+    with pytest.raises(TraceCiteError) as raised:
+        next(outcomes)
+    finding = raised.value.finding
+    assert (finding.code, finding.file, finding.line, finding.column) == (
+        Code.INPUT_NOT_UTF8, "runs.jsonl", 4, 17)
+
+
+def test_a_document_keeps_its_line_numbers_and_its_bom(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('\ufeff\n\n{\n  "request": {},\n\n  "response": \n}\n', encoding="utf-8")
+    with pytest.raises(Unsupported, match="not valid JSON") as raised:
+        runs_of(path)
+    assert raised.value.finding.line == 7
+    path.write_text("\ufeff" + json.dumps(fixture("char_location"), indent=1),
+                    encoding="utf-8")
+    assert len(runs_of(path)) == 1

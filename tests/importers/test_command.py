@@ -124,7 +124,8 @@ def test_nothing_is_written_when_any_input_cannot_be_imported(cli: Cli, tmp_path
     assert [(f["code"], Path(f["file"]).name) for f in findings] == [
         ("TC107", "bad.json"), ("TC101", "gone.json"), ("TC102", "latin.json")]
     assert findings[0]["message"] == (
-        "no document has this index at $.response.content[4].citations[0].document_index")
+        "exchange 1: no document has this index at "
+        "$.response.content[4].citations[0].document_index")
     assert res.json()["summary"]["runs"] == 0
     # Without -o, nothing reaches stdout either.
     res = cli("import", "anthropic", bad)
@@ -212,10 +213,10 @@ def test_the_library_writes_to_the_stream_or_the_directory(tmp_path: Path) -> No
 
 # ---- each citation kind, end to end ---------------------------------------------------------
 
-PAGES = {
-    "char_location": {"/colours": "The grass is green. The sky is blue."},
-    "content_block_location": {"/tides": "Tides follow the moon. Spring tides come twice a "
-                                         "month."},
+PAGES: dict[str, dict[str, str]] = {
+    # A request's documents are no pages (document:N): verify-urls skips their quotes.
+    "char_location": {},
+    "content_block_location": {},
     "search_result_location": {"/kb/intro": "The product ships in three editions.",
                                "/kb/warranty": "Every edition has a two-year warranty."},
     "web_search_result_location": {
@@ -252,7 +253,8 @@ def test_each_citation_kind_imports_checks_and_verifies_live(
     live = cli("verify-urls", trace, "--json", *site.flags)
     report = live.json()
     assert live.exit == 0, report["findings"]
-    assert report["summary"]["live"]["matched"] == cited
+    documents = {"char_location": 1, "content_block_location": 1}.get(kind, 0)
+    assert report["summary"]["live"]["matched"] == cited - documents
     assert sorted(site.paths) == sorted(PAGES[kind])
 
 
@@ -284,7 +286,8 @@ def test_the_readme_example_imports_and_passes_check_evidence(
     assert report["summary"]["captured"]["matched"] == 2 and report["findings"] == []
     sources = lines(tmp_path / "runs" / "imported" / "exchange.trace.jsonl")[3]["sources"]
     assert sources == [{"id": "document-1", "uri": "https://www.iana.org/help/example-domains",
-                        "content": sources[0]["content"], "captured_at": "2025-08-25T10:30:00Z"}]
+                        "content": sources[0]["content"], "captured_at": "2025-08-25T10:30:00Z",
+                        "title": "Example Domains"}]
 
 
 def test_the_verdict_of_an_import_says_how_to_check_it_and_what_was_not_importable() -> None:
@@ -342,7 +345,7 @@ def test_each_run_is_written_before_the_next_is_read(tmp_path: Path,
     Until every input is read the traces are temporary files (unnamed ones where the platform
     has them, else hidden ones); a problem in a later input removes them, and the folder made
     for them."""
-    from tracecite.importers.model import ImportedRun
+    from tracecite.importers.model import ImportedCitation, ImportedClaim, ImportedRun
 
     if unnamed and not os.path.isdir("/proc/self/fd"):
         pytest.skip("no unnamed files here")
@@ -355,7 +358,8 @@ def test_each_run_is_written_before_the_next_is_read(tmp_path: Path,
         for n in range(3):
             names = sorted(p.name for p in out.iterdir()) if out.exists() else []
             seen.append(_unnamed_under(out) + names if unnamed else names)
-            yield ImportedRun(f"{path.stem}-{n}", f"{path.stem}-{n}", (), ())
+            claim = ImportedClaim("a claim", (ImportedCitation("s", "a quote"),))
+            yield ImportedRun(f"{path.stem}-{n}", f"{path.stem}-{n}", (), (claim,))
         if path.stem == "bad":
             raise Unsupported(display, "$", "something this importer cannot map")
 

@@ -254,7 +254,9 @@ def test_import_is_an_input_error_and_writes_nothing(cli: Cli, tmp_path: Path, f
     out = tmp_path / "out"
     res = cli("import", fmt, transcript, "--out", out, "--json")
     assert res.exit == 1
-    assert [f["code"] for f in res.json()["findings"]] == ["TC107"]
+    # Each run holding one is refused on its own (here every run of the file).
+    codes = [f["code"] for f in res.json()["findings"]]
+    assert codes and set(codes) == {"TC107"}
     assert not out.exists() or not any(out.iterdir())
 
 

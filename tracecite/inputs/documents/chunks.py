@@ -1,0 +1,137 @@
+"""The parts of a Markdown document that can hold a citation, found without parsing it
+(docs/guides/documents.md#citation-forms).
+
+markdown-it-py reads about a megabyte a second; most of a documentation site is prose that holds
+no citation. A document is cut where CommonMark itself starts afresh: before a line that follows
+a blank line and starts at its first column (no block continues over that: a paragraph, block
+quote, table or HTML block of kinds 6 and 7 ends at a blank line, and a list item or footnote
+goes on only with indented lines), except inside a fenced code block or an HTML block of kinds
+1 to 5 (``<script>``, ``<pre>``, ``<style>``, ``<textarea>``, comments, ``<?``, ``<!X``,
+``<![CDATA[``), which blank lines do not end. Only the pieces that hold a mark a citation needs
+(or a reference or footnote definition, which links anywhere may use) are parsed, each from a
+boundary, so each parses as it would in the whole document.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+_BOUNDARY = re.compile(r"\n[ \t]*\n(?=[^ \t\n])")
+# Patterns start at a "\n": the text is searched with one put before it, which is much faster
+# than "^" in MULTILINE mode (that tries every character).
+_REGION = re.compile(
+    r"\n {0,3}(?:(?P<fence>`{3,}(?=[^`\n]*(?:\n|\Z))|~{3,})"
+    r"|<(?P<raw>script|pre|style|textarea)(?=[\s>]|\Z)|(?P<comment><!--)|(?P<pi><\?)"
+    r"|(?P<cdata><!\[CDATA\[)|(?P<decl><![A-Za-z]))",
+    re.IGNORECASE,
+)
+_ENDS = {"comment": "-->", "pi": "?>", "cdata": "]]>", "decl": ">"}
+_QUOTE_MARKS = ('"', "\u201c", "\u00ab", "\u201e", "&quot;", "&ldquo;", "&laquo;", "&bdquo;",
+                "&#")
+_DASHES = ("\u2014", "\u2015", "--")
+_BLOCK_QUOTE = re.compile(r"\n[ \t]*>")
+_OPEN_BLOCKQUOTE = re.compile(r"<blockquote(?=[\s>/])", re.I)
+_CLOSE_BLOCKQUOTE = re.compile(r"</blockquote", re.I)
+_ANY = ('"', "\u201c", "\u00ab", "\u201e", "&", ":~:", "cite", "tracecite", "]:", ">")
+
+
+def _regions(text: str) -> list[tuple[int, int]]:
+    """The (start, end) offsets of the fenced code blocks and long HTML blocks of a text that
+    starts with a "\n", in order."""
+    out: list[tuple[int, int]] = []
+    at = 0
+    while True:
+        opening = _REGION.search(text, at)
+        if opening is None:
+            return out
+        end = _region_end(text, opening)
+        out.append((opening.start() + 1, end))
+        at = max(end, opening.end())
+
+
+def _region_end(text: str, opening: re.Match[str]) -> int:
+    """Where the region ``opening`` starts ends: at the end of the line that closes it (its
+    "\n"), or the text's end."""
+    kind = opening.lastgroup or ""
+    if kind == "fence":
+        fence = opening.group("fence")
+        closer = re.compile(rf"\n {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*(?=\n|\Z)")
+        line_end = text.find("\n", opening.end())
+        found = closer.search(text, line_end) if line_end != -1 else None
+        stop = found.end() if found else len(text)
+    elif kind == "raw":
+        found = re.compile(f"</{opening.group('raw')}", re.I).search(text, opening.end())
+        stop = found.end() if found else len(text)
+    else:
+        index = text.find(_ENDS[kind], opening.end())
+        stop = len(text) if index == -1 else index + len(_ENDS[kind])
+    line_end = text.find("\n", stop)
+    return len(text) if line_end == -1 else line_end
+
+
+def _marked(text: str, cuts: list[int], marks: tuple[str, ...]) -> set[int]:
+    """The indexes of the pieces (between ``cuts``) that hold one of ``marks``; each piece is
+    looked in once per mark, whatever the mark's count in it."""
+    found: set[int] = set()
+    for mark in marks:
+        at = text.find(mark)
+        while at != -1:
+            index = bisect_right(cuts, at) - 1
+            found.add(index)
+            at = text.find(mark, cuts[index + 1]) if index + 1 < len(cuts) else -1
+    return found
+
+
+def _has(text: str, cuts: list[int], index: int, marks: tuple[str, ...]) -> bool:
+    start, end = cuts[index], cuts[index + 1]
+    return any(text.find(mark, start, end) != -1 for mark in marks)
+
+
+def _wanted(text: str, cuts: list[int]) -> list[int]:
+    """The indexes of the pieces that hold what a citation needs (or a definition links use)."""
+    wanted = _marked(text, cuts, (":~:", "]:", "tracecite"))
+    wanted |= {i for i in _marked(text, cuts, ("cite",)) if _has(text, cuts, i, ("<",))}
+    wanted |= {i for i in _marked(text, cuts, _QUOTE_MARKS) - wanted
+               if _has(text, cuts, i, ("[", "<"))}
+    wanted |= {i for i in _marked(text, cuts, _DASHES) - wanted
+               if _BLOCK_QUOTE.search(text, cuts[i] - 1, cuts[i + 1]) is not None}
+    for index in sorted(wanted):
+        # A <blockquote cite> left open quotes the pieces up to the one that closes it.
+        start, end = cuts[index], cuts[index + 1]
+        if (len(_OPEN_BLOCKQUOTE.findall(text, start, end))
+                > len(_CLOSE_BLOCKQUOTE.findall(text, start, end))):
+            following = index + 1
+            while following < len(cuts) - 1:
+                wanted.add(following)
+                if _CLOSE_BLOCKQUOTE.search(text, cuts[following], cuts[following + 1]):
+                    break
+                following += 1
+    return sorted(wanted)
+
+
+def pieces(text: str) -> list[tuple[int, int]]:
+    """The (start, end) offsets of the runs of the document to parse, in order; each starts
+    at a line's start where CommonMark starts afresh."""
+    if not any(mark in text for mark in _ANY):
+        return []
+    padded = "\n" + text  # offsets in it are one more than in the text
+    regions = _regions(padded)
+    region_starts = [start for start, _ in regions]
+    cuts = [1]
+    for boundary in _BOUNDARY.finditer(padded):
+        at = boundary.end()
+        index = bisect_right(region_starts, at) - 1
+        if index >= 0 and regions[index][0] < at <= regions[index][1]:
+            continue  # inside a code block or a long HTML block
+        cuts.append(at)
+    cuts.append(len(padded))
+    out: list[tuple[int, int]] = []
+    for index in _wanted(padded, cuts):
+        start, end = cuts[index], cuts[index + 1]
+        if start < end:
+            if out and out[-1][1] == start - 1:
+                out[-1] = (out[-1][0], end - 1)
+            else:
+                out.append((start - 1, end - 1))
+    return out
