@@ -265,13 +265,15 @@ BAD: list[tuple[str, str, Change, str, str]] = [
     ("char_location", "cited base64 PDF", _set(f"{DOCUMENT}.source", {
         "type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"}),
      "$.response.content[2].citations[0]",
-     "a citation of a PDF document (document_index 0): importing PDF text needs PDF support"),
+     "a char_location citation of a PDF document: expected page_location"),
     ("char_location", "cited URL PDF", _set(f"{DOCUMENT}.source", {
         "type": "url", "url": "https://example.test/a.pdf"}),
-     "$.response.content[2].citations[0]", "needs PDF support"),
+     "$.response.content[2].citations[0]",
+     "a char_location citation of a PDF document: expected page_location"),
     ("web_fetch", "cited fetched PDF", _set("response.content.3.content.content.source", {
         "type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"}),
-     "$.response.content[4].citations[0]", "needs PDF support"),
+     "$.response.content[4].citations[0]",
+     "a char_location citation of a PDF document: expected page_location"),
     ("char_location", "page_location of a text document", _set(CITATION, {
         "type": "page_location", "cited_text": "x", "document_index": 0,
         "start_page_number": 1, "end_page_number": 2}),

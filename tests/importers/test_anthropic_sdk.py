@@ -153,10 +153,10 @@ REFUSED: dict[str, tuple[str, str]] = {
         "$.content[0].citations[0]",
         "a response without its request: cited documents need the request; save "
         "{request, response}"),
+    # Its PDF is a header and nothing else (the pdf extra reads PDFs: tests/pdf/).
     "pair_cited_pdf.json": (
         "$.response.content[0].citations[0]",
-        "a citation of a PDF document (document_index 0): importing PDF text needs PDF "
-        "support"),
+        "the cited PDF document (document_index 0) cannot be read: the PDF is damaged"),
     "stream_error.jsonl": ("$.type", "the stream ended in an API error: expected message_stop"),
 }
 

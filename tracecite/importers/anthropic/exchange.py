@@ -78,6 +78,8 @@ class _Source:
     title: str | None = None
     captured_at: str | None = None
     separator: str | None = None
+    pdf: bytes | None = None  # a base64 PDF document's bytes, read once a citation needs them
+    pages: tuple[str, ...] | None = None
 
     def imported(self) -> ImportedSource:
         content = None if self.blocks is None else (self.separator or "").join(self.blocks)
@@ -277,13 +279,15 @@ class Exchange:
     def document(self, block: dict[str, Any], where: str, *, url: str | None = None,
                  captured_at: str | None = None) -> list[str]:
         """A document block, counted in ``document_index``: the id of its source, none for a
-        PDF (no text here; one that is cited is refused)."""
+        PDF (whose pages become sources only where a page_location citation names them:
+        :meth:`cited_pages`)."""
         source = self.get(block, "source", dict, where)
         spath = f"{where}.source"
         kind = self.text(source, "type", spath)
         number = len(self.documents)
         uri = url or f"document:{number}"
         blocks: list[str] | None
+        pdf: bytes | None = None
         if kind == "text":
             blocks, shape = [self.text(source, "data", spath)], "text"
         elif kind == "content":
@@ -301,16 +305,57 @@ class Exchange:
             blocks, shape = None, "pdf"
             if kind == "url" and url is None:
                 uri = self.text(source, "url", spath) or uri
+            pdf = self.pdf_data(source, spath) if kind == "base64" else None
         else:
             self.unknown(kind, f"{spath}.type", "document source",
                          ("text", "content", "file", "base64", "url"))
         title = self.get(block, "title", str, where, required=False)
         self.get(block, "context", str, where, required=False)  # metadata: never a uri
         made = _Source(f"document-{number}", uri, blocks, shape, title=title,
-                       captured_at=captured_at)
+                       captured_at=captured_at, pdf=pdf)
         self.documents.append(made)
         self.sources[made.id] = made
         return [] if shape == "pdf" else [made.id]
+
+    def pdf_data(self, source: dict[str, Any], where: str) -> bytes:
+        """A base64 PDF document's bytes (decoded now, read only if a citation needs them)."""
+        import base64
+        import binascii
+
+        data = self.text(source, "data", where)
+        try:
+            return base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            self.fail(f"{where}.data", "not base64")
+
+    def cited_pages(self, document: _Source, number: int, span: tuple[int, int],
+                    where: str) -> str:
+        """The source of the pages a page_location citation names (``start_page_number``
+        inclusive, ``end_page_number`` exclusive, 1-based): their text alone, read from the
+        PDF document (docs/guides/pdf.md#for-importers); its id and uri name the pages."""
+        from tracecite.pdf.reader import PdfError, pdf_pages
+
+        if document.pdf is None:
+            self.fail(where, f"a citation of a PDF document by URL (document_index {number}): "
+                             "its text is not in the exchange; send the PDF as base64 or text")
+        if document.pages is None:
+            try:
+                document.pages = pdf_pages(document.pdf)
+            except PdfError as error:
+                self.fail(where, f"the cited PDF document (document_index {number}) cannot "
+                                 f"be read: {error.reason}")
+        first, end = span
+        if not 1 <= first < end <= len(document.pages) + 1:
+            self.fail(where, f"pages {first} to {end - 1} are not in the PDF document "
+                             f"(document_index {number}), which has {len(document.pages)}")
+        named = f"page {first}" if end - first == 1 else f"pages {first}-{end - 1}"
+        source_id = f"{document.id}-{named.replace(' ', '-')}"
+        if source_id not in self.sources:
+            self.add(_Source(source_id, f"{document.uri}#{named.replace(' ', '=')}",
+                             ["\n".join(document.pages[first - 1:end - 1])], "text",
+                             title=document.title, captured_at=document.captured_at))
+            self.request_sources.append(source_id)
+        return source_id
 
     def block_texts(self, value: Any, where: str, *, images: bool = True) -> list[str]:
         """The text of each text block (images skipped where ``images``)."""
@@ -472,9 +517,9 @@ class Exchange:
             self.fail(f"{where}.document_index", self.missing("document"))
         document = self.documents[number]
         if document.kind == "pdf":
-            self.fail(where, f"a citation of a PDF document (document_index {number}): "
-                             "importing PDF text needs PDF support, which this version lacks; "
-                             "send the document as text to check its quotes")
+            if kind != "page_location":
+                self.fail(where, f"a {kind} citation of a PDF document: expected page_location")
+            return self.cited_pages(document, number, span, where)
         if document.kind == "file":
             return document.id  # no text in the transcript: checked live or not at all
         expected = {"text": "char_location", "custom": "content_block_location"}
