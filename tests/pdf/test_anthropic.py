@@ -79,3 +79,26 @@ def test_an_unreadable_cited_pdf_says_why(cli: Cli, tmp_path: Path,
     (finding,) = cli("import", "anthropic", path, "-o", tmp_path / "out",
                      "--json").json()["findings"]
     assert finding["code"] == "TC107" and "encrypted" in finding["message"]
+
+
+def test_a_pdf_nothing_cites_is_never_read_even_broken(cli: Cli, tmp_path: Path) -> None:
+    exchange = _exchange(b"", [])
+    exchange["request"]["messages"][0]["content"][0]["source"]["data"] = "not base64 at all!"
+    text = {"type": "document", "source": {"type": "text", "media_type": "text/plain",
+                                           "data": "The sky is blue."}}
+    exchange["request"]["messages"][0]["content"].insert(1, text)
+    exchange["response"]["content"][0]["citations"] = [
+        {"type": "char_location", "cited_text": "The sky is blue.", "document_index": 1,
+         "document_title": None, "start_char_index": 0, "end_char_index": 16}]
+    trace = _import(cli, tmp_path, exchange)
+    assert cli("check", trace, "--evidence", "--json").exit == 0
+
+
+def test_a_cited_pdf_that_is_not_base64(cli: Cli, tmp_path: Path) -> None:
+    exchange = _exchange(b"", [_page("x", 1, 2)])
+    exchange["request"]["messages"][0]["content"][0]["source"]["data"] = "not base64 at all!"
+    path = tmp_path / "exchange.json"
+    path.write_text(json.dumps(exchange), encoding="utf-8")
+    (finding,) = cli("import", "anthropic", path, "-o", tmp_path / "out",
+                     "--json").json()["findings"]
+    assert finding["code"] == "TC107" and "is not base64" in finding["message"]

@@ -78,7 +78,7 @@ class _Source:
     title: str | None = None
     captured_at: str | None = None
     separator: str | None = None
-    pdf: bytes | None = None  # a base64 PDF document's bytes, read once a citation needs them
+    pdf: str | None = None  # a base64 PDF document's data, decoded once a citation needs it
     pages: tuple[str, ...] | None = None
 
     def imported(self) -> ImportedSource:
@@ -287,7 +287,7 @@ class Exchange:
         number = len(self.documents)
         uri = url or f"document:{number}"
         blocks: list[str] | None
-        pdf: bytes | None = None
+        pdf: str | None = None
         if kind == "text":
             blocks, shape = [self.text(source, "data", spath)], "text"
         elif kind == "content":
@@ -305,7 +305,9 @@ class Exchange:
             blocks, shape = None, "pdf"
             if kind == "url" and url is None:
                 uri = self.text(source, "url", spath) or uri
-            pdf = self.pdf_data(source, spath) if kind == "base64" else None
+            # Decoded only if cited: a PDF nothing cites never stops the exchange.
+            data = source.get("data")
+            pdf = (data if isinstance(data, str) else "") if kind == "base64" else None
         else:
             self.unknown(kind, f"{spath}.type", "document source",
                          ("text", "content", "file", "base64", "url"))
@@ -317,16 +319,15 @@ class Exchange:
         self.sources[made.id] = made
         return [] if shape == "pdf" else [made.id]
 
-    def pdf_data(self, source: dict[str, Any], where: str) -> bytes:
-        """A base64 PDF document's bytes (decoded now, read only if a citation needs them)."""
+    def pdf_bytes(self, document: _Source, number: int, where: str) -> bytes:
+        """A cited base64 PDF document's bytes."""
         import base64
         import binascii
 
-        data = self.text(source, "data", where)
         try:
-            return base64.b64decode(data, validate=True)
+            return base64.b64decode(document.pdf or "", validate=True)
         except (binascii.Error, ValueError):
-            self.fail(f"{where}.data", "not base64")
+            self.fail(where, f"the cited PDF document (document_index {number}) is not base64")
 
     def cited_pages(self, document: _Source, number: int, span: tuple[int, int],
                     where: str) -> str:
@@ -340,7 +341,7 @@ class Exchange:
                              "its text is not in the exchange; send the PDF as base64 or text")
         if document.pages is None:
             try:
-                document.pages = pdf_pages(document.pdf)
+                document.pages = pdf_pages(self.pdf_bytes(document, number, where))
             except PdfError as error:
                 self.fail(where, f"the cited PDF document (document_index {number}) cannot "
                                  f"be read: {error.reason}")
