@@ -58,6 +58,14 @@ class Code(enum.Enum):
         "Check that the transcript is of the format named; the message gives the JSON path of "
         "the element TraceCite cannot import.",
     )
+    IMPORT_SKIPPED = (
+        "TC108", "import-skipped", 0,
+        "warning: import: a run skipped (errored sample, errored batch entry, "
+        "`--skip-unsupported`)",
+        "Nothing to fix in the trace: the run named had no answer to import (it ended in an "
+        "error) or, with `--skip-unsupported`, could not be imported; the message says which "
+        "and what to save instead.",
+    )
     NOTES_BAD_LINE = (
         "TC110", "notes-bad-line", 1, "a line that is not a field, comment, blank or `---`",
         "Make the line a `claim:`, `quote:` or `url:` field, a `#` comment, a blank line or "

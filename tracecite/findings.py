@@ -188,6 +188,15 @@ class Summary:
     not_importable: int = 0
     """``import``: citations that cite a span of the answer, not a quote
     (docs/guides/importers.md)."""
+    uncited: int = 0
+    """``import``: runs whose answer cites nothing, so not written (nothing to verify)."""
+    ignored_blocks: int = 0
+    """``import``: blocks of a kind the importer does not know that nothing cites, left out."""
+    refused: int = 0
+    """``import``: runs that could not be imported (TC107, or TC108 with
+    ``--skip-unsupported``)."""
+    skipped: int = 0
+    """``import``: runs that are no runs (an errored sample or batch entry, TC108)."""
 
     def __add__(self, other: Summary) -> Summary:
         return Summary(

@@ -24,7 +24,7 @@ from tracecite.findings import (
     Summary,
 )
 from tracecite.inputs.files import open_input, read_text
-from tracecite.report_writer import SCHEMA_VERSION
+from tracecite.report_writer import IMPORT_MEMBERS, SCHEMA_VERSION
 from tracecite.stops import STOP_SIGNALS
 from tracecite.values import shard
 
@@ -109,7 +109,7 @@ def _summary(raw: dict[str, Any]) -> Summary:
                       _typed(raw, "citations", int, "summary"), captured, live, files)
     # import's members (docs/guides/importers.md) are absent from reports written before them.
     return dataclasses.replace(summary, **{key: _typed(raw, key, int, "summary")
-                                           for key in ("runs", "not_importable") if key in raw})
+                                           for key in IMPORT_MEMBERS if key in raw})
 
 
 def _finding(value: object, index: int, shared: dict[object, Any] | None = None) -> Finding:

@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # the records call this module (Report.to_json): their types 
     from tracecite.findings import Finding, Report
 
 SCHEMA_VERSION = 2
+IMPORT_MEMBERS = ("runs", "not_importable", "uncited", "ignored_blocks", "refused", "skipped")
+"""The summary's members of ``import`` (docs/guides/importers.md), in the order written; a
+report written before one of them reads it as 0."""
 _OPTIONAL = ("record", "claim", "citation", "source_id", "uri", "status", "final_url",
              "attempts", "cached", "failures", "fail_after")
 
@@ -53,7 +56,7 @@ def summary_dict(report: Report) -> dict[str, Any]:
         "findings": len(report.findings), "errors": report.errors,
         "warnings": report.warnings,
         **{kind: counts.as_dict() for kind, counts in s.kinds().items()},
-        "runs": s.runs, "not_importable": s.not_importable,
+        **{key: getattr(s, key) for key in IMPORT_MEMBERS},
     }
 
 

@@ -194,6 +194,10 @@ OPTIONS: tuple[Option, ...] = (
            flag="--max-member-bytes", parse=values.integer, metavar="N",
            help=f"an archive member (.eval) that decompresses past N bytes is TC107 too large "
                 f"(default {MAX_MEMBER_BYTES}, 256 MiB)"),
+    Option("skip_unsupported", False, values.boolean, "transcripts", flag="--skip-unsupported",
+           switch=True,
+           help="a run that cannot be imported is a TC108 warning, not a TC107 error: the "
+                "others are written and the exit code is 0"),
     # check
     Option("evidence", False, values.boolean, "check", flag="--evidence", switch=True,
            help="every quote must be in its source's captured content"),
@@ -327,6 +331,7 @@ class Settings:
     """Worker processes reading inputs (None: one per core)."""
     evidence: bool = False
     max_member_bytes: int = MAX_MEMBER_BYTES
+    skip_unsupported: bool = False
     root: str = "."
     stage: str = "offline"
     all_files: bool = False

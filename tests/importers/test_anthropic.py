@@ -17,8 +17,9 @@ import pytest
 
 from tracecite.codes import Code
 from tracecite.errors import TraceCiteError
+from tracecite.findings import Finding
 from tracecite.importers.anthropic import REQUEST_CALL, read_runs
-from tracecite.importers.model import ImportedRun, Unsupported
+from tracecite.importers.model import ImportedRun, RefusedRun, Unsupported
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic"
 
@@ -30,7 +31,23 @@ def fixture(name: str) -> dict[str, Any]:
 
 
 def runs_of(path: Path) -> list[ImportedRun]:
-    return list(read_runs(path, path.name))
+    """The runs of the file, every one imported (a refused run fails the test)."""
+    runs = []
+    for outcome in read_runs(path, path.name):
+        assert isinstance(outcome, ImportedRun), outcome
+        runs.append(outcome)
+    return runs
+
+
+def refusal(path: Path, number: int = 1) -> Finding:
+    """The finding of the refused run that is the ``number``-th outcome of the file (the others
+    imported)."""
+    outcomes = list(read_runs(path, path.name))
+    refused = outcomes[number - 1]
+    assert isinstance(refused, RefusedRun), refused
+    assert refused.label == f"exchange {number}"
+    assert all(isinstance(o, ImportedRun) for o in outcomes if o is not refused)
+    return refused.finding
 
 
 def one_run(path: Path) -> ImportedRun:
@@ -365,11 +382,8 @@ def test_what_cannot_be_imported_is_tc107_at_its_json_path(
     change(exchange)
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(exchange), encoding="utf-8")  # \ud800 stays an escape
-    with pytest.raises(Unsupported) as raised:
-        runs_of(path)
-    finding = raised.value.finding
+    finding = refusal(path)
     assert finding.code is Code.IMPORT_UNSUPPORTED and finding.file == "bad.json"
-    assert raised.value.json_path == where
     assert finding.message.endswith(f" at {where}") and words in finding.message
     assert SECRET not in finding.message and "secret" not in finding.message
 
@@ -397,23 +411,20 @@ def test_jsonl_problems_name_their_line(tmp_path: Path) -> None:
     bad["response"]["content"][2]["citations"][0]["document_index"] = 7
     path = tmp_path / "runs.jsonl"
     path.write_text(f"{good}\n\n{json.dumps(bad)}\n", encoding="utf-8")
-    with pytest.raises(Unsupported) as raised:
-        runs_of(path)
-    assert raised.value.finding.line == 3
-    assert raised.value.json_path == "$.response.content[2].citations[0].document_index"
+    finding = refusal(path, 2)
+    assert finding.line == 3
+    assert finding.message.endswith(" at $.response.content[2].citations[0].document_index")
     path.write_text(f"{good}\n{{\"request\": \n", encoding="utf-8")
-    with pytest.raises(Unsupported, match="not valid JSON") as raised:
-        runs_of(path)
-    assert raised.value.finding.line == 2
+    finding = refusal(path, 2)
+    assert finding.line == 2 and finding.message.startswith("not valid JSON")
 
 
 def test_a_list_names_the_exchange_by_its_index(tmp_path: Path) -> None:
     bad = fixture("web_fetch")
     bad["response"]["content"][4]["citations"][0]["type"] = "page_location"
-    with pytest.raises(Unsupported) as raised:
-        runs_of(write(tmp_path, [fixture("char_location"), bad]))
-    assert raised.value.json_path == "$[1].response.content[4].citations[0]"
-    assert raised.value.finding.line is None
+    finding = refusal(write(tmp_path, [fixture("char_location"), bad]), 2)
+    assert finding.message.endswith(" at $[1].response.content[4].citations[0]")
+    assert finding.line is None
 
 
 def test_a_missing_or_non_utf8_file_is_tc101_or_tc102(tmp_path: Path) -> None:

@@ -124,7 +124,8 @@ def test_nothing_is_written_when_any_input_cannot_be_imported(cli: Cli, tmp_path
     assert [(f["code"], Path(f["file"]).name) for f in findings] == [
         ("TC107", "bad.json"), ("TC101", "gone.json"), ("TC102", "latin.json")]
     assert findings[0]["message"] == (
-        "no document has this index at $.response.content[4].citations[0].document_index")
+        "exchange 1: no document has this index at "
+        "$.response.content[4].citations[0].document_index")
     assert res.json()["summary"]["runs"] == 0
     # Without -o, nothing reaches stdout either.
     res = cli("import", "anthropic", bad)
@@ -342,7 +343,7 @@ def test_each_run_is_written_before_the_next_is_read(tmp_path: Path,
     Until every input is read the traces are temporary files (unnamed ones where the platform
     has them, else hidden ones); a problem in a later input removes them, and the folder made
     for them."""
-    from tracecite.importers.model import ImportedRun
+    from tracecite.importers.model import ImportedCitation, ImportedClaim, ImportedRun
 
     if unnamed and not os.path.isdir("/proc/self/fd"):
         pytest.skip("no unnamed files here")
@@ -355,7 +356,8 @@ def test_each_run_is_written_before_the_next_is_read(tmp_path: Path,
         for n in range(3):
             names = sorted(p.name for p in out.iterdir()) if out.exists() else []
             seen.append(_unnamed_under(out) + names if unnamed else names)
-            yield ImportedRun(f"{path.stem}-{n}", f"{path.stem}-{n}", (), ())
+            claim = ImportedClaim("a claim", (ImportedCitation("s", "a quote"),))
+            yield ImportedRun(f"{path.stem}-{n}", f"{path.stem}-{n}", (), (claim,))
         if path.stem == "bad":
             raise Unsupported(display, "$", "something this importer cannot map")
 

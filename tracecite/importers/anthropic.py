@@ -39,10 +39,11 @@ message repeats input text: a block's type is named only when it is a plain iden
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -56,6 +57,8 @@ from tracecite.importers.model import (
     ImportedClaim,
     ImportedRun,
     ImportedSource,
+    RefusedRun,
+    RunOutcome,
     Unsupported,
     safe_name,
 )
@@ -107,7 +110,7 @@ class _SearchResult:
     source: str
 
 
-def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
+def read_runs(path: Path, display: str) -> Iterator[RunOutcome]:
     """The runs of the Anthropic transcript at ``path``, one per exchange, in file order;
     ``display`` names the file in findings. Raises :class:`Unsupported` (TC107) for anything it
     cannot import and :class:`TraceCiteError` (TC101, TC102) for a file it cannot read."""
@@ -118,10 +121,18 @@ def read_runs(path: Path, display: str) -> Iterator[ImportedRun]:
     exchanges, listed = _exchanges(text.removeprefix("\ufeff"), display)
     for number, (value, where, line) in enumerate(exchanges, start=1):
         name = f"{stem}-{number}" if listed else stem
-        yield _Exchange(display, line).run(value, where, name)
+        try:
+            yield _Exchange(display, line).run(value(), where, name)
+        except Unsupported as exc:
+            yield RefusedRun(f"exchange {number}", exc.finding)
 
 
-def _exchanges(text: str, display: str) -> tuple[Iterable[tuple[Any, str, int | None]], bool]:
+def _itself(value: Any) -> Any:
+    return value
+
+
+def _exchanges(text: str, display: str
+               ) -> tuple[Iterable[tuple[Callable[[], Any], str, int | None]], bool]:
     """The exchanges of a file, each with its JSON path and line (JSONL only), and whether the
     file lists them (a list or JSONL: their runs are numbered). JSONL lines are decoded one at
     a time, as the runs are read: a bad line is raised when it is reached."""
@@ -136,16 +147,17 @@ def _exchanges(text: str, display: str) -> tuple[Iterable[tuple[Any, str, int | 
     except ValueError as exc:
         second = next(filled, None)
         if second is not None and isinstance(_parsed(first[1]), dict):
-            return ((_jsonl_line(line, n, display), "$", n)
+            return ((functools.partial(_jsonl_line, line, n, display), "$", n)
                     for n, line in itertools.chain((first, second), filled)), True
         line = exc.lineno if isinstance(exc, json.JSONDecodeError) else None
         raise Unsupported(display, "$", "not valid JSON", line=line) from None
     if isinstance(document, dict):
-        return [(document, "$", None)], False
+        return [(lambda: document, "$", None)], False
     if isinstance(document, list):
         if not document:
             raise Unsupported(display, "$", "the file holds no exchange")
-        return [(item, f"$[{i}]", None) for i, item in enumerate(document)], True
+        return [(functools.partial(_itself, item), f"$[{i}]", None)
+                for i, item in enumerate(document)], True
     raise Unsupported(display, "$", f"an exchange must be a JSON object or a list of them, "
                                     f"not {json_type_of(document)}")
 

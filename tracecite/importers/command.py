@@ -1,18 +1,24 @@
 """``tracecite import FORMAT FILE… [-o OUT]`` (docs/guides/importers.md): vendor transcripts in, one
 trace per run out.
 
-Every input is read before anything is written: if any has an element that cannot be
-imported (TC107) or cannot be read (TC101, TC102), each input's problem is reported, nothing is
-written and the exit code is 1. Each run's trace goes to a file of its own under OUT (a
-directory, created when needed), written to a temporary file there as soon as the run is read
-(so memory holds one run at a time, however many there are) and renamed only when every input
-is read and every trace written; or, without OUT and when there is exactly one run, to the
-stream given (stdout on the command line).
+Runs are imported one by one, each trace whole or not at all. An importer yields an outcome
+per run (:data:`~tracecite.importers.model.RunOutcome`): a run is written; a run that cannot be
+imported is TC107 naming it (TC108, a warning, with ``skip_unsupported``) while the others are
+written; a run that is no run (an errored sample or batch entry) is a TC108 warning; a run whose
+answer cites nothing is counted (``uncited``) and not written. An input that cannot be read as a
+whole (TC101, TC102, or a TC107 of the file itself) stops everything instead: each input's
+problem is reported, nothing is written and the exit code is 1.
+
+Each run's trace goes to a file of its own under OUT (a directory, created when needed),
+written to a temporary file there as soon as the run is read (so memory holds one run at a time,
+however many there are) and renamed only when every input is read and every trace written; or,
+without OUT and when there is exactly one run, to the stream given (stdout on the command line).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import importlib
 import os
@@ -23,11 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO, cast
 
+from tracecite.codes import Code
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report, Summary
 from tracecite.importers.model import (
     UNWRITABLE,
     ImportedRun,
+    RefusedRun,
+    RunOutcome,
+    SkippedRun,
     Unsupported,
     safe_name,
     trace_lines,
@@ -54,7 +64,7 @@ OUT_OF_SCOPE: dict[str, str] = {
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}\Z")
 
-Reader = Callable[[Path, str], Iterator[ImportedRun]]
+Reader = Callable[[Path, str], Iterator[RunOutcome]]
 
 
 @dataclass(frozen=True)
@@ -80,57 +90,117 @@ def reader(fmt: str) -> Reader:
 
 
 def run_import(fmt: str, paths: Sequence[str], out: str | None,
-               stream: TextIO | None, *, max_member_bytes: int = MAX_MEMBER_BYTES) -> Report:
+               stream: TextIO | None, *, max_member_bytes: int = MAX_MEMBER_BYTES,
+               skip_unsupported: bool = False) -> Report:
     """Import ``paths`` as transcripts of ``fmt``; write the traces under ``out``, or to
     ``stream`` when ``out`` is None (then exactly one run is needed); an archive member that
-    decompresses past ``max_member_bytes`` is TC107 "too large". TC100
-    (:class:`UsageError`) for a format that cannot be imported, more or fewer than one run
-    without ``out``, or an ``out`` that cannot be written; problems of the inputs are the
-    report's findings (exit 1)."""
+    decompresses past ``max_member_bytes`` is TC107 "too large"; with ``skip_unsupported`` a
+    run that cannot be imported is a TC108 warning. TC100 (:class:`UsageError`) for a format
+    that cannot be imported, more or fewer than one run without ``out``, or an ``out`` that
+    cannot be written; problems of the inputs and their runs are the report's findings
+    (docs/guides/importers.md)."""
     read = reader(fmt)
     if fmt in ARCHIVE_FORMATS:
-        read = functools.partial(cast(Callable[..., Iterator[ImportedRun]], read),
+        read = functools.partial(cast(Callable[..., Iterator[RunOutcome]], read),
                                  max_member_bytes=max_member_bytes)
     if out is not None and os.path.lexists(out) and not os.path.isdir(out):
         raise UsageError("-o names a file, not a directory")
-    problems: list[Finding] = []
+    tally = _Tally(skip_unsupported)
     names: set[str] = set()
-    runs = citations = not_importable = 0
     first: Trace | None = None  # without OUT: the one run's trace
     with Staged(out) as staged:
         for path in paths:
-            for run, text in _read(read, path, problems):
-                runs += 1
-                citations += sum(len(claim.citations) for claim in run.claims)
-                not_importable += run.not_importable
+            for run, text in _read(read, path, tally):
                 trace = Trace(_unique(run.name, names), text)
                 if out is None:
-                    first = trace if runs == 1 else None
-                elif not problems:  # once an input has failed, nothing will be written
+                    first = trace if tally.runs == 1 else None
+                elif not tally.problems:  # once an input has failed, nothing will be written
                     staged.write(trace)
-        if problems:
-            return Report("import", tuple(problems), Summary(inputs=len(paths)))
-        if out is None:
+        if tally.problems:
+            return Report("import", (*tally.problems, *tally.findings),
+                          Summary(inputs=len(paths)))
+        if out is None and (tally.runs or not tally.read):
             if first is None:
-                raise UsageError(f"{_runs(runs)} to write: give -o OUT, a directory to write "
-                                 "one trace per run in (without -o, one run goes to stdout)")
+                raise UsageError(f"{_runs(tally.runs)} to write: give -o OUT, a directory to "
+                                 "write one trace per run in (without -o, one run goes to "
+                                 "stdout)")
             with contextlib.suppress(BrokenPipeError):  # the reader left: the import stands
                 stream_of(stream).write(first.text)
-        else:
+        elif out is not None:
             staged.commit()
-    return Report("import", (), Summary(inputs=len(paths), citations=citations, runs=runs,
-                                        not_importable=not_importable))
+    return Report("import", tuple(tally.findings), tally.summary(len(paths)))
 
 
-def _read(read: Reader, path: str, problems: list[Finding]
-          ) -> Iterator[tuple[ImportedRun, str]]:
-    """Each run of the input at ``path`` with its trace, one at a time; a problem of the input
-    (TC101, TC102, TC107) joins ``problems`` and ends it."""
+class _Tally:
+    """What the runs of every input came to: the counts of the summary, the findings of the
+    runs (TC107, TC108) and the problems of whole inputs (which stop everything)."""
+
+    def __init__(self, skip_unsupported: bool) -> None:
+        self.skip_unsupported = skip_unsupported
+        self.problems: list[Finding] = []
+        self.findings: list[Finding] = []
+        self.runs = self.citations = self.not_importable = self.ignored_blocks = 0
+        self.uncited = self.refused = self.skipped = 0
+
+    def cited(self, run: ImportedRun) -> bool:
+        """Whether ``run`` is to be written (it cites something); counted ``uncited`` if not."""
+        self.ignored_blocks += run.ignored_blocks
+        self.not_importable += run.not_importable
+        if not run.cited:
+            self.uncited += 1
+        return run.cited
+
+    def written(self, run: ImportedRun) -> None:
+        self.runs += 1
+        self.citations += sum(len(claim.citations) for claim in run.claims)
+
+    def refuse(self, run: RefusedRun) -> None:
+        """A run that cannot be imported: TC107 naming it, or TC108 when skipping those."""
+        self.refused += 1
+        finding = run.finding
+        if self.skip_unsupported:
+            message = f"{run.label} skipped (--skip-unsupported): {finding.message}"
+            code = Code.IMPORT_SKIPPED
+        else:
+            message, code = f"{run.label}: {finding.message}", Code.IMPORT_UNSUPPORTED
+        self.findings.append(dataclasses.replace(finding, code=code, message=message))
+
+    def skip(self, run: SkippedRun) -> None:
+        self.skipped += 1
+        self.findings.append(run.finding)
+
+    @property
+    def read(self) -> int:
+        """How many runs the inputs held, whatever became of them."""
+        return self.runs + self.uncited + self.refused + self.skipped
+
+    def summary(self, inputs: int) -> Summary:
+        return Summary(inputs=inputs, citations=self.citations, runs=self.runs,
+                       not_importable=self.not_importable, uncited=self.uncited,
+                       ignored_blocks=self.ignored_blocks, refused=self.refused,
+                       skipped=self.skipped)
+
+
+def _read(read: Reader, path: str, tally: _Tally) -> Iterator[tuple[ImportedRun, str]]:
+    """Each run of the input at ``path`` to be written, with its trace, one at a time; the
+    other outcomes join ``tally``. A problem of the whole input (TC101, TC102, TC107) joins
+    its problems and ends the input."""
     try:
-        for run in read(Path(path), path):
-            yield run, _text(run, path)
+        for outcome in read(Path(path), path):
+            if isinstance(outcome, RefusedRun):
+                tally.refuse(outcome)
+            elif isinstance(outcome, SkippedRun):
+                tally.skip(outcome)
+            elif tally.cited(outcome):
+                try:
+                    text = _text(outcome, path)
+                except Unsupported as exc:
+                    tally.refuse(RefusedRun(f"run {outcome.name}", exc.finding))
+                    continue
+                tally.written(outcome)
+                yield outcome, text
     except TraceCiteError as exc:
-        problems.append(exc.finding)
+        tally.problems.append(exc.finding)
 
 
 def stream_of(stream: TextIO | None) -> TextIO:

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tracecite.codes import Code
-from tracecite.findings import EXIT_INPUT, Finding, Report
+from tracecite.findings import EXIT_INPUT, Finding, Report, Summary
 
 PASSED, FAILED, NOTHING, STOPPED = "passed", "failed", "nothing verified", "stopped"
 """The verdict's first words: every check passed, something failed, no quote was verified, or
@@ -80,6 +80,7 @@ _KINDS: tuple[tuple[tuple[str, str], frozenset[Code]], ...] = tuple(
         (("unreadable input", "unreadable inputs"), [Code.INPUT_UNREADABLE, Code.INPUT_NOT_UTF8]),
         (("element that cannot be imported", "elements that cannot be imported"),
          [Code.IMPORT_UNSUPPORTED]),
+        (("run skipped", "runs skipped"), [Code.IMPORT_SKIPPED]),
         (("notes format error", "notes format errors"),
          [c for c in Code if c.code.startswith("TC11")]),
         (("trace structure error", "trace structure errors"),
@@ -167,9 +168,29 @@ def _unverified_inputs(report: Report) -> list[str]:
     if report.command == "import" and s.not_importable:
         out.append(f"{_count(s.not_importable, ('citation', 'citations'))} not importable: "
                    "they cite spans of the answer, not quotes")
+    if report.command == "import":
+        out.extend(_import_counts(s))
     if s.citations and not s.captured and report.command == "check":
         citations = _count(s.citations, ("citation", "citations"))
         out.append(f"trace structure checked ({citations}); quotes are checked with --evidence")
+    return out
+
+
+def _import_counts(s: Summary) -> list[str]:
+    """What ``import`` read and did not write: uncited, refused and skipped runs, and the
+    unknown blocks it left out (docs/guides/importers.md)."""
+    out = []
+    if s.uncited:
+        out.append(f"{_count(s.uncited, ('run', 'runs'))} not written: "
+                   "the answer cites nothing")
+    if s.refused:
+        out.append(f"{_count(s.refused, ('run', 'runs'))} not importable (TC107, or TC108 "
+                   "with --skip-unsupported)")
+    if s.skipped:
+        out.append(f"{_count(s.skipped, ('run', 'runs'))} skipped: no answer (TC108)")
+    if s.ignored_blocks:
+        out.append(f"{_count(s.ignored_blocks, ('unknown block', 'unknown blocks'))} ignored: "
+                   "nothing cites them")
     return out
 
 

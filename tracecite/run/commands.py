@@ -72,9 +72,11 @@ def run_merge(reports: Sequence[Report | str], settings: Settings) -> Report:
 def run_import(transcript_format: str, paths: Sequence[str], out: str | None,
                settings: Settings, stream: TextIO | None = None) -> Report:
     """Vendor transcripts as traces, one per run, under ``out`` (None: the one run's trace to
-    ``stream``); ``settings.max_member_bytes`` bounds an archive member."""
+    ``stream``); ``settings.max_member_bytes`` bounds an archive member and
+    ``settings.skip_unsupported`` makes a run that cannot be imported a warning."""
     from tracecite.importers.command import run_import as import_transcripts
 
     return stamped(import_transcripts(transcript_format, paths, out, stream,
-                                      max_member_bytes=settings.max_member_bytes),
+                                      max_member_bytes=settings.max_member_bytes,
+                                      skip_unsupported=settings.skip_unsupported),
                    paths, settings)
