@@ -10,7 +10,9 @@ converted with ``inspect log convert``.
 
     python tests/importers/make_inspect_fixtures.py OUT_DIR
 
-writes ``research.eval``, ``research.json`` and ``converted.json`` into OUT_DIR (the committed
+writes ``research.eval``, ``research.json``, ``converted.json`` and ``anthropic.eval`` (two
+samples run by Inspect's own Anthropic provider against a loopback stand-in of the Messages
+API: a web fetch and a text document, each cited by ``char_location``) into OUT_DIR (the committed
 fixtures are made with OUT_DIR = tests/importers/fixtures/inspect/real). The test
 ``test_inspect_real.py`` runs this again in a temporary directory and checks that the importer
 makes the same of the fresh logs as of the committed ones, so an Inspect release that changes a
@@ -103,7 +105,6 @@ def _answer(kind: str, messages: list[Any]) -> Any:
         DocumentCitation,
         UrlCitation,
     )
-    from inspect_ai.tool._tool_call import ToolCall  # noqa: F401 (the calls' type)
 
     answered = sum(1 for m in messages if isinstance(m, ChatMessageTool))
     if kind == "fetch":
@@ -215,6 +216,86 @@ def _task() -> Any:
                 name=TASK)
 
 
+ANTHROPIC_PAGE = "https://council.example.org/minutes"
+ANTHROPIC_TEXT = "The council met on Monday. It approved the new library by seven votes to two."
+
+
+def _anthropic_message(prompt: str) -> dict[str, Any]:
+    """What the stand-in Messages API answers: a web fetch and a text block citing the fetched
+    document by ``char_location`` (for ``fetch``), or the request's text document (else)."""
+    quote = "It approved the new library by seven votes to two."
+    start = ANTHROPIC_TEXT.index(quote)
+    location = {"type": "char_location", "cited_text": quote, "document_index": 0,
+                "document_title": "Minutes", "start_char_index": start,
+                "end_char_index": start + len(quote)}
+    content: list[dict[str, Any]] = []
+    if prompt.startswith("fetch"):
+        content = [
+            {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_fetch",
+             "input": {"url": ANTHROPIC_PAGE}},
+            {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_01",
+             "content": {"type": "web_fetch_result", "url": ANTHROPIC_PAGE,
+                         "retrieved_at": "2025-11-03T09:00:00Z",
+                         "content": {"type": "document", "title": "Minutes",
+                                     "source": {"type": "text", "media_type": "text/plain",
+                                                "data": ANTHROPIC_TEXT},
+                                     "citations": {"enabled": True}}}}]
+    content.append({"type": "text", "text": "The library was approved.",
+                    "citations": [location]})
+    return {"id": "msg_01", "type": "message", "role": "assistant",
+            "model": "claude-sonnet-4-5", "content": content, "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+
+
+class _StandIn:
+    """A loopback stand-in for the Messages API: Inspect's own Anthropic provider talks to it,
+    so the log holds what the provider makes of Anthropic's blocks."""
+
+    def __enter__(self) -> str:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                first = request["messages"][0]["content"]
+                prompt = first if isinstance(first, str) else first[0]["text"]
+                body = json.dumps(_anthropic_message(prompt)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __exit__(self, *_: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _anthropic_task() -> Any:
+    from inspect_ai import Task
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ChatMessageUser
+    from inspect_ai.solver import generate
+    from inspect_ai.tool import ContentDocument, ContentText
+
+    data = base64.b64encode(ANTHROPIC_TEXT.encode()).decode()
+    minutes = ContentDocument(document=f"data:text/plain;base64,{data}", filename="minutes.txt",
+                              citations=True)
+    return Task(dataset=[
+        Sample(id="fetch", input=[ChatMessageUser(content="fetch: what did the council do?")]),
+        Sample(id="document", input=[ChatMessageUser(content=[
+            ContentText(text="document: what did the council do?"), minutes])]),
+    ], solver=[generate()], name="anthropic")
+
+
 def generate_logs(out: Path) -> None:
     """Run the task and write ``research.eval``, ``research.json`` and ``converted.json`` (the
     ``.eval`` converted by ``inspect log convert``) into ``out``."""
@@ -234,6 +315,13 @@ def generate_logs(out: Path) -> None:
                                 fail_on_error=False, display="none", max_samples=1,
                                 log_realtime=False, score=False)
             shutil.copyfile(logs[0].location, out / f"{TASK}.{fmt}")
+        with _StandIn() as base_url:
+            model = get_model("anthropic/claude-sonnet-4-5", base_url=base_url,
+                              api_key="no-key-needed", streaming=False, memoize=False)
+            logs = inspect_eval(_anthropic_task(), model=model, log_format="eval",
+                                log_dir=work, display="none", max_samples=1,
+                                log_realtime=False, score=False, max_tokens=100)
+            shutil.copyfile(logs[0].location, out / "anthropic.eval")
         converted = Path(work, "converted")
         subprocess.run([str(Path(sys.executable).parent / "inspect"), "log", "convert",
                         str(out / f"{TASK}.eval"), "--to", "json", "--output-dir",

@@ -7,7 +7,9 @@ Each sample is one shape: a fetch cited through a URL of the same page, a URL in
 another name, a fetch that failed, an Anthropic web fetch cited by document index, text
 documents cited by document and content citations, a cited PDF, an uncited answer, span
 citations and a sample that crashed; two epochs of each. The slow test runs the generator again
-and checks that the importer makes the same of the fresh logs."""
+and checks that the importer makes the same of the fresh logs. ``anthropic.eval`` holds two
+samples that Inspect's own Anthropic provider made of a loopback stand-in's Messages API
+responses: a web fetch and a text document, each cited by ``char_location``."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from typing import Any
 import pytest
 
 from tests.importers.make_inspect_fixtures import (
+    ANTHROPIC_PAGE,
+    ANTHROPIC_TEXT,
     BROKEN,
     DOCUMENT_TEXT,
     FETCHED,
@@ -209,8 +213,10 @@ def comparable(path: Path) -> list[Any]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None,
-                    reason="inspect_ai is not installed (the test extra brings it)")
+@pytest.mark.skipif(any(importlib.util.find_spec(name) is None
+                        for name in ("inspect_ai", "anthropic")),
+                    reason="inspect_ai or anthropic is not installed (the test extra brings "
+                           "both)")
 def test_fresh_logs_of_the_current_inspect_ai_import_as_the_committed_ones(
         tmp_path: Path) -> None:
     """Run the generator with the inspect_ai installed; its .eval, .json and converted logs must
@@ -224,3 +230,18 @@ def test_fresh_logs_of_the_current_inspect_ai_import_as_the_committed_ones(
     committed = comparable(REAL / "research.eval")
     for name in ("research.eval", "research.json", "converted.json"):
         assert comparable(fresh / name) == committed, name
+    assert comparable(fresh / "anthropic.eval") == comparable(REAL / "anthropic.eval")
+
+
+@pytest.mark.parametrize(("sample", "tool"), [("fetch", "web_fetch"), ("document", "documents")])
+def test_inspects_anthropic_provider_keeps_the_text_its_citations_quote(sample: str,
+                                                                       tool: str) -> None:
+    """Inspect's own Anthropic provider made these samples of the Messages API's blocks (a web
+    fetch; a text document), both cited by ``char_location``: the quote is checked against the
+    document's text, where it was TC107 "the log does not keep the document text"."""
+    found = outcomes(REAL / "anthropic.eval")
+    imported = run(found, f"{sample}/1")
+    assert cited(imported) == [
+        (ANTHROPIC_PAGE if sample == "fetch" else "document:0", ANTHROPIC_TEXT, None,
+         "It approved the new library by seven votes to two.")]
+    assert [call.tool for call in imported.calls] == [tool]
