@@ -554,7 +554,8 @@ def test_an_unknown_citation_type_is_located_in_its_member(tmp_path: Path) -> No
     error = unsupported(path)
     assert error.json_path == "samples/1_epoch_1.json: $.messages[8].content[2].citations[1].type"
     assert error.finding.message == (
-        "unknown citation type ('quote_location') at samples/1_epoch_1.json: "
+        "unknown citation type ('quote_location') (expected one of content, document, url; a "
+        "type of a newer Inspect needs a newer TraceCite) at samples/1_epoch_1.json: "
         "$.messages[8].content[2].citations[1].type")
 
 

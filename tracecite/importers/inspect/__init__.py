@@ -91,6 +91,8 @@ from tracecite.settings import MAX_MEMBER_BYTES
 _HEADER = "header.json"
 _START = "_journal/start.json"  # the header of a log still being written
 _SAMPLES = "samples/"
+_AS_WRITTEN = "give the log as Inspect wrote it"
+_RUN_FIRST = "give the log of an eval that ran its samples"
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}\Z")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -144,7 +146,7 @@ def _json_runs(data: bytes, display: str) -> Iterator[RunOutcome]:
     if not isinstance(samples, list):
         raise place.error("$.samples", "expected a list of samples")
     if not samples:
-        raise place.error("$.samples", "the log holds no sample")
+        raise place.error("$.samples", f"the log holds no sample; {_RUN_FIRST}")
     names = _Names(Path(display).stem)
     for index in range(len(samples)):
         sample, samples[index] = samples[index], None  # each sample freed once it is a run
@@ -157,14 +159,16 @@ def _archive_runs(opened: BinaryIO, display: str, max_bytes: int) -> Iterator[Ru
         archive = zipfile.ZipFile(opened)
         infos = archive.infolist()
     except CORRUPT:
-        raise place.error("$", "not a readable .eval archive (zip): truncated or corrupt") from None
+        raise place.error("$", "not a readable .eval archive (zip): truncated or corrupt; "
+                          + _AS_WRITTEN) from None
     with archive:
         # A sample logged again (requeued) is a second member of the same name; the last one
         # is the sample, as Inspect reads it.
         members = {info.filename: info for info in infos}
         header = members.get(_HEADER) or members.get(_START)
         if header is None:
-            raise place.error("$", f"the archive has neither {_HEADER} nor {_START}")
+            raise place.error("$", f"the archive has neither {_HEADER} nor {_START}: not an "
+                              f"Inspect .eval log; {_AS_WRITTEN}")
         header_place = Place(display, header.filename)
         log = object_at(_parse(member_bytes(archive, opened, header, header_place, max_bytes),
                                header_place), header_place, "$")
@@ -172,7 +176,7 @@ def _archive_runs(opened: BinaryIO, display: str, max_bytes: int) -> Iterator[Ru
         samples = [info for name, info in members.items()
                    if name.startswith(_SAMPLES) and name.endswith(".json")]
         if not samples:
-            raise place.error("$", f"the archive holds no sample ({_SAMPLES}…)")
+            raise place.error("$", f"the archive holds no sample ({_SAMPLES}…); {_RUN_FIRST}")
         names = _Names(Path(display).stem)
         for info in samples:
             member_place = Place(display, info.filename)

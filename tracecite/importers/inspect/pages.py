@@ -18,6 +18,8 @@ _URL_ARGUMENTS = ("url", "uri")
 _WEB = ("http", "https")
 _DATA_URL = re.compile(r"data:([^,;]*)((?:;[^,;]*)*),", re.S)
 PDF = "application/pdf"
+_NO_DOCUMENT = ("a web_fetch result that holds no fetched document (expected the JSON of a "
+                "web_fetch_tool_result block, as Inspect's Anthropic provider keeps it)")
 
 
 def page_key(url: str) -> str:
@@ -88,7 +90,7 @@ def web_fetch(result: str, arguments: str) -> Fetched:
     block = _loaded(result)
     content = block.get("content") if isinstance(block, dict) else None
     if not isinstance(content, dict):
-        return Fetched(url, missing="a web_fetch result that holds no fetched document")
+        return Fetched(url, missing=_NO_DOCUMENT)
     if content.get("type") == "web_fetch_tool_result_error":
         code = content.get("error_code")
         return Fetched(url, error="web_fetch failed" + (
@@ -102,13 +104,13 @@ def web_fetch(result: str, arguments: str) -> Fetched:
     document = content.get("content")
     source = document.get("source") if isinstance(document, dict) else None
     if not isinstance(source, dict):
-        return Fetched(url, retrieved_at=retrieved_at,
-                       missing="a web_fetch result that holds no fetched document")
+        return Fetched(url, retrieved_at=retrieved_at, missing=_NO_DOCUMENT)
     if source.get("type") == "text" and isinstance(source.get("data"), str):
         return Fetched(url, source["data"], retrieved_at)
     if source.get("media_type") == PDF:
         return Fetched(url, retrieved_at=retrieved_at, missing="a fetched PDF, which needs PDF "
-                       "support: TraceCite reads no PDF yet")
+                       "support: this TraceCite reads no PDF (--skip-unsupported writes the "
+                       "other samples and exits 0)")
     return Fetched(url, retrieved_at=retrieved_at,
                    missing="a fetched document that is not text")
 
@@ -140,10 +142,12 @@ def document_text(document: str, mime_type: str) -> DocumentText:
     a ``data:`` URL; a file path is not kept in the log, a PDF needs PDF support and an image
     has no text."""
     if mime_type == PDF:
-        return DocumentText(None, "a PDF document, which needs PDF support: TraceCite reads no "
-                                  "PDF yet")
+        return DocumentText(None, "a PDF document, which needs PDF support: this TraceCite "
+                                  "reads no PDF (--skip-unsupported writes the other samples "
+                                  "and exits 0)")
     if mime_type.startswith("image/"):
-        return DocumentText(None, "an image document, which has no text to quote")
+        return DocumentText(None, "an image document, which has no text to quote (expected a "
+                                  "text or PDF document)")
     match = _DATA_URL.match(document)
     if match is None:
         return DocumentText(None, "a document given by file path, whose text the log does not "
@@ -155,5 +159,5 @@ def document_text(document: str, mime_type: str) -> DocumentText:
                else unquote_to_bytes(data))
         return DocumentText(raw.decode("utf-8"))
     except (binascii.Error, ValueError):
-        return DocumentText(None, "a document whose data is not UTF-8 text (base64 or "
-                                  "percent-encoded)")
+        return DocumentText(None, "a document whose data is not UTF-8 text (expected UTF-8, "
+                                  "base64 or percent-encoded; save the document as UTF-8)")

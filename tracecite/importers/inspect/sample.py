@@ -352,7 +352,9 @@ class SampleReader:
             block = object_at(value, self._place, block_path)
             kind = block.get("type")
             if not isinstance(kind, str) or kind not in _CONTENT_TYPES:
-                raise self._error(f"{block_path}.type", "unknown content type" + _named(kind))
+                raise self._error(f"{block_path}.type", "unknown content type" + _named(kind)
+                                  + f" (expected one of {_listed(_CONTENT_TYPES)}; a type of "
+                                  "a newer Inspect needs a newer TraceCite)")
             if kind != "text":
                 blocks.append(_Block(block_path, None, None))
                 continue
@@ -368,7 +370,9 @@ class SampleReader:
         citation = object_at(value, self._place, path)
         kind = citation.get("type")
         if not isinstance(kind, str) or kind not in _CITATION_TYPES:
-            raise self._error(f"{path}.type", "unknown citation type" + _named(kind))
+            raise self._error(f"{path}.type", "unknown citation type" + _named(kind)
+                              + f" (expected one of {_listed(_CITATION_TYPES)}; a type of a "
+                              "newer Inspect needs a newer TraceCite)")
         url = None
         if kind == "url":
             url = self._resolved(string_at(citation, "url", self._place, path), f"{path}.url")
@@ -492,6 +496,10 @@ def _is_span(value: object) -> bool:
 
 def _is_index(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _listed(words: frozenset[str]) -> str:
+    return ", ".join(sorted(words))
 
 
 def _named(value: object) -> str:
