@@ -20,6 +20,8 @@ linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
    one ``check --evidence``; a 1.6 MB zip bomb imported, 1M findings, 2M sources on one line
    vs their bounds
 9. the fast extra: corpus visible text with lexbor vs html5lib (goal ≥ 5×)
+10. import at scale: ``import anthropic`` of a JSONL of 200,000 exchanges, a trace each, vs
+    decoding its lines
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import bench_diagnosis
 import bench_evidence
 import bench_fast
 import bench_faults
+import bench_import
 import bench_jobs
 import bench_memory
 import bench_startup
@@ -69,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,8,9",
-                        help="figures to run (1 to 9), e.g. 2,3")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10",
+                        help="figures to run (1 to 10), e.g. 2,3")
     args = parser.parse_args(argv)
     chosen = {int(x) for x in args.only.split(",") if x.strip()}
     quick = args.quick
@@ -109,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             report_mb=30 if quick else 150, repeats=1 if quick else 3, log=log)),
         9: ("the fast extra", lambda: bench_fast.figure(
             repeats=1 if quick else 3, limit=30 if quick else None, log=log)),
+        10: ("import at scale", lambda: bench_import.figure(
+            exchanges=10_000 if quick else 200_000, repeats=1, log=log)),
     }
     failed = False
     for number in sorted(chosen):

@@ -77,9 +77,9 @@ def test_char_location_cites_a_plain_text_document_of_the_request() -> None:
     run = one_run(FIXTURES / "char_location.json")
     assert run.run_id == "msg_01CharLocation" and run.name == "char_location"
     assert [(c.call_id, c.tool, c.ok) for c in run.calls] == [(REQUEST_CALL, REQUEST_CALL, True)]
-    # The URI is the document's context, which wins over its title.
-    assert sources(run) == {"document-0": ("https://example.test/colours",
-                                           "The grass is green. The sky is blue.")}
+    # Neither the document's context nor its title is its URI (metadata; the title is kept).
+    assert sources(run) == {"document-0": ("document:0", "The grass is green. The sky is blue.")}
+    assert run.calls[0].sources[0].title == "Colours"
     # The thinking block and the uncited text block are no claims; the cited text keeps no
     # trailing space (the API's range includes it, its cited_text need not).
     assert [c.text for c in run.claims] == ["the grass is green"]
@@ -89,10 +89,10 @@ def test_char_location_cites_a_plain_text_document_of_the_request() -> None:
 def test_content_block_location_cites_a_custom_content_document() -> None:
     run = one_run(FIXTURES / "content_block_location.json")
     assert sources(run) == {
-        # No context: the title is the URI, and without either, document:N.
-        "document-0": ("Unrelated", "An unrelated first document."),
-        "document-1": ("https://example.test/tides",
-                       "Tides follow the moon.\nSpring tides come twice a month."),
+        # A title is no URI; the blocks are concatenated, as the API joins them.
+        "document-0": ("document:0", "An unrelated first document."),
+        "document-1": ("document:1",
+                       "Tides follow the moon.Spring tides come twice a month."),
     }
     assert quotes(run) == [[("document-1", "Spring tides come twice a month.")]]
 
@@ -112,7 +112,7 @@ def test_search_result_location_counts_the_request_and_tool_results_in_order() -
         "search-result-0": ("https://example.test/kb/intro",
                             "The product ships in three editions."),
         "search-result-1": ("https://example.test/kb/warranty",
-                            "Every edition has a two-year warranty.\n"
+                            "Every edition has a two-year warranty."
                             "Batteries are covered for one year."),
     }
     # The earlier assistant turn is history: its text is no claim.
@@ -261,24 +261,28 @@ DOCUMENT = "request.messages.0.content.0"
 
 BAD: list[tuple[str, str, Change, str, str]] = [
     # (fixture, what, change, JSON path, words of the message)
-    ("char_location", "base64 PDF", _set(f"{DOCUMENT}.source", {
+    ("char_location", "cited base64 PDF", _set(f"{DOCUMENT}.source", {
         "type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"}),
-     "$.request.messages[0].content[0].source", "PDF/base64 document: no PDF text extraction"),
-    ("char_location", "URL PDF", _set(f"{DOCUMENT}.source", {
+     "$.response.content[2].citations[0]",
+     "a citation of a PDF document (document_index 0): importing PDF text needs PDF support"),
+    ("char_location", "cited URL PDF", _set(f"{DOCUMENT}.source", {
         "type": "url", "url": "https://example.test/a.pdf"}),
-     "$.request.messages[0].content[0].source", "no PDF text extraction"),
-    ("web_fetch", "fetched PDF", _set("response.content.3.content.content.source", {
+     "$.response.content[2].citations[0]", "needs PDF support"),
+    ("web_fetch", "cited fetched PDF", _set("response.content.3.content.content.source", {
         "type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"}),
-     "$.response.content[3].content.content.source", "no PDF text extraction"),
-    ("char_location", "page_location", _set(CITATION, {
+     "$.response.content[4].citations[0]", "needs PDF support"),
+    ("char_location", "page_location of a text document", _set(CITATION, {
         "type": "page_location", "cited_text": "x", "document_index": 0,
         "start_page_number": 1, "end_page_number": 2}),
-     "$.response.content[2].citations[0]", "page_location citation of a PDF"),
-    ("char_location", "unknown block", _set("response.content.1.type", "widget"),
-     "$.response.content[1].type", "unknown block type 'widget'"),
-    ("char_location", "unknown block, named with input text", _set("response.content.1.type",
-                                                                   SECRET),
-     "$.response.content[1].type", "unknown block type at"),
+     "$.response.content[2].citations[0]",
+     "a page_location citation of a plain text document: expected char_location"),
+    ("char_location", "citations in an unknown block", _set("response.content.2.type",
+                                                            "widget"),
+     "$.response.content[2].citations",
+     "citations in a block of a kind TraceCite does not know ('widget' block)"),
+    ("char_location", "citations in an unknown block, named with input text",
+     _set("response.content.2.type", SECRET),
+     "$.response.content[2].citations", "of a kind TraceCite does not know (block)"),
     ("char_location", "unknown citation", _set(f"{CITATION}.type", "span_location"),
      "$.response.content[2].citations[0].type", "unknown citation type 'span_location'"),
     ("char_location", "unknown document source", _set(f"{DOCUMENT}.source.type", "Text"),
@@ -309,7 +313,8 @@ BAD: list[tuple[str, str, Change, str, str]] = [
      "$.response.content[0].citations[0].source", "not the source of the search result"),
     ("web_search_result_location", "URL of no result", _set(
         "response.content.3.citations.0.url", "https://example.test/elsewhere"),
-     "$.response.content[3].citations[0].url", "no web search result has this url"),
+     "$.response.content[3].citations[0].url",
+     "no web search result or fetched page has this url"),
     ("web_search_result_location", "result for no call", _set(
         "response.content.2.tool_use_id", "srvtoolu_01Nobody"),
      "$.response.content[2].tool_use_id", "a result for no earlier tool call"),
@@ -392,7 +397,7 @@ def test_what_cannot_be_imported_is_tc107_at_its_json_path(
     ("", None, "holds no exchange"),
     ("  \n\n", None, "holds no exchange"),
     ("[]", None, "holds no exchange"),
-    ("42", None, "must be a JSON object or a list of them, not a number"),
+    ("42", None, "expected an exchange {request, response}, a Message .* not a number"),
     ('{\n  "request": {},\n  "response": \n}\n', 4, "not valid JSON"),
     ("[" * 100_000 + "]" * 100_000, None, "nested too deeply"),
 ])
@@ -421,9 +426,9 @@ def test_jsonl_problems_name_their_line(tmp_path: Path) -> None:
 
 def test_a_list_names_the_exchange_by_its_index(tmp_path: Path) -> None:
     bad = fixture("web_fetch")
-    bad["response"]["content"][4]["citations"][0]["type"] = "page_location"
+    bad["response"]["content"][4]["citations"][0]["type"] = "span_location"
     finding = refusal(write(tmp_path, [fixture("char_location"), bad]), 2)
-    assert finding.message.endswith(" at $[1].response.content[4].citations[0]")
+    assert finding.message.endswith(" at $[1].response.content[4].citations[0].type")
     assert finding.line is None
 
 

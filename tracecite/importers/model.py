@@ -46,6 +46,8 @@ class ImportedSource:
     """Why every read of it failed: a source the answer cites though the run never read it has
     ``content`` None and this (docs/guides/importers.md); ``check --evidence`` makes its citations
     TC204."""
+    title: str | None = None
+    """The title the vendor gives it (metadata, never its ``uri``)."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,8 @@ def _source(source: ImportedSource) -> dict[str, object]:
     out: dict[str, object] = {"id": source.id, "uri": source.uri, "content": source.content}
     if source.captured_at is not None:
         out["captured_at"] = source.captured_at
+    if source.title is not None:
+        out["title"] = source.title
     if source.error is not None:
         out["error"] = source.error
     return out
