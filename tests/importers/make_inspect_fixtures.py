@@ -6,11 +6,12 @@ the model's outputs are built here with inspect_ai's own types (``ModelOutput``,
 ``ContentToolUse``, ``ContentDocument``), each with its token ``usage`` set (counting tokens would
 download an encoding). Custom tools "fetch" pages: they return text or fail. The task runs two
 epochs, one sample ends in an error, and the log is written as ``.eval`` and as ``.json``, and
-converted with ``inspect log convert``.
+converted with ``inspect log convert`` and printed with ``inspect log dump``.
 
     python tests/importers/make_inspect_fixtures.py OUT_DIR
 
-writes ``research.eval``, ``research.json``, ``converted.json`` and ``anthropic.eval`` (two
+writes ``research.eval``, ``research.json``, ``converted.json``, ``dumped.json`` (what
+``inspect log dump`` prints of the ``.eval``) and ``anthropic.eval`` (two
 samples run by Inspect's own Anthropic provider against a loopback stand-in of the Messages
 API: a web fetch and a text document, each cited by ``char_location``) into OUT_DIR (the committed
 fixtures are made with OUT_DIR = tests/importers/fixtures/inspect/real). The test
@@ -327,6 +328,9 @@ def generate_logs(out: Path) -> None:
                         str(out / f"{TASK}.eval"), "--to", "json", "--output-dir",
                         str(converted)], check=True, capture_output=True, cwd=work)
         shutil.copyfile(next(converted.glob("*.json")), out / "converted.json")
+        with open(out / "dumped.json", "wb") as dumped:  # what `inspect log dump` prints
+            subprocess.run([str(Path(sys.executable).parent / "inspect"), "log", "dump",
+                            str(out / f"{TASK}.eval")], check=True, stdout=dumped, cwd=work)
 
 
 if __name__ == "__main__":

@@ -228,7 +228,7 @@ def test_fresh_logs_of_the_current_inspect_ai_import_as_the_committed_ones(
     subprocess.run([sys.executable, str(GENERATOR), str(fresh)], cwd=tmp_path, env=env,
                    check=True, capture_output=True, timeout=240)
     committed = comparable(REAL / "research.eval")
-    for name in ("research.eval", "research.json", "converted.json"):
+    for name in ("research.eval", "research.json", "converted.json", "dumped.json"):
         assert comparable(fresh / name) == committed, name
     assert comparable(fresh / "anthropic.eval") == comparable(REAL / "anthropic.eval")
 
