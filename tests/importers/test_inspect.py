@@ -544,6 +544,7 @@ def test_a_bad_member_is_named(tmp_path: Path, data: bytes, what: str) -> None:
     error = unsupported(archive_with(tmp_path, "samples/1_epoch_2.json", data))
     assert error.json_path == "samples/1_epoch_2.json: $"
     assert what in error.finding.message
+    assert error.label == "the sample of member samples/1_epoch_2.json"  # its id is unknown
 
 
 def test_an_unknown_citation_type_is_located_in_its_member(tmp_path: Path) -> None:

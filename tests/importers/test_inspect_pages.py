@@ -323,3 +323,10 @@ def test_a_json_log_past_the_bound_is_refused_unread(tmp_path: Path) -> None:
     message = caught.value.finding.message
     assert f"the log is too large: past the bound of {size - 1} bytes" in message
     assert "save it as a .eval log" in message
+
+
+def test_a_sample_without_an_id_is_named_by_where_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps({"eval": {"task": "t"}, "samples": [
+        {"id": None, "epoch": 1, "messages": []}]}), encoding="utf-8")
+    assert refused(path).label == "the sample at $.samples[0]"

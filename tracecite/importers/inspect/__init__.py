@@ -95,6 +95,7 @@ _AS_WRITTEN = "give the log as Inspect wrote it"
 _RUN_FIRST = "give the log of an eval that ran its samples"
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}\Z")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_MEMBER_NAME = re.compile(r"[A-Za-z0-9._/-]{1,200}")
 
 
 def read_runs(path: Path, display: str, *,
@@ -184,7 +185,7 @@ def _archive_runs(opened: BinaryIO, display: str, max_bytes: int) -> Iterator[Ru
             try:
                 sample = _parse(data, member_place)
             except Unsupported as exc:
-                yield RefusedRun(f"the sample of member {_safe(info.filename)}", exc.finding)
+                yield RefusedRun(_member_label(info.filename), exc.finding)
                 continue
             # The member's bytes are freed once decoded (_parse), its JSON once the run is
             # made of it, before the run is written.
@@ -200,8 +201,8 @@ def _outcome(place: Place, root: str, sample: object, label: str,
         reader = SampleReader(place, root, sample)
         sample_id, epoch = reader.who()
     except Unsupported as exc:
-        where = root if place.member is None else place.member
-        return RefusedRun(f"the sample at {_safe(where)}", exc.finding)
+        label = f"the sample at {root}" if place.member is None else _member_label(place.member)
+        return RefusedRun(label, exc.finding)
     who = f"sample {_safe(str(sample_id))} epoch {epoch}"
     if reader.errored:
         return SkippedRun(who, Finding(
@@ -213,6 +214,14 @@ def _outcome(place: Place, root: str, sample: object, label: str,
                           names.name(str(sample_id), epoch))
     except Unsupported as exc:
         return RefusedRun(who, exc.finding)
+
+
+def _member_label(name: str) -> str:
+    """A refused run named by its archive member: the member's name when it is a plain path
+    (it is input text, so anything else is not shown)."""
+    if _MEMBER_NAME.fullmatch(name):
+        return f"the sample of member {name}"
+    return "a sample member of an unusual name"
 
 
 def _parse(data: bytearray, place: Place) -> object:
