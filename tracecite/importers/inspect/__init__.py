@@ -116,19 +116,28 @@ def read_runs(path: Path, display: str, *,
             archive = path.suffix == ".eval" or (
                 path.suffix != ".json" and opened.read(len(ZIP_MAGIC)) == ZIP_MAGIC)
             opened.seek(0)
-            # Never more than the bound and one byte: a log past it is not read whole.
-            data = b"" if archive else opened.read(max_member_bytes + 1)
         except OSError as exc:
             raise TraceCiteError(unreadable(display, exc)) from None
         if archive:
             yield from _archive_runs(opened, display, max_member_bytes)
-        elif len(data) > max_member_bytes:
-            raise Place(display).error("$", f"the log is too large: past the bound of "
-                                       f"{max_member_bytes} bytes (--max-member-bytes); "
-                                       "save it as a .eval log (inspect log convert --to "
-                                       "eval), whose samples are read one at a time")
         else:
-            yield from _json_runs(data, display)
+            # The log's bytes are held by _json_runs alone, which frees them once decoded.
+            yield from _json_runs(_capped(opened, display, max_member_bytes), display)
+
+
+def _capped(opened: BinaryIO, display: str, max_bytes: int) -> bytes:
+    """A JSON log's bytes, never more than ``max_bytes`` and one read: a log past the bound is
+    TC107 "too large", not read whole."""
+    try:
+        data = opened.read(max_bytes + 1)
+    except OSError as exc:
+        raise TraceCiteError(unreadable(display, exc)) from None
+    if len(data) > max_bytes:
+        raise Place(display).error("$", f"the log is too large: past the bound of {max_bytes} "
+                                   "bytes (--max-member-bytes); save it as a .eval log "
+                                   "(inspect log convert --to eval), whose samples are read "
+                                   "one at a time")
+    return data
 
 
 def _json_runs(data: bytes, display: str) -> Iterator[RunOutcome]:
