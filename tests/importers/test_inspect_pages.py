@@ -330,3 +330,35 @@ def test_a_sample_without_an_id_is_named_by_where_it_is(tmp_path: Path) -> None:
     path.write_text(json.dumps({"eval": {"task": "t"}, "samples": [
         {"id": None, "epoch": 1, "messages": []}]}), encoding="utf-8")
     assert refused(path).label == "the sample at $.samples[0]"
+
+
+def test_a_json_log_past_the_bound_is_read_no_further_than_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracecite.importers.inspect as inspect_importer
+
+    path = log_of(tmp_path, sample(user(), final(url_cite())))
+    real_open = inspect_importer.open_input
+    asked: list[int] = []
+
+    class Counting:
+        def __init__(self, opened: Any) -> None:
+            self._opened = opened
+
+        def read(self, size: int = -1) -> bytes:
+            asked.append(size)
+            data: bytes = self._opened.read(size)
+            return data
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._opened, name)
+
+        def __enter__(self) -> Counting:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self._opened.close()
+
+    monkeypatch.setattr(inspect_importer, "open_input", lambda p: Counting(real_open(p)))
+    with pytest.raises(Unsupported):
+        outcomes(path, max_member_bytes=10)
+    assert asked == [11]  # the bound and one byte, never the whole file (-1)

@@ -201,15 +201,20 @@ class TraceValidator(FieldChecker):
     def read_error(self, source: dict[str, Any], source_id: str, line: int, where: str) -> None:
         """Check a source's optional ``error`` (why every read of it failed; null: none) and
         note a source without content that has one (docs/guides/traces.md)."""
-        value = source["error"]
-        if value is None:
-            return
-        if not isinstance(value, str):
-            self.problem(Code.TRACE_WRONG_TYPE, f"field {where}.error must be a string or null, "
-                                                f"not {json_type_of(value)}", line)
-            return
-        if source.get("content") is None:
+        if (self.optional_string(source, "error", line, where) is not None
+                and source.get("content") is None):
             self.unread.add(source_id)
+
+    def optional_string(self, source: dict[str, Any], key: str, line: int,
+                        where: str) -> str | None:
+        """A source's optional field that is a string or null (None); anything else is TC123
+        and None."""
+        value = source[key]
+        if value is None or isinstance(value, str):
+            return value
+        self.problem(Code.TRACE_WRONG_TYPE, f"field {where}.{key} must be a string or null, "
+                                            f"not {json_type_of(value)}", line)
+        return None
 
     def answer(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None) -> None:
         """Check the answer (``draft``: its claims, if read ahead) and keep its citations."""

@@ -352,9 +352,7 @@ class SampleReader:
             block = object_at(value, self._place, block_path)
             kind = block.get("type")
             if not isinstance(kind, str) or kind not in _CONTENT_TYPES:
-                raise self._error(f"{block_path}.type", "unknown content type" + _named(kind)
-                                  + f" (expected one of {_listed(_CONTENT_TYPES)}; a type of "
-                                  "a newer Inspect needs a newer TraceCite)")
+                raise self._error(f"{block_path}.type", _unknown("content", kind, _CONTENT_TYPES))
             if kind != "text":
                 blocks.append(_Block(block_path, None, None))
                 continue
@@ -370,9 +368,7 @@ class SampleReader:
         citation = object_at(value, self._place, path)
         kind = citation.get("type")
         if not isinstance(kind, str) or kind not in _CITATION_TYPES:
-            raise self._error(f"{path}.type", "unknown citation type" + _named(kind)
-                              + f" (expected one of {_listed(_CITATION_TYPES)}; a type of a "
-                              "newer Inspect needs a newer TraceCite)")
+            raise self._error(f"{path}.type", _unknown("citation", kind, _CITATION_TYPES))
         url = None
         if kind == "url":
             url = self._resolved(string_at(citation, "url", self._place, path), f"{path}.url")
@@ -498,8 +494,10 @@ def _is_index(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _listed(words: frozenset[str]) -> str:
-    return ", ".join(sorted(words))
+def _unknown(what: str, kind: object, known: frozenset[str]) -> str:
+    """A type tag TraceCite does not know, with the ones it does."""
+    return (f"unknown {what} type{_named(kind)} (expected one of {', '.join(sorted(known))}; "
+            "a type of a newer Inspect needs a newer TraceCite)")
 
 
 def _named(value: object) -> str:
