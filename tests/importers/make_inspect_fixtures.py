@@ -1,23 +1,23 @@
 """Make the Inspect AI fixtures of tests/importers/fixtures/inspect/real/ with the real library.
 
-Runs one task with ``inspect_ai.eval`` on ``mockllm/model``, offline and without any API key:
+Runs a task with ``inspect_ai.eval`` on ``mockllm/model``, offline and without any API key:
 the model's outputs are built here with inspect_ai's own types (``ModelOutput``,
 ``ContentText`` with ``UrlCitation`` / ``DocumentCitation`` / ``ContentCitation``,
 ``ContentToolUse``, ``ContentDocument``), each with its token ``usage`` set (counting tokens would
 download an encoding). Custom tools "fetch" pages: they return text or fail. The task runs two
-epochs, one sample ends in an error, and the log is written as ``.eval`` and as ``.json``, and
-converted with ``inspect log convert`` and printed with ``inspect log dump``.
+epochs, one sample ends in an error, and the log is written as ``.eval`` and as ``.json``,
+converted with ``inspect log convert`` and printed with ``inspect log dump``. A second task
+runs two samples through Inspect's own Anthropic provider, talking to a loopback stand-in of the
+Messages API: a web fetch and a text document, each cited by ``char_location``.
 
     python tests/importers/make_inspect_fixtures.py OUT_DIR
 
-writes ``research.eval``, ``research.json``, ``converted.json``, ``dumped.json`` (what
-``inspect log dump`` prints of the ``.eval``) and ``anthropic.eval`` (two
-samples run by Inspect's own Anthropic provider against a loopback stand-in of the Messages
-API: a web fetch and a text document, each cited by ``char_location``) into OUT_DIR (the committed
-fixtures are made with OUT_DIR = tests/importers/fixtures/inspect/real). The test
-``test_inspect_real.py`` runs this again in a temporary directory and checks that the importer
-makes the same of the fresh logs as of the committed ones, so an Inspect release that changes a
-shape the importer reads turns it red.
+writes ``research.eval``, ``research.json``, ``converted.json``, ``dumped.json`` and
+``anthropic.eval`` into OUT_DIR; the committed fixtures are the two ``.eval`` logs and
+``research.json`` gzipped (docs/development.md). The test ``test_inspect_real.py`` runs this
+again in a temporary directory and checks that the importer makes the same of the fresh logs as
+of the committed ones, so an Inspect release that changes a shape the importer reads turns it
+red.
 """
 
 from __future__ import annotations

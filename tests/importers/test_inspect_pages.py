@@ -362,3 +362,21 @@ def test_a_json_log_past_the_bound_is_read_no_further_than_it(
     with pytest.raises(Unsupported):
         outcomes(path, max_member_bytes=10)
     assert asked == [11]  # the bound and one byte, never the whole file (-1)
+
+
+def test_a_fetched_url_that_looks_like_a_document_is_one_source(tmp_path: Path) -> None:
+    use = fetch_use("document:0", fetched("document:0", {"type": "text",
+                                                         "media_type": "text/plain",
+                                                         "data": TEXT}))
+    run = only_run(log_of(tmp_path, sample(user(), final(doc_cite(0), before=(use,)))))
+    ids = [s.id for call in run.calls for s in call.sources]
+    assert len(ids) == len(set(ids)) == 1
+    assert [call.tool for call in run.calls] == ["web_fetch"]
+
+
+def test_a_fetch_time_that_is_no_rfc_3339_date_is_not_kept(tmp_path: Path) -> None:
+    result = fetched(PAGE, {"type": "text", "media_type": "text/plain", "data": TEXT})
+    result["content"]["retrieved_at"] = "yesterday"
+    run = only_run(log_of(tmp_path, sample(user(), final(url_cite(),
+                                                         before=(fetch_use(PAGE, result),)))))
+    assert run.calls[0].sources[0].captured_at is None

@@ -70,6 +70,9 @@ class _Document:
 
     source: ImportedSource | None
     missing: str | None = None
+    given: bool = False
+    """Whether it is a document the model was given (a source of the ``documents`` call),
+    not one it fetched (a source of its fetch)."""
 
 
 class SampleReader:
@@ -143,8 +146,7 @@ class SampleReader:
             for source in result.sources:
                 sources.captured(source)
             run_calls.append(ImportedCall(call_id, tool, result.ok, tuple(result.sources)))
-        documents = tuple(d.source for d in self._documents
-                          if d.source is not None and d.source.uri.startswith("document:"))
+        documents = tuple(d.source for d in self._documents if d.given and d.source is not None)
         if documents:
             run_calls.append(ImportedCall(self._own_call(_DOCUMENTS_CALL), _DOCUMENTS_CALL,
                                           True, documents))
@@ -219,7 +221,7 @@ class SampleReader:
         source = None
         if text.text is not None:
             source = self._source(f"document:{len(self._documents)}", text.text)
-        self._documents.append(_Document(source, text.missing))
+        self._documents.append(_Document(source, text.missing, given=True))
 
     def _tool_use(self, block: dict[str, object], path: str) -> None:
         """A provider's own tool use (``tool_use`` content) is a call with its result: the
