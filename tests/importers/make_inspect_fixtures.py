@@ -7,8 +7,10 @@ the model's outputs are built here with inspect_ai's own types (``ModelOutput``,
 download an encoding). Custom tools "fetch" pages: they return text or fail. The task runs two
 epochs, one sample ends in an error, and the log is written as ``.eval`` and as ``.json``,
 converted with ``inspect log convert`` and printed with ``inspect log dump``. A second task
-runs two samples through Inspect's own Anthropic provider, talking to a loopback stand-in of the
-Messages API: a web fetch and a text document, each cited by ``char_location``.
+runs samples through Inspect's own Anthropic provider, talking to a loopback stand-in of the
+Messages API: a web fetch and a text document, each cited by ``char_location``; a web search,
+and a web search whose result the same response also fetched, each cited by
+``web_search_result_location``.
 
     python tests/importers/make_inspect_fixtures.py OUT_DIR
 
@@ -222,16 +224,28 @@ ANTHROPIC_TEXT = "The council met on Monday. It approved the new library by seve
 
 
 def _anthropic_message(prompt: str) -> dict[str, Any]:
-    """What the stand-in Messages API answers: a web fetch and a text block citing the fetched
-    document by ``char_location`` (for ``fetch``), or the request's text document (else)."""
+    """What the stand-in Messages API answers: a text block citing the fetched document by
+    ``char_location`` after a web fetch (``fetch``), the request's text document
+    (``document``), or a search result by ``web_search_result_location`` after a web search
+    (``search``), and a fetch of that result (``search-fetch``)."""
     quote = "It approved the new library by seven votes to two."
     start = ANTHROPIC_TEXT.index(quote)
     location = {"type": "char_location", "cited_text": quote, "document_index": 0,
                 "document_title": "Minutes", "start_char_index": start,
                 "end_char_index": start + len(quote)}
     content: list[dict[str, Any]] = []
-    if prompt.startswith("fetch"):
+    if prompt.startswith("search"):
         content = [
+            {"type": "server_tool_use", "id": "srvtoolu_02", "name": "web_search",
+             "input": {"query": "council library vote"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_02", "content": [
+                {"type": "web_search_result", "url": ANTHROPIC_PAGE, "title": "Minutes",
+                 "encrypted_content": "RW5jcnlwdGVkIHJlc3VsdA==", "page_age": "2 days ago"}]}]
+        location = {"type": "web_search_result_location", "cited_text": quote,
+                    "url": ANTHROPIC_PAGE + "/", "title": "Minutes",
+                    "encrypted_index": "RW5jcnlwdGVkIGluZGV4"}
+    if prompt.startswith(("fetch", "search-fetch")):
+        content += [
             {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_fetch",
              "input": {"url": ANTHROPIC_PAGE}},
             {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_01",
@@ -292,6 +306,9 @@ def _anthropic_task() -> Any:
                               citations=True)
     return Task(dataset=[
         Sample(id="fetch", input=[ChatMessageUser(content="fetch: what did the council do?")]),
+        Sample(id="search", input=[ChatMessageUser(content="search: what did the council do?")]),
+        Sample(id="search-fetch", input=[ChatMessageUser(
+            content="search-fetch: what did the council do?")]),
         Sample(id="document", input=[ChatMessageUser(content=[
             ContentText(text="document: what did the council do?"), minutes])]),
     ], solver=[generate()], name="anthropic")

@@ -7,9 +7,10 @@ Each sample is one shape: a fetch cited through a URL of the same page, a URL in
 another name, a fetch that failed, an Anthropic web fetch cited by document index, text
 documents cited by document and content citations, a cited PDF, an uncited answer, span
 citations and a sample that crashed; two epochs of each. The slow test runs the generator again
-and checks that the importer makes the same of the fresh logs. ``anthropic.eval`` holds two
+and checks that the importer makes the same of the fresh logs. ``anthropic.eval`` holds
 samples that Inspect's own Anthropic provider made of a loopback stand-in's Messages API
-responses: a web fetch and a text document, each cited by ``char_location``."""
+responses: a web fetch and a text document, each cited by ``char_location``, and a web search,
+alone and with a fetch of its result, cited by ``web_search_result_location``."""
 
 from __future__ import annotations
 
@@ -233,15 +234,20 @@ def test_fresh_logs_of_the_current_inspect_ai_import_as_the_committed_ones(
     assert comparable(fresh / "anthropic.eval") == comparable(REAL / "anthropic.eval")
 
 
-@pytest.mark.parametrize(("sample", "tool"), [("fetch", "web_fetch"), ("document", "documents")])
-def test_inspects_anthropic_provider_keeps_the_text_its_citations_quote(sample: str,
-                                                                       tool: str) -> None:
-    """Inspect's own Anthropic provider made these samples of the Messages API's blocks (a web
-    fetch; a text document), both cited by ``char_location``: the quote is checked against the
-    document's text, where it was TC107 "the log does not keep the document text"."""
-    found = outcomes(REAL / "anthropic.eval")
-    imported = run(found, f"{sample}/1")
+@pytest.mark.parametrize(("sample", "uri", "content", "tools"), [
+    ("fetch", ANTHROPIC_PAGE, ANTHROPIC_TEXT, ["web_fetch"]),
+    ("document", "document:0", ANTHROPIC_TEXT, ["documents"]),
+    ("search", ANTHROPIC_PAGE, None, ["web_search"]),
+    ("search-fetch", ANTHROPIC_PAGE, ANTHROPIC_TEXT, ["web_search", "web_fetch"]),
+])
+def test_inspects_anthropic_provider_keeps_the_text_its_citations_quote(
+        sample: str, uri: str, content: str | None, tools: list[str]) -> None:
+    """Inspect's own Anthropic provider made these samples of the Messages API's blocks. A web
+    fetch and a text document cited by ``char_location``: the quote is checked against the
+    document's text (it was TC107 "the log does not keep the document text"). A search result
+    cited by ``web_search_result_location`` has no text (checked live), unless the same
+    response fetched that page: then the fetched text, though the citation's URL ends in ``/``."""
+    imported = run(outcomes(REAL / "anthropic.eval"), f"{sample}/1")
     assert cited(imported) == [
-        (ANTHROPIC_PAGE if sample == "fetch" else "document:0", ANTHROPIC_TEXT, None,
-         "It approved the new library by seven votes to two.")]
-    assert [call.tool for call in imported.calls] == [tool]
+        (uri, content, None, "It approved the new library by seven votes to two.")]
+    assert [call.tool for call in imported.calls] == tools
