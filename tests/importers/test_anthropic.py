@@ -1,8 +1,9 @@
 """The Anthropic importer: each citation kind of the Messages API, and every input it refuses.
 
 The fixtures under fixtures/anthropic/ are written by hand in the shapes of the Anthropic SDK's
-types (``TextBlock``, ``CitationCharLocation``, ``WebFetchToolResultBlock``, …); the bad inputs
-are those fixtures with one element changed.
+types (``TextBlock``, ``CitationCharLocation``, ``WebFetchToolResultBlock``, …; that the SDK
+accepts them is tested in test_anthropic_sdk.py, beside the fixtures the SDK itself writes); the
+bad inputs are those fixtures with one element changed.
 """
 
 from __future__ import annotations
@@ -284,15 +285,19 @@ BAD: list[tuple[str, str, Change, str, str]] = [
      _set("response.content.2.type", SECRET),
      "$.response.content[2].citations", "of a kind TraceCite does not know (block)"),
     ("char_location", "unknown citation", _set(f"{CITATION}.type", "span_location"),
-     "$.response.content[2].citations[0].type", "unknown citation type 'span_location'"),
+     "$.response.content[2].citations[0].type",
+     "unknown citation type 'span_location': expected char_location, content_block_location, "
+     "page_location, search_result_location or web_search_result_location"),
     ("char_location", "unknown document source", _set(f"{DOCUMENT}.source.type", "Text"),
-     "$.request.messages[0].content[0].source.type", "unknown document source type at"),
+     "$.request.messages[0].content[0].source.type",
+     "unknown document source type: expected text, content, file, base64 or url at"),
     ("char_location", "missing cited_text", _delete(f"{CITATION}.cited_text"),
      "$.response.content[2].citations[0].cited_text", "a required field is missing"),
     ("char_location", "missing document data", _delete(f"{DOCUMENT}.source.data"),
      "$.request.messages[0].content[0].source.data", "a required field is missing"),
     ("char_location", "index as a string", _set(f"{CITATION}.document_index", "0"),
-     "$.response.content[2].citations[0].document_index", "wrong JSON type (a string)"),
+     "$.response.content[2].citations[0].document_index",
+     "wrong JSON type (a string; expected an integer)"),
     ("char_location", "index as a boolean", _set(f"{CITATION}.document_index", False),
      "$.response.content[2].citations[0].document_index", "wrong JSON type"),
     ("char_location", "negative index", _set(f"{CITATION}.document_index", -1),
@@ -328,7 +333,7 @@ BAD: list[tuple[str, str, Change, str, str]] = [
                                                                "\udfff"),
      "$.response.content[1].text", "cannot be written as UTF-8"),
     ("char_location", "citations not a list", _set("response.content.2.citations", {}),
-     "$.response.content[2].citations", "wrong JSON type (an object)"),
+     "$.response.content[2].citations", "wrong JSON type (an object; expected a list)"),
     ("char_location", "messages not a list", _set("request.messages", "hello"),
      "$.request.messages", "wrong JSON type"),
     ("char_location", "content not blocks", _set("response.content", [1]),
@@ -345,11 +350,11 @@ BAD: list[tuple[str, str, Change, str, str]] = [
         "request.messages.2.content.0.is_error", True),
      "$.request.messages[2].content[0]", "an error result that carries sources"),
     ("char_location", "message content a number", _set("request.messages.0.content", 5),
-     "$.request.messages[0].content", "wrong JSON type (a number)"),
+     "$.request.messages[0].content", "wrong JSON type (a number; expected a list or a string)"),
     ("char_location", "a response from the user", _set("response.role", "user"),
      "$.response.role", "the response is not an assistant message"),
     ("char_location", "unknown role", _set("request.messages.0.role", "robot"),
-     "$.request.messages[0].role", "unknown role"),
+     "$.request.messages[0].role", "unknown role: expected user or assistant"),
     ("web_fetch", "lone surrogate in a string message", _set("request.messages.0.content",
                                                              "\udfff"),
      "$.request.messages[0].content", "a string that cannot be written as UTF-8"),
@@ -442,3 +447,31 @@ def test_a_missing_or_non_utf8_file_is_tc101_or_tc102(tmp_path: Path) -> None:
     with pytest.raises(TraceCiteError) as raised:
         runs_of(path)
     assert (raised.value.finding.code, raised.value.finding.line) == (Code.INPUT_NOT_UTF8, 1)
+
+
+def test_jsonl_is_read_a_line_at_a_time(tmp_path: Path) -> None:
+    """Each exchange of a JSONL is read when it is reached: the runs before a line that is not
+    UTF-8 come out before that line's TC102 (line and column), which the whole file's text
+    would have given first."""
+    good = json.dumps(fixture("char_location")).encode()
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(good + b"\n\n" + good + b'\n{"request": "caf\xe9"}\n')
+    outcomes = read_runs(path, "runs.jsonl")
+    assert isinstance(next(outcomes), ImportedRun)
+    assert isinstance(next(outcomes), ImportedRun)
+    with pytest.raises(TraceCiteError) as raised:
+        next(outcomes)
+    finding = raised.value.finding
+    assert (finding.code, finding.file, finding.line, finding.column) == (
+        Code.INPUT_NOT_UTF8, "runs.jsonl", 4, 17)
+
+
+def test_a_document_keeps_its_line_numbers_and_its_bom(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('\ufeff\n\n{\n  "request": {},\n\n  "response": \n}\n', encoding="utf-8")
+    with pytest.raises(Unsupported, match="not valid JSON") as raised:
+        runs_of(path)
+    assert raised.value.finding.line == 7
+    path.write_text("\ufeff" + json.dumps(fixture("char_location"), indent=1),
+                    encoding="utf-8")
+    assert len(runs_of(path)) == 1

@@ -74,6 +74,12 @@ def test_a_refused_run_is_tc107_naming_it_while_the_others_are_written(tmp_path:
          "exchange 2: no document has this index at $.response.content[0]", 2),
         (Code.IMPORT_SKIPPED, "exchange 3: the batch entry errored", 3)]
     assert report.exit_code == 1
+    # The runs written are said beside the failure.
+    assert str(verdict(report)) == (
+        "failed: 1 element that cannot be imported; 2 runs imported (2 citations); quotes are "
+        "checked with tracecite check --evidence, verify-urls or verify-files; 1 run not "
+        "written: the answer cites nothing; 1 run not imported; 1 run without an answer; 3 "
+        "unknown blocks ignored: nothing cites them; 1 warning: 1 run skipped")
     s = report.summary
     assert (s.runs, s.citations, s.uncited, s.refused, s.skipped, s.ignored_blocks) == (
         2, 2, 1, 1, 1, 3)
@@ -174,6 +180,19 @@ def test_the_summary_members_go_through_json_and_the_verdict() -> None:
         del doc["summary"][key]
     assert read_report(doc).summary.uncited == 0
     assert str(verdict(Report("import", (), summary))).endswith(
-        "3 runs not written: the answer cites nothing; 5 runs not importable (TC107, or TC108 "
-        "with --skip-unsupported); 6 runs skipped: no answer (TC108); 4 unknown blocks ignored: "
-        "nothing cites them")
+        "3 runs not written: the answer cites nothing; 5 runs not imported; 6 runs without an "
+        "answer; 4 unknown blocks ignored: nothing cites them")
+
+
+def test_the_library_takes_skip_unsupported(tmp_path: Path) -> None:
+    from tracecite import api
+
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"request": {"messages": []}, "response": {"type": "error"}}\n'
+                    '{"odd": 1}\n', encoding="utf-8")
+    report = api.import_transcripts("anthropic", [path], tmp_path / "out")
+    assert report.exit_code == 1 and report.summary.refused == 2
+    report = api.import_transcripts("anthropic", [path], tmp_path / "out",
+                                    skip_unsupported=True)
+    assert report.exit_code == 0 and [f.code for f in report.findings] == [
+        Code.IMPORT_SKIPPED, Code.IMPORT_SKIPPED]

@@ -182,6 +182,8 @@ def test_batch_results_are_runs_and_errored_entries_are_skipped() -> None:
     assert [type(o) for o in got] == [ImportedRun, ImportedRun, SkippedRun, SkippedRun,
                                       SkippedRun]
     first, second = (o for o in got if isinstance(o, ImportedRun))
+    # Named by their custom_id: a batch's results come in any order.
+    assert (first.name, second.name) == ("batch_results-search-1", "batch_results-document-2")
     assert quotes(first) == [("web-search-1", BRIDGE_QUOTE)]
     # With the request's params, a document citation resolves.
     assert quotes(second) == [("document-0", "The grass is green.")]
@@ -272,4 +274,40 @@ def test_a_citations_delta_on_no_text_block_and_an_unknown_delta_are_refused(
     (refused,) = read_runs(path, "stream.jsonl")
     assert isinstance(refused, RefusedRun) and refused.finding.line == 9
     assert refused.finding.message == (
-        "unknown text block delta type 'markup_delta' at $.delta.type")
+        "unknown text block delta type 'markup_delta': expected text_delta or citations_delta "
+        "at $.delta.type")
+
+
+def test_a_search_citation_finds_the_fetch_of_the_same_page_spelled_otherwise(
+        tmp_path: Path) -> None:
+    exchange = json.loads((SDK / "pair_search_then_fetch.json").read_text(encoding="utf-8"))
+    citation = exchange["response"]["content"][-1]["citations"][0]
+    citation["url"] = "https://EXAMPLE.test:443/bridge#opening"
+    exchange["response"]["content"][1]["content"][0]["url"] = citation["url"]
+    path = tmp_path / "spelled.json"
+    path.write_text(json.dumps(exchange), encoding="utf-8")
+    (run,) = read_runs(path, "spelled.json")
+    assert isinstance(run, ImportedRun) and quotes(run) == [("document-0", BRIDGE_QUOTE)]
+
+
+@pytest.mark.parametrize("path", sorted((HERE / "fixtures" / "anthropic").glob("*.json")),
+                         ids=lambda p: p.name)
+def test_the_hand_written_exchanges_are_what_the_sdk_accepts(path: Path) -> None:
+    """The exchanges written by hand beside the generated ones: each response is a ``Message``
+    the SDK validates, each request's messages are ``MessageParam`` as the SDK types them."""
+    import pydantic
+    from anthropic.types import Message, MessageParam
+
+    exchange = json.loads(path.read_text(encoding="utf-8"))
+    Message.model_validate(exchange["response"])
+    pydantic.TypeAdapter(list[MessageParam]).validate_python(exchange["request"]["messages"])
+
+
+def test_stream_events_saved_as_a_json_list_are_one_exchange(tmp_path: Path) -> None:
+    events = [json.loads(line) for line in
+              (SDK / "stream_events.jsonl").read_text(encoding="utf-8").splitlines()]
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps(events, indent=2), encoding="utf-8")
+    (run,) = read_runs(path, "events.json")
+    assert isinstance(run, ImportedRun) and quotes(run) == [("web-search-1", BRIDGE_QUOTE)]
+    assert run.name == "events-1" and run.run_id == "msg_01Stream"

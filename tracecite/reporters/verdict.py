@@ -184,10 +184,9 @@ def _import_counts(s: Summary) -> list[str]:
         out.append(f"{_count(s.uncited, ('run', 'runs'))} not written: "
                    "the answer cites nothing")
     if s.refused:
-        out.append(f"{_count(s.refused, ('run', 'runs'))} not importable (TC107, or TC108 "
-                   "with --skip-unsupported)")
+        out.append(f"{_count(s.refused, ('run', 'runs'))} not imported")
     if s.skipped:
-        out.append(f"{_count(s.skipped, ('run', 'runs'))} skipped: no answer (TC108)")
+        out.append(f"{_count(s.skipped, ('run', 'runs'))} without an answer")
     if s.ignored_blocks:
         out.append(f"{_count(s.ignored_blocks, ('unknown block', 'unknown blocks'))} ignored: "
                    "nothing cites them")
@@ -215,9 +214,11 @@ def verdict(report: Report) -> Verdict:
         parts.append(verified)
     not_checked = what_was_not_checked(report)
     # After an input error nothing else ran (docs/reference/commands.md): no advice on how to verify
-    # the rest.
-    read_only = ([] if report.changes is not None or report.stopped_by is not None
-                 or any(f.exit == EXIT_INPUT for f in errors) else _unverified_inputs(report))
+    # the rest. Except in import, where the runs that could be imported are written beside those
+    # refused (an input that stopped the import wrote none, and counts none).
+    stopped = any(f.exit == EXIT_INPUT for f in errors) and report.command != "import"
+    read_only = ([] if report.changes is not None or report.stopped_by is not None or stopped
+                 else _unverified_inputs(report))
     parts.extend(read_only)
     if not (errors or verified or read_only or report.changes is not None):
         if report.command == "hook" and report.summary.inputs == 0:

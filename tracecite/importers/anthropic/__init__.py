@@ -33,7 +33,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from tracecite.codes import Code
 from tracecite.errors import TraceCiteError
@@ -52,7 +52,7 @@ from tracecite.importers.model import (
     safe_name,
 )
 from tracecite.inputs.checker import json_type_of
-from tracecite.inputs.files import read_text
+from tracecite.inputs.files import decode_utf8, open_input, unreadable
 
 __all__ = ["REQUEST_CALL", "read_runs"]
 
@@ -74,16 +74,20 @@ Item = tuple[Callable[[], Any], str, "int | None"]
 def read_runs(path: Path, display: str) -> Iterator[RunOutcome]:
     """The outcome of each exchange of the Anthropic transcript at ``path``, in file order;
     ``display`` names the file in findings. Raises :class:`Unsupported` (TC107) for a file that
-    holds no exchange and :class:`TraceCiteError` (TC101, TC102) for one it cannot read."""
-    text = read_text(str(path))
-    if isinstance(text, Finding):
-        raise TraceCiteError(dataclasses.replace(text, file=display))
+    holds no exchange and :class:`TraceCiteError` (TC101, TC102) for one it cannot read.
+
+    JSONL is read a line at a time (memory holds one exchange, however long the file); a JSON
+    document is read whole, as it must be to be parsed."""
+    opened = open_input(str(path))
+    if isinstance(opened, Finding):
+        raise TraceCiteError(dataclasses.replace(opened, file=display))
     stem = safe_name(path.name.rsplit(".", 1)[0], "exchange")
-    items, listed = _exchanges(text.removeprefix("\ufeff"), display)
-    reader = _Reader(display, stem, listed)
-    for item in items:
-        yield from reader.item(*item)
-    yield from reader.cut()
+    with opened:
+        items, listed = _exchanges(_Lines(opened, display), display)
+        reader = _Reader(display, stem, listed)
+        for item in items:
+            yield from reader.item(*item)
+        yield from reader.cut()
 
 
 class _Reader:
@@ -169,7 +173,8 @@ class _Reader:
         """A Message Batches result line: its run, or a skip when it holds no message."""
         custom_id = value.get("custom_id")
         if isinstance(custom_id, str) and _CUSTOM_ID.match(custom_id):
-            label = f"{label} (custom_id {custom_id})"
+            # Named by it, as the batch's requests were: results come in any order.
+            label, name = f"{label} (custom_id {custom_id})", f"{self.stem}-{custom_id}"
         rpath = f"{where}.result"
         result = exchange.get(value, "result", dict, where)
         kind = exchange.text(result, "type", rpath)
@@ -189,7 +194,8 @@ class _Reader:
             return SkippedRun(label, Finding(
                 Code.IMPORT_SKIPPED, f"{label}: the batch entry {kind}{named}: it holds no "
                 "message to import", file=self.file, line=exchange.line))
-        exchange.unknown(kind, f"{rpath}.type", "batch result")
+        exchange.unknown(kind, f"{rpath}.type", "batch result",
+                         ("succeeded", "errored", "canceled", "expired"))
 
 
 class _Stream:
@@ -256,7 +262,8 @@ class _Stream:
             citation = check.get(delta, "citation", dict, where)
             block["citations"] = [*(block.get("citations") or []), citation]
         elif text_block and kind not in ("text_delta", "citations_delta"):
-            check.unknown(kind, f"{where}.type", "text block delta")
+            check.unknown(kind, f"{where}.type", "text block delta",
+                          ("text_delta", "citations_delta"))
         # Deltas of other blocks (tool input, thinking, compaction) hold nothing a citation
         # needs: the SDK folds them into their block, and so they are left there.
 
@@ -271,23 +278,62 @@ class _Stream:
             return RefusedRun(self.label, exc.finding)
 
 
-def _exchanges(text: str, display: str) -> tuple[Iterable[Item], bool]:
+class _Lines:
+    """The lines of an open file, decoded one at a time (TC102 at the first that is not UTF-8),
+    numbered from 1."""
+
+    def __init__(self, opened: BinaryIO, display: str) -> None:
+        self.opened = opened
+        self.display = display
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        number = 0
+        try:
+            for raw in self.opened:
+                number += 1
+                text = decode_utf8(raw, self.display)
+                if isinstance(text, Finding):
+                    raise TraceCiteError(dataclasses.replace(text, line=number))
+                yield number, text.removeprefix("\ufeff") if number == 1 else text
+        except OSError as exc:
+            raise TraceCiteError(unreadable(self.display, exc)) from None
+
+
+def _exchanges(lines: _Lines, display: str) -> tuple[Iterable[Item], bool]:
     """The JSON values of a file, each with its JSON path and line (JSONL only), and whether
-    the file lists them (a list or JSONL: their runs are numbered). JSONL lines are decoded one
-    at a time, as the runs are read: a bad line is refused when it is reached."""
-    filled = _filled_lines(text)
-    first = next(filled, None)
+    the file lists them (a list or JSONL: their runs are numbered). A file whose first line is
+    a JSON object and that has more is JSONL, decoded a line at a time as the runs are read (a
+    bad line is refused when it is reached); any other file is one JSON document."""
+    each = iter(lines)
+    head: list[str] = []  # the lines read so far, blank ones included
+    first = _next_filled(each, head)
     if first is None:
         raise Unsupported(display, "$", "the file holds no exchange")
+    if isinstance(_parsed(first[1]), dict):
+        second = _next_filled(each, head)
+        if second is not None:
+            rest = (item for item in each if item[1].strip())
+            return ((functools.partial(_jsonl_line, line, n, display), "$", n)
+                    for n, line in itertools.chain((first, second), rest)), True
+    head += (line for _, line in each)  # a document's lines: it is parsed whole
+    return _document("".join(head), display)
+
+
+def _next_filled(each: Iterator[tuple[int, str]], head: list[str]) -> tuple[int, str] | None:
+    """The next line that is not blank, every line read kept in ``head``."""
+    for number, line in each:
+        head.append(line)
+        if line.strip():
+            return number, line
+    return None
+
+
+def _document(text: str, display: str) -> tuple[Iterable[Item], bool]:
     try:
         document = json.loads(text)
     except RecursionError:
         raise Unsupported(display, "$", "JSON nested too deeply") from None
     except ValueError as exc:
-        second = next(filled, None)
-        if second is not None and isinstance(_parsed(first[1]), dict):
-            return ((functools.partial(_jsonl_line, line, n, display), "$", n)
-                    for n, line in itertools.chain((first, second), filled)), True
         line = exc.lineno if isinstance(exc, json.JSONDecodeError) else None
         raise Unsupported(display, "$", "not valid JSON", line=line) from None
     if isinstance(document, dict):
@@ -302,21 +348,6 @@ def _exchanges(text: str, display: str) -> tuple[Iterable[Item], bool]:
 
 def _itself(value: Any) -> Any:
     return value
-
-
-def _filled_lines(text: str) -> Iterator[tuple[int, str]]:
-    """The lines of ``text`` (split at LF) that are not blank, with their numbers from 1, one at
-    a time (a list of them would hold the file twice)."""
-    start, number = 0, 0
-    while start <= len(text):
-        end = text.find("\n", start)
-        if end < 0:
-            end = len(text)
-        number += 1
-        line = text[start:end]
-        if line.strip():
-            yield number, line
-        start = end + 1
 
 
 def _parsed(line: str) -> object:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from tracecite.checks.compare import stable_uri
 from tracecite.importers.model import (
     UNWRITABLE,
     ImportedCall,
@@ -46,6 +47,9 @@ _OTHER_SERVER_RESULTS = frozenset({"code_execution_tool_result",
 _PLACED = frozenset({"document", "search_result", "tool_use", "server_tool_use", "tool_result",
                      "web_fetch_tool_result", "web_search_tool_result", *_OTHER_SERVER_RESULTS})
 """Blocks that belong in messages of one role only."""
+_CITATIONS = ("char_location", "content_block_location", "page_location",
+              "search_result_location", "web_search_result_location")
+"""The citation types of the Messages API."""
 _SEPARATORS = ("", " ", "\n")
 """How the API may join a document's blocks in a multi-block ``cited_text``: concatenated, as it
 documents, unless the exchange's own citations show a space or a newline (docs/guides/
@@ -93,7 +97,7 @@ class Exchange:
         self.documents: list[_Source] = []  # by document_index
         self.search_results: list[_Source] = []  # by search_result_index
         self.web_results: dict[str, str] = {}
-        self.fetched: dict[str, str] = {}  # url → the source of its fetched document
+        self.fetched: dict[str, str] = {}  # stable URI → the source of its fetched document
         self.ignored = 0
         self.web_count = 0
         self.with_request = True
@@ -119,7 +123,8 @@ class Exchange:
                 self.fail(path, "a required field is missing")
             return None
         if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-            self.fail(path, f"wrong JSON type ({json_type_of(value)})")
+            self.fail(path, f"wrong JSON type ({json_type_of(value)}; expected "
+                            f"{_json_kind(kind)})")
         if isinstance(value, str) and UNWRITABLE.search(value):
             self.fail(path, "a string that cannot be written as UTF-8 (a lone surrogate)")
         return value
@@ -145,9 +150,12 @@ class Exchange:
             out.append((block, path, self.text(block, "type", path)))
         return out
 
-    def unknown(self, kind: str, where: str, what: str = "block") -> NoReturn:
+    def unknown(self, kind: str, where: str, what: str = "block",
+                known: tuple[str, ...] = ()) -> NoReturn:
+        """Stop at a type not known here, saying which are (``known``) where that helps."""
         named = f"'{kind}'" if IDENTIFIER.match(kind) else ""
-        self.fail(where, f"unknown {what} type {named}".rstrip())
+        expected = f": expected {_one_of(known)}" if known else ""
+        self.fail(where, f"unknown {what} type {named}".rstrip() + expected)
 
     def ignore(self, block: dict[str, Any], where: str, kind: str) -> None:
         """A block of a kind not known here: left out and counted, unless it holds citations
@@ -205,7 +213,7 @@ class Exchange:
             message = self.object(raw, path)
             role = self.text(message, "role", path)
             if role not in ("user", "assistant", "system"):
-                self.fail(f"{path}.role", "unknown role")
+                self.fail(f"{path}.role", "unknown role: expected user or assistant")
             content = self.get(message, "content", (list, str), path)
             if isinstance(content, str):
                 final = []
@@ -254,7 +262,8 @@ class Exchange:
         """The call a result block answers, which must have had no result yet."""
         call = self.calls.get(self.text(block, "tool_use_id", where))
         if call is None:
-            self.fail(f"{where}.tool_use_id", "a result for no earlier tool call")
+            self.fail(f"{where}.tool_use_id", "a result for no earlier tool call: expected the "
+                                              "tool_use it answers before it")
         if call.ok is not None:
             self.fail(f"{where}.tool_use_id", "a second result for one tool call")
         return call
@@ -293,7 +302,8 @@ class Exchange:
             if kind == "url" and url is None:
                 uri = self.text(source, "url", spath) or uri
         else:
-            self.unknown(kind, f"{spath}.type", "document source")
+            self.unknown(kind, f"{spath}.type", "document source",
+                         ("text", "content", "file", "base64", "url"))
         title = self.get(block, "title", str, where, required=False)
         self.get(block, "context", str, where, required=False)  # metadata: never a uri
         made = _Source(f"document-{number}", uri, blocks, shape, title=title,
@@ -309,7 +319,8 @@ class Exchange:
             if kind == "text":
                 texts.append(self.text(block, "text", path))
             elif not (images and kind == "image"):
-                self.unknown(kind, f"{path}.type")
+                self.unknown(kind, f"{path}.type", known=("text",) + (("image",) if images
+                                                                      else ()))
         return texts
 
     def search_result(self, block: dict[str, Any], where: str) -> str:
@@ -353,7 +364,8 @@ class Exchange:
             call.ok = False
             return
         if kind != "web_fetch_result":
-            self.unknown(kind, f"{rpath}.type", "web fetch result")
+            self.unknown(kind, f"{rpath}.type", "web fetch result",
+                         ("web_fetch_result", "web_fetch_tool_result_error"))
         url = self.text(result, "url", rpath)
         if not url.strip():
             self.fail(f"{rpath}.url", "an empty url")
@@ -367,7 +379,7 @@ class Exchange:
                                        captured_at=captured_at):
             call.sources.append(source_id)
             if self.sources[source_id].blocks is not None:
-                self.fetched.setdefault(url, source_id)
+                self.fetched.setdefault(stable_uri(url), source_id)
 
     def web_search(self, block: dict[str, Any], where: str) -> None:
         call = self.result_of(block, where)
@@ -376,13 +388,15 @@ class Exchange:
         if isinstance(content, dict):
             kind = self.text(content, "type", cpath)
             if kind != "web_search_tool_result_error":
-                self.unknown(kind, f"{cpath}.type", "web search result")
+                self.unknown(kind, f"{cpath}.type", "web search result",
+                             ("web_search_tool_result_error",))
             call.ok = False
             return
         call.ok = True
         for result, path, kind in self.blocks(self.get(block, "content", list, where), cpath):
             if kind != "web_search_result":
-                self.unknown(kind, f"{path}.type", "web search result")
+                self.unknown(kind, f"{path}.type", "web search result",
+                             ("web_search_result",))
             url = self.text(result, "url", path)
             if not url.strip():
                 self.fail(f"{path}.url", "an empty url")
@@ -438,11 +452,11 @@ class Exchange:
         if kind == "web_search_result_location":
             url = self.text(citation, "url", where)
             # A page the exchange also fetched whole is checked against that text.
-            found = self.fetched.get(url) or self.web_results.get(url)
+            found = self.fetched.get(stable_uri(url)) or self.web_results.get(url)
             if found is None:
                 self.fail(f"{where}.url", "no web search result or fetched page has this url")
             return found
-        self.unknown(kind, f"{where}.type", "citation")
+        self.unknown(kind, f"{where}.type", "citation", _CITATIONS)
 
     def cited_document(self, citation: dict[str, Any], where: str, kind: str,
                        quote: str) -> str:
@@ -498,3 +512,17 @@ class Exchange:
                 source.separator = separator
                 return
 
+
+def _one_of(names: tuple[str, ...]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+_KINDS = {dict: "an object", list: "a list", str: "a string", int: "an integer",
+          bool: "a boolean"}
+
+
+def _json_kind(kind: type | tuple[type, ...]) -> str:
+    """What a field of JSON type ``kind`` must be, in words."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return _one_of(tuple(_KINDS.get(k, k.__name__) for k in kinds))
