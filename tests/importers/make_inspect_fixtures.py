@@ -315,8 +315,21 @@ def _anthropic_task() -> Any:
 
 
 def generate_logs(out: Path) -> None:
-    """Run the task and write ``research.eval``, ``research.json`` and ``converted.json`` (the
-    ``.eval`` converted by ``inspect log convert``) into ``out``."""
+    """Run the tasks and write ``research.eval``, ``research.json``, ``converted.json``,
+    ``dumped.json`` and ``anthropic.eval`` into ``out``, working in a temporary folder."""
+    out = out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    home = os.getcwd()
+    with tempfile.TemporaryDirectory() as work:
+        os.environ["INSPECT_LOG_DIR"] = work
+        os.chdir(work)  # whatever Inspect writes beside its logs stays in the temporary folder
+        try:
+            _write_logs(Path(work), out)
+        finally:
+            os.chdir(home)
+
+
+def _write_logs(work: Path, out: Path) -> None:
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
@@ -324,30 +337,27 @@ def generate_logs(out: Path) -> None:
         kind = next(m for m in messages if m.role == "user").text.split(":", 1)[0]
         return _answer(kind, messages)
 
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as work:
-        os.environ["INSPECT_LOG_DIR"] = work
-        for fmt in ("eval", "json"):
-            model = get_model("mockllm/model", custom_outputs=outputs, memoize=False)
-            logs = inspect_eval(_task(), model=model, epochs=2, log_format=fmt, log_dir=work,
-                                fail_on_error=False, display="none", max_samples=1,
-                                log_realtime=False, score=False)
-            shutil.copyfile(logs[0].location, out / f"{TASK}.{fmt}")
-        with _StandIn() as base_url:
-            model = get_model("anthropic/claude-sonnet-4-5", base_url=base_url,
-                              api_key="no-key-needed", streaming=False, memoize=False)
-            logs = inspect_eval(_anthropic_task(), model=model, log_format="eval",
-                                log_dir=work, display="none", max_samples=1,
-                                log_realtime=False, score=False, max_tokens=100)
-            shutil.copyfile(logs[0].location, out / "anthropic.eval")
-        converted = Path(work, "converted")
-        subprocess.run([str(Path(sys.executable).parent / "inspect"), "log", "convert",
-                        str(out / f"{TASK}.eval"), "--to", "json", "--output-dir",
-                        str(converted)], check=True, capture_output=True, cwd=work)
-        shutil.copyfile(next(converted.glob("*.json")), out / "converted.json")
-        with open(out / "dumped.json", "wb") as dumped:  # what `inspect log dump` prints
-            subprocess.run([str(Path(sys.executable).parent / "inspect"), "log", "dump",
-                            str(out / f"{TASK}.eval")], check=True, stdout=dumped, cwd=work)
+    for fmt in ("eval", "json"):
+        model = get_model("mockllm/model", custom_outputs=outputs, memoize=False)
+        logs = inspect_eval(_task(), model=model, epochs=2, log_format=fmt, log_dir=str(work),
+                            fail_on_error=False, display="none", max_samples=1,
+                            log_realtime=False, score=False)
+        shutil.copyfile(logs[0].location, out / f"{TASK}.{fmt}")
+    with _StandIn() as base_url:
+        model = get_model("anthropic/claude-sonnet-4-5", base_url=base_url,
+                          api_key="no-key-needed", streaming=False, memoize=False)
+        logs = inspect_eval(_anthropic_task(), model=model, log_format="eval",
+                            log_dir=str(work), display="none", max_samples=1,
+                            log_realtime=False, score=False, max_tokens=100)
+        shutil.copyfile(logs[0].location, out / "anthropic.eval")
+    inspect_cli = str(Path(sys.executable).parent / "inspect")
+    converted = work / "converted"
+    subprocess.run([inspect_cli, "log", "convert", str(out / f"{TASK}.eval"), "--to", "json",
+                    "--output-dir", str(converted)], check=True, capture_output=True, cwd=work)
+    shutil.copyfile(next(converted.glob("*.json")), out / "converted.json")
+    with open(out / "dumped.json", "wb") as dumped:  # what `inspect log dump` prints
+        subprocess.run([inspect_cli, "log", "dump", str(out / f"{TASK}.eval")], check=True,
+                       stdout=dumped, cwd=work)
 
 
 if __name__ == "__main__":
