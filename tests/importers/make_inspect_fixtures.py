@@ -3,14 +3,15 @@
 Runs a task with ``inspect_ai.eval`` on ``mockllm/model``, offline and without any API key:
 the model's outputs are built here with inspect_ai's own types (``ModelOutput``,
 ``ContentText`` with ``UrlCitation`` / ``DocumentCitation`` / ``ContentCitation``,
-``ContentToolUse``, ``ContentDocument``), each with its token ``usage`` set (counting tokens would
-download an encoding). Custom tools "fetch" pages: they return text or fail. The task runs two
-epochs, one sample ends in an error, and the log is written as ``.eval`` and as ``.json``,
-converted with ``inspect log convert`` and printed with ``inspect log dump``. A second task
-runs samples through Inspect's own Anthropic provider, talking to a loopback stand-in of the
-Messages API: a web fetch and a text document, each cited by ``char_location``; a web search,
-and a web search whose result the same response also fetched, each cited by
-``web_search_result_location``.
+``ContentToolUse``, ``ContentDocument``), each with its token ``usage`` set (counting tokens
+would download an encoding). Custom tools "fetch" pages: they return text or fail; Inspect's
+``web_search`` with its Tavily provider searches through a loopback stand-in of Tavily's API.
+The task runs two epochs, one sample ends in an error, and the log is written as ``.eval``
+and as ``.json``, converted with ``inspect log convert`` and printed with ``inspect log
+dump``. A second task runs samples through Inspect's own Anthropic provider, talking to a
+loopback stand-in of the Messages API: a web fetch and a text document, each cited by
+``char_location``; a web search, and a web search whose result the same response also
+fetched, each cited by ``web_search_result_location``.
 
     python tests/importers/make_inspect_fixtures.py OUT_DIR
 
@@ -46,6 +47,8 @@ FETCHED_TEXT = ("The council approved the budget on Tuesday. Spending on parks r
 DOCUMENT_TEXT = ("Minutes of the meeting. The committee agreed to publish the report in May. "
                  "Questions go to the secretary.")
 TASK = "research"
+SEARCHED = "https://www.iana.org/help/example-domains"
+SNIPPET = "example.com and example.org are maintained for documentation purposes."
 
 # What each sample asks; the mock model answers by the first word of its input.
 SAMPLES = {
@@ -58,6 +61,7 @@ SAMPLES = {
     "pdf": "pdf: what does the scan say?",
     "uncited": "uncited: say hello",
     "spans": "spans: answer with span citations",
+    "tavily": "tavily: who maintains example.com?",
     "crash": "crash: this sample fails",
 }
 
@@ -147,6 +151,11 @@ def _answer(kind: str, messages: list[Any]) -> Any:
         return _output([ContentText(text="The scan says hello.", citations=[
             DocumentCitation(cited_text="hello", internal={"document_index": 0},
                              range={"type": "page", "start_index": 0, "end_index": 1})])])
+    if kind == "tavily":
+        if not answered:
+            return _call("web_search", {"query": "example.com maintained"}, "call-search")
+        return _output([ContentText(text="IANA maintains it.", citations=[
+            UrlCitation(url=SEARCHED, cited_text="maintained for documentation purposes")])])
     if kind == "spans":
         return _output([ContentText(text="Spans only.", citations=[
             UrlCitation(url=PAGE, cited_text=(0, 5))])])
@@ -158,7 +167,7 @@ def _task() -> Any:
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ChatMessageUser
     from inspect_ai.solver import Generate, TaskState, generate, solver, use_tools
-    from inspect_ai.tool import ContentDocument, ContentText, ToolError, tool
+    from inspect_ai.tool import ContentDocument, ContentText, ToolError, tool, web_search
 
     @tool
     def fetch_page() -> Any:
@@ -214,7 +223,9 @@ def _task() -> Any:
         elif kind == "pdf":
             content += [scan]
         samples.append(Sample(id=kind, input=[ChatMessageUser(content=content)]))
-    return Task(dataset=samples, solver=[crash_on_request(), use_tools(fetch_page(), open_link()),
+    search = web_search(["tavily"])
+    return Task(dataset=samples, solver=[crash_on_request(),
+                                         use_tools(fetch_page(), open_link(), search),
                                          generate()],
                 name=TASK)
 
@@ -260,6 +271,65 @@ def _anthropic_message(prompt: str) -> dict[str, Any]:
     return {"id": "msg_01", "type": "message", "role": "assistant",
             "model": "claude-sonnet-4-5", "content": content, "stop_reason": "end_turn",
             "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+
+
+class _TavilyStandIn:
+    """Inspect's Tavily web search provider, pointed at a loopback stand-in: an HTTPS proxy
+    (``HTTPS_PROXY``, which httpx follows) that answers the CONNECT to api.tavily.com itself,
+    with a certificate of a test CA (``SSL_CERT_FILE``) and one search result."""
+
+    def __enter__(self) -> None:
+        import socketserver
+        import ssl
+        import threading
+
+        import trustme
+
+        self._folder = tempfile.TemporaryDirectory()
+        ca = trustme.CA()
+        ca_file = Path(self._folder.name, "ca.pem")
+        ca.cert_pem.write_to_path(str(ca_file))
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert("api.tavily.com").configure_cert(context)
+        body = json.dumps({"query": "q", "answer": "IANA maintains them.", "images": [],
+                           "response_time": 0.1, "results": [
+                               {"title": "Example Domains", "url": SEARCHED,
+                                "content": SNIPPET, "score": 0.9}]}).encode()
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # the CONNECT request and its headers
+                self.wfile.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                with context.wrap_socket(self.connection, server_side=True) as tls:
+                    reader = tls.makefile("rb")
+                    length = 0
+                    while (line := reader.readline()) not in (b"\r\n", b"\n", b""):
+                        if line.lower().startswith(b"content-length:"):
+                            length = int(line.split(b":", 1)[1])
+                    reader.read(length)
+                    tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                + f"Content-Length: {len(body)}\r\n".encode()
+                                + b"Connection: close\r\n\r\n" + body)
+
+        self._server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._saved = {key: os.environ.get(key) for key in
+                       ("HTTPS_PROXY", "SSL_CERT_FILE", "TAVILY_API_KEY", "NO_PROXY")}
+        os.environ.update({"HTTPS_PROXY": f"http://127.0.0.1:{self._server.server_address[1]}",
+                           "SSL_CERT_FILE": str(ca_file), "TAVILY_API_KEY": "no-key-needed",
+                           "NO_PROXY": "127.0.0.1,localhost"})
+
+    def __exit__(self, *_: object) -> None:
+        for key, value in self._saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._server.shutdown()
+        self._server.server_close()
+        self._folder.cleanup()
 
 
 class _StandIn:
@@ -339,9 +409,10 @@ def _write_logs(work: Path, out: Path) -> None:
 
     for fmt in ("eval", "json"):
         model = get_model("mockllm/model", custom_outputs=outputs, memoize=False)
-        logs = inspect_eval(_task(), model=model, epochs=2, log_format=fmt, log_dir=str(work),
-                            fail_on_error=False, display="none", max_samples=1,
-                            log_realtime=False, score=False)
+        with _TavilyStandIn():
+            logs = inspect_eval(_task(), model=model, epochs=2, log_format=fmt,
+                                log_dir=str(work), fail_on_error=False, display="none",
+                                max_samples=1, log_realtime=False, score=False)
         shutil.copyfile(logs[0].location, out / f"{TASK}.{fmt}")
     with _StandIn() as base_url:
         model = get_model("anthropic/claude-sonnet-4-5", base_url=base_url,

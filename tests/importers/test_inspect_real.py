@@ -6,7 +6,8 @@ same eval as a ``.json`` log (``research.json.gz``, compressed to keep the repos
 Each sample is one shape: a fetch cited through a URL of the same page, a URL in an argument of
 another name, a fetch that failed, an Anthropic web fetch cited by document index, text
 documents cited by document and content citations, a cited PDF, an uncited answer, span
-citations and a sample that crashed; two epochs of each. The slow test runs the generator again
+citations, a search by Inspect's web_search (Tavily, at a loopback stand-in) and a sample that
+crashed; two epochs of each. The slow test runs the generator again
 and checks that the importer makes the same of the fresh logs. ``anthropic.eval`` holds
 samples that Inspect's own Anthropic provider made of a loopback stand-in's Messages API
 responses: a web fetch and a text document, each cited by ``char_location``, and a web search,
@@ -36,6 +37,8 @@ from tests.importers.make_inspect_fixtures import (
     ODD_TEXT,
     PAGE,
     PAGE_TEXT,
+    SEARCHED,
+    SNIPPET,
 )
 from tracecite import api
 from tracecite.codes import Code
@@ -51,7 +54,7 @@ from tracecite.importers.model import (
 
 REAL = Path(__file__).parent / "fixtures" / "inspect" / "real"
 GENERATOR = Path(__file__).parent / "make_inspect_fixtures.py"
-CITED = ("fetch", "odd-argument", "failed", "web-fetch", "document", "content")
+CITED = ("fetch", "odd-argument", "failed", "web-fetch", "document", "content", "tavily")
 
 
 @pytest.fixture(params=["eval", "json"])
@@ -114,6 +117,14 @@ def test_a_url_in_an_argument_of_any_name_is_the_address_read(log: Path) -> None
         (ODD, ODD_TEXT, None, "names three reserved second-level domains")]
 
 
+def test_a_tavily_search_result_is_the_text_its_citation_quotes(log: Path) -> None:
+    """Inspect's web_search (its Tavily provider, at a loopback stand-in) marks each result with
+    a URL citation whose cited_text is the result's content: that is the source's text."""
+    found = run(outcomes(log), "tavily/1")
+    assert cited(found) == [(SEARCHED, SNIPPET, None, "maintained for documentation purposes")]
+    assert [(call.tool, call.ok) for call in found.calls] == [("web_search", True)]
+
+
 def test_a_citation_of_a_page_whose_every_read_failed_has_the_error(log: Path) -> None:
     found = run(outcomes(log), "failed/1")
     assert cited(found) == [
@@ -169,7 +180,7 @@ def test_the_import_writes_the_cited_runs_and_names_the_others(log: Path,
     report = run_import("inspect", [str(log)], str(out), None)
     summary = report.summary
     assert (summary.runs, summary.uncited, summary.refused, summary.skipped,
-            summary.not_importable) == (12, 4, 2, 2, 2)
+            summary.not_importable) == (14, 4, 2, 2, 2)
     # The .json log orders samples by id, the .eval archive as they ran.
     assert sorted((f.code.code, f.message.split(":")[0]) for f in report.findings) == [
         ("TC107", "sample pdf epoch 1"),
@@ -178,7 +189,7 @@ def test_the_import_writes_the_cited_runs_and_names_the_others(log: Path,
         ("TC108", "sample crash epoch 2 ended in an error and has no answer"),
     ]
     assert report.exit_code == 1
-    assert len(list(out.glob("*.trace.jsonl"))) == 12
+    assert len(list(out.glob("*.trace.jsonl"))) == 14
 
 
 @pytest.mark.slow
