@@ -171,6 +171,12 @@ class Code(enum.Enum):
         "Verify the citation live (`tracecite verify-urls`, or the hook's online stage): the "
         "trace captured no text for its source.",
     )
+    CITES_UNREAD_SOURCE = (
+        "TC204", "cites-unread-source", 2,
+        "a citation of a source the agent tried to read and could not (`error` set)",
+        "Cite a source the agent read, or run the agent again so that its read succeeds: every "
+        "read of this one failed, so the quote was never in front of it.",
+    )
     QUOTE_NOT_ON_PAGE = (
         "TC210", "quote-not-on-page", 2, "quote not in the live page's visible text",
         "Copy the quote word for word from the page as a browser shows it, or cite the page "

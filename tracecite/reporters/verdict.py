@@ -93,6 +93,8 @@ _KINDS: tuple[tuple[tuple[str, str], frozenset[Code]], ...] = tuple(
          [Code.QUOTE_NOT_IN_CAPTURE, Code.QUOTE_NOT_ON_PAGE, Code.QUOTE_NOT_IN_FILE]),
         (("citation of a source not captured", "citations of sources not captured"),
          [Code.SOURCE_NOT_CAPTURED]),
+        (("citation of a source never read", "citations of sources never read"),
+         [Code.CITES_UNREAD_SOURCE]),
         (("source unavailable", "sources unavailable"),
          [c for c in Code if c.code.startswith("TC3")]),
         (("source added", "sources added"), [Code.SOURCE_ADDED]),
