@@ -56,7 +56,7 @@ def run_compare(old: str, new: str, settings: Settings) -> Report:
     """Compare two traces' captured contents by stable URI (TC400–TC402)."""
     from tracecite.checks.compare import compare_traces
 
-    findings, changes = compare_traces(old, new)
+    findings, changes = compare_traces(old, new, jobs=settings.jobs)
     return stamped(Report(COMPARE.name, warned(findings, settings.warn), Summary(inputs=2),
                           changes), (old, new), settings)
 
