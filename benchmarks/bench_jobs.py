@@ -20,7 +20,6 @@ import hashlib
 import json
 import math
 import random
-import shlex
 import subprocess
 import sys
 import time
@@ -105,13 +104,11 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
     base = [*tracecite_command(), "check", *files, "--evidence", "--json"]
     listing = OUT_DIR / "jobs-files.txt"
     listing.write_text("\n".join(files))
-    side_by_side = " & ".join(
-        shlex.join([*tracecite_command(), "check", *half, "--evidence", "--json", "--jobs", "1"])
-        + " >/dev/null" for half in two_halves(files)) + " & wait"
     tools = [("--jobs 1", [*base, "--jobs", "1"]), ("--jobs 2", [*base, "--jobs", "2"]),
              (f"default ({os.cpu_count()} cores)", base),
              (HALVES, [sys.executable, str(Path(__file__).resolve()), "halves", str(listing)]),
-             (SIDE_BY_SIDE, ["sh", "-c", side_by_side])]
+             (SIDE_BY_SIDE, [sys.executable, "-S", str(Path(__file__).resolve()),
+                             "side-by-side", str(listing)])]
     load = os.getloadavg()[0]
     runs: dict[str, list[Measured]] = {name: [] for name, _ in tools}
     log(f"  {count} traces, {megabytes(actual)}, {citations} citations: {repeats} round(s) "
@@ -148,8 +145,9 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
                "whose CPU shows what two busy cores cost the reading itself")
     table.note(f"{SIDE_BY_SIDE}: the files cut in two halves of equal bytes, as a user would "
                "split them by hand, each checked by its own `check --evidence --jobs 1`, both "
-               "started at once (by `sh`), the wall until both ended; --jobs 2's share of it "
-               "is each round's ratio, the median with the rounds' spread")
+               "started at once by a small Python process (`bench_jobs.py side-by-side`, its "
+               "start-up of about 20 ms counted), the wall until both ended; --jobs 2's share "
+               "of it is each round's ratio, the median with the rounds' spread")
     table.note(f"wall and CPU: median of {repeats} runs; peak RSS over the process tree "
                "(workers included); the host's speed drifts by up to 3× from minute to minute "
                "here, so each speed-up compares runs seconds apart, not medians minutes apart")
@@ -237,6 +235,17 @@ def two_halves(paths: list[str]) -> tuple[list[str], list[str]]:
     return halves_
 
 
+def side_by_side(listing: str) -> None:
+    """Check the traces listed in ``listing`` as a user splitting them by hand would: two
+    ``check --evidence --jobs 1`` commands at once, over halves of equal bytes."""
+    paths = Path(listing).read_text().splitlines()
+    runs = [subprocess.Popen([*tracecite_command(), "check", *half, "--evidence", "--json",
+                              "--jobs", "1"], stdout=subprocess.DEVNULL)
+            for half in two_halves(paths)]
+    codes = [run.wait() for run in runs]
+    raise SystemExit(0 if all(code == 0 for code in codes) else 1)
+
+
 def halves(listing: str) -> None:
     """Read the traces listed in ``listing`` as ``check --evidence`` reads each, in two
     processes: a fork of this one reads one half of the bytes, this one the other."""
@@ -307,7 +316,10 @@ if __name__ == "__main__":
         threshold()
     elif sys.argv[1:2] == ["halves"]:
         halves(sys.argv[2])
+    elif sys.argv[1:2] == ["side-by-side"]:
+        side_by_side(sys.argv[2])
     elif sys.argv[1:2] == ["split"]:
         print(json.dumps(work_split(int(sys.argv[2]), float(sys.argv[3]))))
     else:
-        raise SystemExit("usage: python bench_jobs.py threshold | split COUNT MB | halves LIST")
+        raise SystemExit("usage: python bench_jobs.py threshold | split COUNT MB | halves LIST"
+                         " | side-by-side LIST")

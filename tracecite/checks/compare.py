@@ -15,7 +15,7 @@ from array import array
 
 from tracecite.codes import Code
 from tracecite.findings import Changes, Finding
-from tracecite.inputs.files import open_input
+from tracecite.inputs.files import digest_alongside, open_input
 from tracecite.inputs.sources import IdTable, TraceChangedError, read_sources_at
 from tracecite.inputs.trace import TRACE_CHANGED, scan_trace
 from tracecite.jobs import file_size, read_in_order
@@ -196,15 +196,16 @@ class _Captures:
         return bytes(self.digests[_DIGEST * number:_DIGEST * (number + 1)])
 
 
-def _captures(path: str) -> tuple[tuple[Finding, ...], _Captures]:
-    """A trace's format findings and its captures, the trace read once (its citations and
-    source index are not kept)."""
+def _captures(path: str) -> tuple[tuple[Finding, ...], _Captures, str]:
+    """A trace's format findings, its captures and its SHA-256 (hashed meanwhile, for the
+    run's digest), the trace read once (its citations and source index are not kept)."""
+    digest = digest_alongside(path)
     captures = _Captures()
     scan = scan_trace(path, sink=captures.add)
     # The sink sees every source the index holds, in the index's order (inputs.validator).
     offset_at = scan.sources.offset_at
     captures.offsets = array("q", (offset_at(n) for n in captures.offsets))
-    return scan.findings, captures
+    return scan.findings, captures, digest()
 
 
 def _normalised_digests(path: str, captures: _Captures, wanted: list[tuple[int, str]]
@@ -244,15 +245,20 @@ def _only_in(trace: str, uncaptured_in_other: bool) -> str:
 
 
 def compare_traces(old: str, new: str, *, jobs: int | None = None,
+                   digests: dict[str, str] | None = None,
                    ) -> tuple[list[Finding], Changes | None]:
     """Format findings of both traces, or the differences between them (TC400–TC402).
 
     ``jobs``: 1 reads the traces one after the other; otherwise (None: one process per core)
-    both at once, in this process and a worker, when they are large enough to be worth it."""
+    both at once, in this process and a worker, when they are large enough to be worth it.
+    ``digests``, if given, gets each trace's SHA-256 by path (for the run's digest)."""
     read = read_in_order(_captures, (old, new), jobs=jobs, size=file_size)
     if read.stopped_by is not None:
         raise Stopped(read.stopped_by)  # as a stop of a serial read would: the run reports it
-    (old_findings, old_captures), (new_findings, new_captures) = read.results()
+    (old_findings, old_captures, old_digest), (new_findings, new_captures, new_digest) = \
+        read.results()
+    if digests is not None:
+        digests.update({old: old_digest, new: new_digest})
     if old_findings or new_findings:
         return [*old_findings, *new_findings], None
     added: list[tuple[str, int]] = []
