@@ -47,3 +47,14 @@ def test_compare_digests_what_it_read(tmp_path: Path, monkeypatch: pytest.Monkey
     old, new = (str(p) for p in _traces(tmp_path, 2))
     report = cli("compare", old, new, "--json").json()
     assert report["run"]["inputs_digest"] == inputs_digest([old, new])
+
+
+def test_a_shard_keeps_the_digests_read(tmp_path: Path) -> None:
+    # The shard's inputs are the same files: the run's digest needs no second reading.
+    from tracecite.run.inputs import read_inputs
+
+    notes = tmp_path / "a.notes"
+    notes.write_text("claim: c\nquote: q\nurl: https://example.com/a\n", encoding="utf-8")
+    read = read_inputs([str(notes)], [], evidence=False, keep_uris=True)
+    assert read.digests == ((str(notes), file_digest(str(notes))),)
+    assert read.in_shard((1, 2)).digests == read.digests

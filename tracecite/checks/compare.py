@@ -1,10 +1,12 @@
 """``compare`` (docs/reference/commands.md): what changed between two traces' captured sources, by
 stable URI.
 
-Each trace is read once; of each stable URI only the digest of its normalised content is
-kept (SHA-256), never the content, so comparing two traces takes little more memory than
-checking one. The two traces are read at once, one in a worker process, when there are cores
-for it and enough to read (:func:`~tracecite.jobs.read_in_order`).
+Each trace is read once; of each stable URI only the digest of its last capture is kept
+(SHA-256 of the content as captured), never the content, so comparing two traces takes little
+more memory than checking one. Only where the two captures of a URI differ are their lines read
+again, to compare the normalised contents (a change of whitespace or composition is no change).
+The two traces are read at once, one in a worker process, when there are cores for it and
+enough to read (:func:`~tracecite.jobs.read_in_order`).
 """
 
 from __future__ import annotations

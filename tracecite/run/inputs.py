@@ -95,7 +95,7 @@ class Inputs:
 
         notes = tuple(replace(n, records=_records_where(n.records, in_this_shard))
                       for n in self.notes)
-        return Inputs(notes, self.traces, shard)
+        return replace(self, notes=notes, shard=shard)
 
     def located(self, findings: Sequence[Finding]) -> list[Finding]:
         """Live findings, those about a trace's citation with the column of its quote (
