@@ -35,6 +35,7 @@ from tracecite.fetch.limits import (
     MAX_RETRY_WAIT,
     MAX_TIMEOUT,
 )
+from tracecite.inputs.files import file_digest as file_digest  # where merge finds it
 from tracecite.reporters import REPORTERS
 
 if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never imports them
@@ -553,27 +554,3 @@ def html_parser() -> str:
     if os.environ.get("TRACECITE_HTML_PARSER", "") == "html5lib" or find_spec("selectolax") is None:
         return "html5lib"
     return "lexbor"
-
-
-def file_digest(path: str) -> str:
-    """SHA-256 (hex) of the regular file at ``path``, read a block at a time (never held
-    whole); that of the word ``unreadable`` when it cannot be read or is not a regular file (a
-    device or a FIFO is never read: the run reports it as TC101)."""
-    import hashlib
-    import stat
-
-    sha = hashlib.sha256()
-    try:
-        # Non-blocking: opening a FIFO must not wait for a writer.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (OSError, ValueError):  # ValueError: a name no file can have (a NUL, a surrogate)
-        return hashlib.sha256(b"unreadable").hexdigest()
-    with os.fdopen(fd, "rb") as stream:
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return hashlib.sha256(b"unreadable").hexdigest()
-            while block := stream.read(1 << 20):
-                sha.update(block)
-        except OSError:
-            return hashlib.sha256(b"unreadable").hexdigest()
-    return sha.hexdigest()

@@ -27,7 +27,9 @@ from tracecite.model import Citation
 SourceSink = Callable[[str, str, int, str | None], None]
 """Called with every valid source as ``(id, uri, line, content)``, in trace order: the content
 None for a source whose content was not captured (``"content": null``, docs/guides/traces.md's
-extension). Plain values, not a record: this runs for every source of a trace of any size."""
+extension). Plain values, not a record: this runs for every source of a trace of any size.
+Each call follows its source's entry in the trace's :class:`SourceIndex`, so the k-th call is
+the index's k-th source (``compare`` finds a capture's line again by that number)."""
 
 
 class TraceValidator(FieldChecker):

@@ -56,9 +56,10 @@ def run_compare(old: str, new: str, settings: Settings) -> Report:
     """Compare two traces' captured contents by stable URI (TC400–TC402)."""
     from tracecite.checks.compare import compare_traces
 
-    findings, changes = compare_traces(old, new)
+    digests: dict[str, str] = {}
+    findings, changes = compare_traces(old, new, jobs=settings.jobs, digests=digests)
     return stamped(Report(COMPARE.name, warned(findings, settings.warn), Summary(inputs=2),
-                          changes), (old, new), settings)
+                          changes), (old, new), settings, digests)
 
 
 def run_merge(reports: Sequence[Report | str], settings: Settings) -> Report:
