@@ -377,7 +377,7 @@ def test_at_most_ten_annotations_and_every_finding_in_the_summary(
     annotations = [line for line in out if line.startswith("::")]
     assert len(annotations) == ANNOTATION_LIMIT == 10
     assert all(a.startswith("::error file=n0") for a in annotations[:9])  # in file order
-    assert annotations[-1] == ("::error title=TraceCite::3 more findings are not annotated "
+    assert annotations[-1] == ("::error title=TraceCite::3 more errors are not annotated "
                                "here: see the step summary or the log below")
     assert [line for line in out if line.startswith(" ")] == [
         f" {n}:1:1: TC113 notes-missing-field: record has no url field; record 1"
