@@ -63,6 +63,20 @@ def test_check_gives_the_report_the_command_line_writes(cli: Cli) -> None:
     assert json.loads(json.dumps(report.to_json())) == report.to_json()
 
 
+def test_findings_are_in_the_order_of_the_json_and_the_console(cli: Cli) -> None:
+    """Input errors first, then by file and position, as the reports show them; the run found
+    the broken notes' findings record by record, not line by line."""
+    paths = [str(EXAMPLES / "failing-evidence.jsonl"), str(EXAMPLES / "notes-broken.md")]
+    report = api.check(paths, evidence=True, jobs=1)
+    shown = cli("check", "--evidence", *paths, "--json").json()["findings"]
+    assert [(f.code.code, f.file, f.line) for f in report.findings] == [
+        (f["code"], f["file"], f["line"]) for f in shown]
+    assert report.findings[0].code.exit == 1 and report.findings[-1].code.exit == 2
+    console = cli("check", "--evidence", *paths).out
+    assert [line.split()[1] for line in console.splitlines() if line.startswith("  ")] == [
+        f.code.code for f in report.findings]
+
+
 def test_input_errors_are_in_the_report_not_raised(tmp_path: Path) -> None:
     report = api.check([str(EXAMPLES / "failing-format.jsonl"), str(tmp_path / "gone.notes")])
     assert report.exit_code == 1
