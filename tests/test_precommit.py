@@ -107,8 +107,8 @@ def test_each_entry_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     write(tmp_path, "docs/bad.notes", BROKEN_NOTES)
     write(tmp_path, "README.md", "not selected\n")
     (tmp_path / "traces").mkdir()
-    shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "traces" / "good.jsonl")
-    shutil.copy(EXAMPLES / "failing-evidence.jsonl", tmp_path / "traces" / "bad.jsonl")
+    shutil.copy(EXAMPLES / "passing.trace.jsonl", tmp_path / "traces" / "good.jsonl")
+    shutil.copy(EXAMPLES / "failing-evidence.trace.jsonl", tmp_path / "traces" / "bad.jsonl")
     offline = _entry("tracecite")
     assert main([*offline, "docs/good.notes", "traces/good.jsonl", "README.md"]) == 0
     assert main([*offline, "traces/good.jsonl", "traces/bad.jsonl"]) == 2
@@ -164,8 +164,8 @@ def try_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Try
     write(target, "docs/good.notes", REFUSED_NOTES)
     write(target, "docs/bad.notes", BROKEN_NOTES)
     (target / "traces").mkdir()
-    shutil.copy(EXAMPLES / "passing.jsonl", target / "traces" / "good.jsonl")
-    shutil.copy(EXAMPLES / "failing-evidence.jsonl", target / "traces" / "bad.jsonl")
+    shutil.copy(EXAMPLES / "passing.trace.jsonl", target / "traces" / "good.jsonl")
+    shutil.copy(EXAMPLES / "failing-evidence.trace.jsonl", target / "traces" / "bad.jsonl")
     write(target, "docs/pushed.notes", PUSHED_BEFORE)
     commit_all(target, "docs")
     pushed_from = git(target, "rev-parse", "HEAD").strip()
