@@ -12,7 +12,7 @@ configured globs, as the command line selects them).
 Without ``--scheduler`` it starts a local cluster on 127.0.0.1 (worker processes, no
 dashboard). It prints one summary line, writes the merged JSON report with ``--output`` and
 exits with the report's exit code (0 passed, 1 an input is malformed, 2 findings).
-Needs ``pip install 'tracecite[dask]'``.
+Needs the ``dask`` extra: ``pip install -e '.[dask]'`` in a clone of TraceCite.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # imported where used: a run without a directory needs no glo
 class Expanded:
     """The inputs with every directory replaced by the files it selects, and a TC106 warning
     for each directory that selects none (readable, but nothing in it is named as the globs
-    expect: docs/reference/commands.md#inputs)."""
+    expect: docs/reference/commands.md#what-is-read)."""
 
     paths: tuple[str, ...]
     findings: tuple[Finding, ...] = ()
