@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 
 from tracecite.findings import Finding, Report
-from tracecite.reporters.escape import location, position, printable, subject
+from tracecite.reporters.escape import location, marks, position, printable, subject
 from tracecite.reporters.verdict import summary_line
 
 ANNOTATION_LIMIT = 10
@@ -30,7 +30,8 @@ def escape_property(text: str) -> str:
 
 
 def _message(finding: Finding) -> str:
-    return printable("; ".join([finding.message, *position(finding), *subject(finding)]))
+    return printable("; ".join([finding.message, *position(finding), *subject(finding),
+                                *marks(finding)]))
 
 
 def annotation(finding: Finding) -> str:
