@@ -114,6 +114,9 @@ OPTIONS: tuple[Option, ...] = (
            help="console: print nothing when every check passes; no progress bar"),
     Option("debug", False, values.boolean, "output", flag="--debug", switch=True,
            help="show a traceback for internal errors"),
+    # Every command takes it, so one command line serves all; only the live ones show a bar.
+    Option("no_progress", False, values.boolean, "output", flag="--no-progress", switch=True,
+           help="no progress bar (there is none unless stderr is a terminal)"),
     Option("sarif_category", None, values.sarif_category, "output", flag="--sarif-category",
            action="sarif-category", metavar="NAME",
            help="SARIF: the run's category (automationDetails.id), so two workflows keep their "
@@ -123,8 +126,6 @@ OPTIONS: tuple[Option, ...] = (
            help="report findings with this code as warnings, which never fail a run "
                 "(repeatable; exit-2 codes only, e.g. TC319)"),
     # loading sources: the live commands
-    Option("no_progress", False, values.boolean, "load", flag="--no-progress", switch=True,
-           help="no progress bar (there is none unless stderr is a terminal)"),
     Option("timeout", MAX_TIMEOUT, values.seconds, "load", flag="--timeout", config=True,
            action="timeout", parse=values.number, metavar="SECONDS",
            help=f"deadline per source, at most {MAX_TIMEOUT:g} (default)"),

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
 from tracecite.checks.kinds import SourceKind
@@ -69,12 +71,45 @@ def run_merge(reports: Sequence[Report | str], settings: Settings) -> Report:
     return merge_items(reports, warn=settings.warn)
 
 
+TRANSCRIPT_GLOBS: dict[str, tuple[str, ...]] = {
+    "anthropic": ("*.json", "*.jsonl"),
+    "inspect": ("*.eval", "*.json"),
+}
+"""The files a directory given to ``import FORMAT`` stands for, by format: the names its
+transcripts are saved under (docs/guides/importers.md)."""
+
+
+@dataclass(frozen=True)
+class _TranscriptGlobs:
+    """The globs of a directory of transcripts, in the form the directory walk takes."""
+
+    traces: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    config_base: str = "."
+
+
 def run_import(transcript_format: str, paths: Sequence[str], out: str | None,
                settings: Settings, stream: TextIO | None = None) -> Report:
     """Vendor transcripts as traces, one per run, under ``out`` (None: the one run's trace to
-    ``stream``); ``settings.max_member_bytes`` bounds an archive member."""
+    ``stream``); ``settings.max_member_bytes`` bounds an archive member. A directory stands
+    for the files under it named as the format's transcripts are (:data:`TRANSCRIPT_GLOBS`);
+    one that holds none is a TC106 warning, as for the other commands."""
     from tracecite.importers.command import run_import as import_transcripts
+    from tracecite.inputs.directories import expand_with
 
-    return stamped(import_transcripts(transcript_format, paths, out, stream,
-                                      max_member_bytes=settings.max_member_bytes),
-                   paths, settings)
+    globs = TRANSCRIPT_GLOBS.get(transcript_format)
+    given = (expand_with(paths, _TranscriptGlobs(globs, config_base=os.getcwd()))
+             if globs is not None else None)
+    files = list(given.paths) if given is not None else list(paths)
+    if given is not None and globs is not None:
+        none = (f"no {transcript_format} transcript in this directory: no file under it is "
+                f"named {' or '.join(globs)}")
+        given = replace(given, findings=tuple(replace(f, message=none) for f in given.findings))
+    if given is not None and given.findings and not files:
+        return stamped(Report("import", given.findings, Summary(inputs=0)), files, settings)
+    report = import_transcripts(transcript_format, files, out, stream,
+                                max_member_bytes=settings.max_member_bytes)
+    if given is not None and given.findings:
+        report = replace(report, findings=(*given.findings, *report.findings))
+    return stamped(report, files, settings)
