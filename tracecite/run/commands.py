@@ -11,7 +11,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
 from tracecite.checks.kinds import SourceKind
-from tracecite.command_table import CHECK, COMPARE, VERIFY_FILES, VERIFY_NOTES, VERIFY_URLS
+from tracecite.command_table import (
+    CHECK,
+    COMPARE,
+    IMPORT,
+    VERIFY_FILES,
+    VERIFY_NOTES,
+    VERIFY_URLS,
+)
 from tracecite.findings import Report, Summary, warned
 from tracecite.run.assemble import run_checks, stamped
 from tracecite.run.inputs import split_inputs
@@ -107,7 +114,7 @@ def run_import(transcript_format: str, paths: Sequence[str], out: str | None,
                 f"named {' or '.join(globs)}")
         given = replace(given, findings=tuple(replace(f, message=none) for f in given.findings))
     if given is not None and given.findings and not files:
-        return stamped(Report("import", given.findings, Summary(inputs=0)), files, settings)
+        return stamped(Report(IMPORT.name, given.findings, Summary(inputs=0)), files, settings)
     report = import_transcripts(transcript_format, files, out, stream,
                                 max_member_bytes=settings.max_member_bytes)
     if given is not None and given.findings:
