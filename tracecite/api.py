@@ -5,11 +5,11 @@ options to a :class:`~tracecite.findings.Report`.
 
     from tracecite import api
 
-    report = api.check(["runs/agent-run.jsonl"], evidence=True)
+    report = api.check(["examples/passing.trace.jsonl"], evidence=True)  # in a clone
     report.exit_code          # 0, 1 (an input is malformed), 2 (findings)
     report.to_json()          # the --json object (docs/reference/reports.md), as a dict
 
-    report = api.verify_urls(["runs/"], timeout=10, concurrency=16, cache="rot.sqlite")
+    report = api.verify_urls(["examples/"], timeout=10, concurrency=16, cache="rot.sqlite")
 
 Options are the command line's, by the names of the settings table
 (:data:`tracecite.settings.OPTIONS`): ``timeout=``, ``concurrency=``, ``evidence=``,

@@ -52,7 +52,7 @@ Deliberately narrow, so a documentation repository's other Markdown is never rea
 
 DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl", "**/runs/**/*.jsonl")
 """Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` or
-``runs/`` folder (the README's ``runs/agent-run.jsonl``)."""
+``runs/`` folder (such as ``runs/agent-run.jsonl``)."""
 
 MAX_JOBS = 256
 """The most processes ``--jobs`` may ask for."""
