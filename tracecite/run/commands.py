@@ -106,17 +106,16 @@ def run_import(transcript_format: str, paths: Sequence[str], out: str | None,
     from tracecite.inputs.directories import expand_with
 
     globs = TRANSCRIPT_GLOBS.get(transcript_format)
-    given = (expand_with(paths, _TranscriptGlobs(globs, config_base=os.getcwd()))
-             if globs is not None else None)
-    files = list(given.paths) if given is not None else list(paths)
-    if given is not None and globs is not None:
-        none = (f"no {transcript_format} transcript in this directory: no file under it is "
-                f"named {' or '.join(globs)}")
-        given = replace(given, findings=tuple(replace(f, message=none) for f in given.findings))
-    if given is not None and given.findings and not files:
-        return stamped(Report(IMPORT.name, given.findings, Summary(inputs=0)), files, settings)
-    report = import_transcripts(transcript_format, files, out, stream,
-                                max_member_bytes=settings.max_member_bytes)
-    if given is not None and given.findings:
-        report = replace(report, findings=(*given.findings, *report.findings))
-    return stamped(report, files, settings)
+    if globs is None:  # a format with no importer: the importer's TC100 says so
+        return stamped(import_transcripts(transcript_format, paths, out, stream,
+                                          max_member_bytes=settings.max_member_bytes),
+                       paths, settings)
+    given = expand_with(paths, _TranscriptGlobs(globs, config_base=os.getcwd()))
+    none = (f"no {transcript_format} transcript in this directory: no file under it is named "
+            f"{' or '.join(globs)}")
+    unread = tuple(replace(f, message=none) for f in given.findings)
+    files = list(given.paths)
+    report = (Report(IMPORT.name, (), Summary(inputs=0)) if unread and not files else
+              import_transcripts(transcript_format, files, out, stream,
+                                 max_member_bytes=settings.max_member_bytes))
+    return stamped(replace(report, findings=(*unread, *report.findings)), files, settings)
