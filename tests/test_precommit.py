@@ -234,7 +234,8 @@ def test_try_repo_push_checks_only_the_records_pushed(try_repo: dict[str, TryRep
     assert run.code == 1, run.output
     online = _section(run.output, "tracecite (online)")
     assert "- exit code: 2" in online
-    assert online.count("TC306 address-refused") == 1, online
+    # One finding line (the fix line after the findings names the code too).
+    assert online.count("TC306 address-refused  ") == 1, online
     assert "docs/pushed.notes:12" in online and "2 unchanged" in online, online
 
 
