@@ -48,7 +48,9 @@ class Code(enum.Enum):
         "and lost no result.",
     )
     NOT_SELECTED = (
-        "TC106", "not-selected", 0, "warning: a file given to `hook` that no glob selects",
+        "TC106", "not-selected", 0,
+        "warning: a file given to `hook`, or a directory given to any command, that no glob "
+        "selects",
         "Rename the file to match the notes or traces globs (e.g. `*.notes.md`, "
         "`*.trace.jsonl`), or add a glob that selects it to the configuration.",
     )

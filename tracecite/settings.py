@@ -53,7 +53,7 @@ Deliberately narrow, so a documentation repository's other Markdown is never rea
 
 DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl", "**/runs/**/*.jsonl")
 """Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` or
-``runs/`` folder (the README's ``runs/agent-run.jsonl``)."""
+``runs/`` folder (such as ``runs/agent-run.jsonl``)."""
 
 MAX_JOBS = 256
 """The most processes ``--jobs`` may ask for."""
@@ -115,6 +115,9 @@ OPTIONS: tuple[Option, ...] = (
            help="console: print nothing when every check passes; no progress bar"),
     Option("debug", False, values.boolean, "output", flag="--debug", switch=True,
            help="show a traceback for internal errors"),
+    # Every command takes it, so one command line serves all; only the live ones show a bar.
+    Option("no_progress", False, values.boolean, "output", flag="--no-progress", switch=True,
+           help="no progress bar (there is none unless stderr is a terminal)"),
     Option("sarif_category", None, values.sarif_category, "output", flag="--sarif-category",
            action="sarif-category", metavar="NAME",
            help="SARIF: the run's category (automationDetails.id), so two workflows keep their "
@@ -124,8 +127,6 @@ OPTIONS: tuple[Option, ...] = (
            help="report findings with this code as warnings, which never fail a run "
                 "(repeatable; exit-2 codes only, e.g. TC319)"),
     # loading sources: the live commands
-    Option("no_progress", False, values.boolean, "load", flag="--no-progress", switch=True,
-           help="no progress bar (there is none unless stderr is a terminal)"),
     Option("timeout", MAX_TIMEOUT, values.seconds, "load", flag="--timeout", config=True,
            action="timeout", parse=values.number, metavar="SECONDS",
            help=f"deadline per source, at most {MAX_TIMEOUT:g} (default)"),
