@@ -5,7 +5,9 @@ all.
 The traces come from ``gen_trace.generate`` (sizes drawn from a log-normal from a seed, so a few
 are ten times the median) and are cached in ``benchmarks/out/jobs-…/``, keyed by their number,
 total size and the generator's source. Every run's JSON report must be the same as the serial
-one's, byte for byte.
+one's, byte for byte. Beside them, the peers: the same reading split by a bare fork (the floor of
+any two-process split), and the split a user makes by hand, two ``--jobs 1`` runs over halves of
+the files started side by side (``--jobs 2``: at most 0.9× its time).
 
 ``python bench_jobs.py threshold`` measures where a pool starts to pay: the same traces read in
 this process alone and as ``--jobs 2`` reads them, on sets of growing total size
@@ -43,6 +45,13 @@ from bench_util import (
 
 HALVES = "two forked halves"
 """The peer row: the reading split by a bare fork (:func:`halves`)."""
+
+SIDE_BY_SIDE = "two --jobs 1 runs side by side"
+"""The split by hand: two ``check --jobs 1`` commands at once, each over half of the bytes."""
+
+SPLIT_GOAL = 0.9
+"""``--jobs 2`` at most this share of the time of the split by hand (one run of all cores must
+clearly beat two runs started side by side)."""
 
 GOAL = 1.7
 """``--jobs 2`` at least this many times faster than ``--jobs 1`` (on 2 cores or more)."""
@@ -97,7 +106,9 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
     listing.write_text("\n".join(files))
     tools = [("--jobs 1", [*base, "--jobs", "1"]), ("--jobs 2", [*base, "--jobs", "2"]),
              (f"default ({os.cpu_count()} cores)", base),
-             (HALVES, [sys.executable, str(Path(__file__).resolve()), "halves", str(listing)])]
+             (HALVES, [sys.executable, str(Path(__file__).resolve()), "halves", str(listing)]),
+             (SIDE_BY_SIDE, [sys.executable, "-S", str(Path(__file__).resolve()),
+                             "side-by-side", str(listing)])]
     load = os.getloadavg()[0]
     runs: dict[str, list[Measured]] = {name: [] for name, _ in tools}
     log(f"  {count} traces, {megabytes(actual)}, {citations} citations: {repeats} round(s) "
@@ -107,15 +118,19 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
             runs[name].append(measure(cmd, tree=True))  # the same machine, however busy
     serial = runs["--jobs 1"][-1].stdout
     walls = {name: median([r.wall for r in rs]) for name, rs in runs.items()}
+    by_hand = [two.wall / side.wall for two, side in
+               zip(runs["--jobs 2"], runs[SIDE_BY_SIDE], strict=True)]
     for name, rs in runs.items():
-        problem = (_problem(rs[-1], serial, citations) if name != HALVES
+        problem = (_problem(rs[-1], serial, citations) if name not in (HALVES, SIDE_BY_SIDE)
                    else "" if rs[-1].returncode == 0 else f"FAILED: {rs[-1].stderr[-80:]}")
         rounds = [one.wall / r.wall for one, r in zip(runs["--jobs 1"], rs, strict=True)]
         speedup = median(rounds)
         goal = ""
         if name == "--jobs 2":
-            goal = (f"≥ {GOAL}× {verdict(speedup >= GOAL)}" if (os.cpu_count() or 1) >= 2
-                    else "one core: no goal")
+            goal = (f"≥ {GOAL}× {verdict(speedup >= GOAL)}; {ratio(median(by_hand))} the "
+                    f"time of {SIDE_BY_SIDE} ({min(by_hand):.2f}–{max(by_hand):.2f}×): "
+                    f"≤ {SPLIT_GOAL}× {verdict(median(by_hand) <= SPLIT_GOAL)}"
+                    if (os.cpu_count() or 1) >= 2 else "one core: no goal")
         spread = f"{min(rounds):.2f}–{max(rounds):.2f}×" if name != "--jobs 1" else ""
         table.add(name, seconds(walls[name]), seconds(median([r.cpu for r in rs])),
                   megabytes(max(max(r.peak_rss, r.tree_rss) for r in rs)),
@@ -128,6 +143,11 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
                "itself, each reading half of the bytes, with no pool, no results sent and no "
                "report: the floor of any split into two processes on this host at this time, "
                "whose CPU shows what two busy cores cost the reading itself")
+    table.note(f"{SIDE_BY_SIDE}: the files cut in two halves of equal bytes, as a user would "
+               "split them by hand, each checked by its own `check --evidence --jobs 1`, both "
+               "started at once by a small Python process (`bench_jobs.py side-by-side`, its "
+               "start-up of about 20 ms counted), the wall until both ended; --jobs 2's share "
+               "of it is each round's ratio, the median with the rounds' spread")
     table.note(f"wall and CPU: median of {repeats} runs; peak RSS over the process tree "
                "(workers included); the host's speed drifts by up to 3× from minute to minute "
                "here, so each speed-up compares runs seconds apart, not medians minutes apart")
@@ -202,6 +222,30 @@ def work_split(count: int, total_mb: float) -> dict[str, float]:
             "runs": len(jobs.runs_of(sizes, 2))}
 
 
+def two_halves(paths: list[str]) -> tuple[list[str], list[str]]:
+    """The paths in two halves of about equal bytes, the largest first to the lighter half."""
+    import os
+
+    halves_: tuple[list[str], list[str]] = ([], [])
+    held = [0, 0]
+    for path in sorted(paths, key=lambda p: -os.path.getsize(p)):
+        side = 0 if held[0] <= held[1] else 1
+        halves_[side].append(path)
+        held[side] += os.path.getsize(path)
+    return halves_
+
+
+def side_by_side(listing: str) -> None:
+    """Check the traces listed in ``listing`` as a user splitting them by hand would: two
+    ``check --evidence --jobs 1`` commands at once, over halves of equal bytes."""
+    paths = Path(listing).read_text().splitlines()
+    runs = [subprocess.Popen([*tracecite_command(), "check", *half, "--evidence", "--json",
+                              "--jobs", "1"], stdout=subprocess.DEVNULL)
+            for half in two_halves(paths)]
+    codes = [run.wait() for run in runs]
+    raise SystemExit(0 if all(code == 0 for code in codes) else 1)
+
+
 def halves(listing: str) -> None:
     """Read the traces listed in ``listing`` as ``check --evidence`` reads each, in two
     processes: a fork of this one reads one half of the bytes, this one the other."""
@@ -214,13 +258,7 @@ def halves(listing: str) -> None:
 
     paths = Path(listing).read_text().splitlines()
     read = partial(read_input, evidence=True, keep_uris=False)
-    mine: list[str] = []
-    theirs: list[str] = []
-    held = [0, 0]
-    for path in sorted(paths, key=lambda p: -os.path.getsize(p)):
-        side = 0 if held[0] <= held[1] else 1
-        (mine, theirs)[side].append(path)
-        held[side] += os.path.getsize(path)
+    mine, theirs = two_halves(paths)
     child = os.fork()
     for path in theirs if child == 0 else mine:
         read((path, True))
@@ -278,7 +316,10 @@ if __name__ == "__main__":
         threshold()
     elif sys.argv[1:2] == ["halves"]:
         halves(sys.argv[2])
+    elif sys.argv[1:2] == ["side-by-side"]:
+        side_by_side(sys.argv[2])
     elif sys.argv[1:2] == ["split"]:
         print(json.dumps(work_split(int(sys.argv[2]), float(sys.argv[3]))))
     else:
-        raise SystemExit("usage: python bench_jobs.py threshold | split COUNT MB | halves LIST")
+        raise SystemExit("usage: python bench_jobs.py threshold | split COUNT MB | halves LIST"
+                         " | side-by-side LIST")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from bench_util import REPO, Log, Table, measure, median, ratio, seconds, tracecite_command, verdict
 
 GOAL = 0.150
-EXAMPLE = REPO / "examples" / "passing.jsonl"
+EXAMPLE = REPO / "examples" / "passing.trace.jsonl"
 HEAVY = ("rich", "html5lib", "urllib3")
 _LINE = re.compile(r"import time:\s*(\d+) \|\s*(\d+) \|( *)(\S+)")
 

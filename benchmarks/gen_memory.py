@@ -146,9 +146,11 @@ def zip_bomb(path: str, megabytes: float) -> int:
     return size
 
 
-def pair(old: str, new: str, megabytes: float) -> None:
-    """Two traces for ``compare``: ``new`` is ``old`` with one source in ten changed."""
-    generate(old, megabytes)
+def pair(old: str, new: str, megabytes: float, source_chars: int = 3500) -> None:
+    """Two traces for ``compare``: ``new`` is ``old`` with one source in ten changed (sources
+    of about ``source_chars`` characters: 3,500 make 43,000 of them in 150 MB, 1,200 make
+    120,000)."""
+    generate(old, megabytes, source_chars=source_chars)
     rng = random.Random(2)
     with open(old, encoding="utf-8") as src, open(new, "w", encoding="utf-8") as out:
         for line in src:

@@ -34,8 +34,10 @@ def paragraph(rng: random.Random, size: int) -> str:
     return " ".join(out)
 
 
-def generate(path: str, megabytes: float, sources_per_result: int = 3, seed: int = 1) -> int:
-    """Write the trace; return the number of citations."""
+def generate(path: str, megabytes: float, sources_per_result: int = 3, seed: int = 1,
+             source_chars: int = 3500) -> int:
+    """Write the trace (each source about ``source_chars`` characters); return the number of
+    citations."""
     rng = random.Random(seed)
     target = int(megabytes * 1024 * 1024)
     written = 0
@@ -48,14 +50,14 @@ def generate(path: str, megabytes: float, sources_per_result: int = 3, seed: int
                     "input": {"url": f"https://example.com/page/{n}"}}
             sources = []
             for s in range(sources_per_result):
-                content = paragraph(rng, 3500)
+                content = paragraph(rng, source_chars)
                 sources.append({"id": f"s{n}-{s}", "uri": f"https://example.com/page/{n}#{s}",
                                 "content": content})
             # Two citations per result: quotes cut from its sources, whitespace reshaped.
             cites = []
             for s in rng.sample(range(sources_per_result), 2):
                 content = sources[s]["content"]
-                start = rng.randrange(0, len(content) - 200)
+                start = rng.randrange(0, max(1, len(content) - 200))
                 quote = " ".join(content[start:start + rng.randint(40, 160)].split()[1:-1])
                 cites.append({"source_id": f"s{n}-{s}", "quote": quote or "Source"})
             claims.append({"text": f"Claim {n}.", "citations": cites})

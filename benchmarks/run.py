@@ -10,16 +10,18 @@ data (cached in ``benchmarks/out/``), start their own local servers on 127.0.0.1
 linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
 
 1. evidence at scale (15, 150 and 600 MB traces) vs jq and the stdlib json
-2. latency-bound verify-notes vs the floor and linkinator
+2. latency-bound verify-notes vs the floor, linkinator and a urllib3 loop (8 and 32 in flight)
 3. parse-bound verify-notes vs the single-process parse time ÷ cores
 4. start-up vs ``python -c pass``
 5. the web over time (transient faults, a rate limit, the cache) vs ``--retries 0``
 6. the near-miss diagnosis: the cost per missed quote on a 2 MiB page vs its goal of 50 ms
-7. many traces at once: ``check --evidence`` of 2,000 traces at ``--jobs 1`` vs ``--jobs 2``
-8. memory: 50 MB of notes, 1M sources, compare of two 150 MB traces vs the inputs' sizes and
-   one ``check --evidence``; a 1.6 MB zip bomb imported, 1M findings, 2M sources on one line
-   vs their bounds
-9. the fast extra: corpus visible text with lexbor vs html5lib (goal ≥ 5×)
+7. many traces at once: ``check --evidence`` of 2,000 traces at ``--jobs 1`` vs ``--jobs 2``, and
+   two ``--jobs 1`` runs over the halves side by side
+8. memory: 50 MB of notes, 1M sources, compare of two 150 MB traces (43,000 and 120,000 sources,
+   in memory and wall time) vs the inputs' sizes and one ``check --evidence``; a 1.6 MB zip bomb
+   imported, 1M findings, 2M sources on one line vs their bounds
+9. the fast extra: corpus visible text with lexbor vs html5lib (goal ≥ 5×), and verify-notes of
+   the corpus vs a default install made in ``benchmarks/out/venv-default``
 10. import at scale: ``import anthropic`` of a JSONL of 200,000 exchanges, a trace each, vs
     decoding its lines
 12. PDF sources: verify-files of 40 PDFs (1,000 pages) vs pdftotext (goal ≤ 1.5×), and

@@ -113,7 +113,7 @@ class ActionsRun:
         self.repo = make_repo(tmp_path / "repo")
         write(self.repo, "docs/site.notes", "claim: c\nquote: q\nurl: https://example.org/\n")
         (self.repo / "traces").mkdir()
-        shutil.copy(EXAMPLES / "passing.jsonl", self.repo / "traces" / "old.jsonl")
+        shutil.copy(EXAMPLES / "passing.trace.jsonl", self.repo / "traces" / "old.jsonl")
         commit_all(self.repo, "base")
         base = git(self.repo, "rev-parse", "HEAD").strip()
         git(self.repo, "checkout", "-q", "-b", "topic")
@@ -159,7 +159,7 @@ def actions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ActionsRun:
 
 def test_pull_request_with_a_mismatch(actions: ActionsRun, capsys: pytest.CaptureFixture[str]
                                       ) -> None:
-    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.trace.jsonl")
     code, out, outputs = actions.run(capsys, sarif_file="tracecite.sarif")
     assert code == 2
     assert set(outputs) == set(action.OUTPUTS)
@@ -188,7 +188,7 @@ def test_the_shard_and_merge_inputs(actions: ActionsRun,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     """Shards of a pull-request check, then a step that merges their reports: the merged
     step's outputs, annotations and summary are the unsharded run's."""
-    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.trace.jsonl")
     shards = actions.runner / "shards"
     shards.mkdir()
     for k in (1, 2):
@@ -238,7 +238,7 @@ def test_the_archive_input_looks_up_the_pages_of_a_pull_request(
 
 def test_sarif_category_input_sets_the_automation_id(
         actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
-    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.trace.jsonl")
     _, _, outputs = actions.run(capsys, sarif_file="t.sarif", sarif_category="citations-pr")
     sarif = json.loads(Path(outputs["sarif-file"]).read_text(encoding="utf-8"))
     assert sarif["runs"][0]["automationDetails"]["id"] == "citations-pr/"
@@ -249,7 +249,7 @@ def test_sarif_category_input_sets_the_automation_id(
 
 def test_step_summary_links_each_finding_to_its_line_at_the_commit(
         actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
-    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.trace.jsonl")
     for name, value in {"GITHUB_SERVER_URL": "https://github.com",
                         "GITHUB_REPOSITORY": "octo/docs", "GITHUB_SHA": "f00d",
                         "GITHUB_WORKSPACE": str(actions.repo)}.items():
@@ -263,7 +263,7 @@ def test_step_summary_links_each_finding_to_its_line_at_the_commit(
 
 def test_fail_on_findings_false_passes_the_step_on_findings_only(
         actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
-    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.trace.jsonl")
     code, out, outputs = actions.run(capsys, fail_on_findings="false")
     assert code == 0
     assert outputs["exit-code"] == "2"
@@ -279,7 +279,7 @@ def test_fail_on_findings_false_passes_the_step_on_findings_only(
 
 def test_passing_pull_request_and_console_format(actions: ActionsRun,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    actions.change("traces/new.trace.jsonl", EXAMPLES / "passing.jsonl")
+    actions.change("traces/new.trace.jsonl", EXAMPLES / "passing.trace.jsonl")
     actions.change("README.md", "changed, but not selected\n")
     code, out, outputs = actions.run(capsys, format="console")
     assert code == 0
@@ -336,7 +336,7 @@ def test_base_not_fetched_fails_with_the_fetch_depth_advice(
 
 
 def test_the_module_runs_as_a_script(actions: ActionsRun) -> None:
-    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.jsonl")
+    actions.change("traces/bad.jsonl", EXAMPLES / "failing-evidence.trace.jsonl")
     env = {**os.environ, action.INPUT_ENV["fail-on-findings"]: "false"}
     done = subprocess.run([sys.executable, "-m", "tracecite.action"], env=env,
                           capture_output=True, text=True, check=False)
@@ -377,7 +377,7 @@ def test_at_most_ten_annotations_and_every_finding_in_the_summary(
     annotations = [line for line in out if line.startswith("::")]
     assert len(annotations) == ANNOTATION_LIMIT == 10
     assert all(a.startswith("::error file=n0") for a in annotations[:9])  # in file order
-    assert annotations[-1] == ("::error title=TraceCite::3 more findings are not annotated "
+    assert annotations[-1] == ("::error title=TraceCite::3 more errors are not annotated "
                                "here: see the step summary or the log below")
     assert [line for line in out if line.startswith(" ")] == [
         f" {n}:1:1: TC113 notes-missing-field: record has no url field; record 1"
@@ -484,7 +484,11 @@ def test_workflow_structure_and_minimal_permissions(path: Path) -> None:
         for step in job["steps"]:
             if "run" in step:
                 assert "${{" not in step["run"], f"{path.name}: pass values through env"
-            if "uses" in step and not step["uses"].startswith("./"):
+            if "uses" in step and step["uses"].startswith("tracecite/tracecite@"):
+                # Ours at a commit until a release is tagged (tests/test_install_snippets.py).
+                assert re.fullmatch(r"tracecite/tracecite@(COMMIT_SHA|[0-9a-f]{40})",
+                                    step["uses"])
+            elif "uses" in step and not step["uses"].startswith("./"):
                 assert re.fullmatch(r"[\w.-]+/[\w./-]+@v\d+(\.\d+)*", step["uses"])
 
 

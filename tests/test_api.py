@@ -54,7 +54,7 @@ def _site_options(site: Site) -> dict[str, Any]:
 # ---- reports --------------------------------------------------------------------------------
 
 def test_check_gives_the_report_the_command_line_writes(cli: Cli) -> None:
-    paths = [str(EXAMPLES / "failing-evidence.jsonl"), str(EXAMPLES / "notes.md")]
+    paths = [str(EXAMPLES / "failing-evidence.trace.jsonl"), str(EXAMPLES / "citations.notes.md")]
     report = api.check(paths, evidence=True)
     assert report.exit_code == 2
     assert {f.code for f in report.findings} == {Code.EVIDENCE_UNCITED_CLAIM,
@@ -63,17 +63,31 @@ def test_check_gives_the_report_the_command_line_writes(cli: Cli) -> None:
     assert json.loads(json.dumps(report.to_json())) == report.to_json()
 
 
+def test_findings_are_in_the_order_of_the_json_and_the_console(cli: Cli) -> None:
+    """Input errors first, then by file and position, as the reports show them; the run found
+    the broken notes' findings record by record, not line by line."""
+    paths = [str(EXAMPLES / "failing-evidence.trace.jsonl"), str(EXAMPLES / "broken.notes.md")]
+    report = api.check(paths, evidence=True, jobs=1)
+    shown = cli("check", "--evidence", *paths, "--json").json()["findings"]
+    assert [(f.code.code, f.file, f.line) for f in report.findings] == [
+        (f["code"], f["file"], f["line"]) for f in shown]
+    assert report.findings[0].code.exit == 1 and report.findings[-1].code.exit == 2
+    console = cli("check", "--evidence", *paths).out
+    assert [line.split()[1] for line in console.splitlines() if line.startswith("  ")] == [
+        f.code.code for f in report.findings]
+
+
 def test_input_errors_are_in_the_report_not_raised(tmp_path: Path) -> None:
-    report = api.check([str(EXAMPLES / "failing-format.jsonl"), str(tmp_path / "gone.notes")])
+    report = api.check([str(EXAMPLES / "failing-format.trace.jsonl"), str(tmp_path / "gone.notes")])
     assert report.exit_code == 1
     assert Code.INPUT_UNREADABLE in {f.code for f in report.findings}
 
 
 def test_compare_and_paths_as_path_objects() -> None:
-    report = api.compare(EXAMPLES / "passing.jsonl", EXAMPLES / "changed.jsonl")
+    report = api.compare(EXAMPLES / "passing.trace.jsonl", EXAMPLES / "changed.trace.jsonl")
     assert report.exit_code == 2 and report.changes is not None
     assert report.changes.changed == ("https://www.iana.org/help/example-domains",)
-    assert api.check([EXAMPLES / "passing.jsonl"], evidence=True).exit_code == 0
+    assert api.check([EXAMPLES / "passing.trace.jsonl"], evidence=True).exit_code == 0
 
 
 def test_hook_with_files_and_a_configuration(tmp_path: Path,
@@ -151,7 +165,8 @@ def _check_in_worker(path: str) -> Report:
 
 
 def test_calls_in_worker_processes_send_their_reports_back() -> None:
-    paths = [str(EXAMPLES / name) for name in ("passing.jsonl", "failing-evidence.jsonl")]
+    paths = [str(EXAMPLES / name)
+             for name in ("passing.trace.jsonl", "failing-evidence.trace.jsonl")]
     context = multiprocessing.get_context("spawn")  # nothing inherited from this process
     with ProcessPoolExecutor(2, mp_context=context) as pool:
         reports = list(pool.map(_check_in_worker, paths))

@@ -95,10 +95,6 @@ CASES = [
          file="missing.md"),
     Case("unreadable-missing-trace", ("check", "missing.jsonl", "--json"), "TC101", 1,
          file="missing.jsonl"),
-    Case("unreadable-directory-notes", ("check", "adir", "--json"), "TC101", 1, file="adir",
-         files={"adir/": None}),
-    Case("unreadable-directory-trace", ("check", "d.jsonl", "--evidence", "--json"), "TC101", 1,
-         file="d.jsonl", files={"d.jsonl/": None}),
     Case("not-utf8-notes", ("check", "n.md", "--json"), "TC102", 1, "n.md", 2, 9,
          files={"n.md": b"claim: ok\nquote: a\xffb\nurl: u\n"}),
     Case("not-utf8-notes-column-in-characters", ("check", "n.md", "--json"), "TC102", 1,
@@ -651,7 +647,7 @@ def test_a_report_file_that_cannot_be_written_is_tc100_and_one_document(
     """Regression: a failing report file after stdout was written gave exit 3 and two JSONs."""
     from tracecite.cli import main
 
-    example = str(Path(__file__).resolve().parents[1] / "examples" / "passing.jsonl")
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "passing.trace.jsonl")
     code = main(["check", example, "--json", "--report-file", "sarif:/dev/full"])
     out = capsys.readouterr().out
     assert code == 1
@@ -663,7 +659,7 @@ def test_an_unwritable_step_summary_only_warns(capsys: pytest.CaptureFixture[str
     from tracecite.cli import main
 
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", "/dev/full")
-    example = Path(__file__).resolve().parents[1] / "examples" / "failing-evidence.jsonl"
+    example = Path(__file__).resolve().parents[1] / "examples" / "failing-evidence.trace.jsonl"
     code = main(["check", str(example), "--evidence", "--format", "github"])
     captured = capsys.readouterr()
     assert code == 2

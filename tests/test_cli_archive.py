@@ -102,7 +102,7 @@ def test_the_console_line_names_the_snapshot(cli: Cli, site: Site, archive: Stan
     snapshot = archive.add(url, TS, HAS_IT)
     run = cli("verify-notes", notes(tmp_path, url), "--archive", *flags(site, archive))
     assert run.exit == 2
-    [line] = [line for line in run.out.splitlines() if "TC210" in line]
+    [line] = [line for line in run.out.splitlines() if line.startswith("  ") and "TC210" in line]
     assert line.startswith(f"  {tmp_path / 'n.notes'}:2  TC210 quote-not-on-page  record 1: "
                            f"quote is not in the page's visible text; ")
     assert line.endswith(f"; the Internet Archive's snapshot {snapshot} has the quote "

@@ -139,23 +139,27 @@ def test_symlinked_directories_are_not_followed(cli: Cli, tmp_path: Path,
     assert run.json()["summary"]["inputs"] == 2
 
 
-def test_a_directory_that_selects_nothing_is_tc101(cli: Cli, tmp_path: Path,
+def test_a_directory_that_selects_nothing_is_tc106(cli: Cli, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Readable, but nothing in it is named as the globs expect: a warning that says so, not
+    "input-unreadable"."""
     write_notes(tmp_path / "empty" / "README.md", "hello\n")
     write_notes(tmp_path / "a.notes", note())
     monkeypatch.chdir(tmp_path)
     run = cli("check", "empty", "a.notes", "--json")
-    assert run.exit == 1
+    assert run.exit == 0
     (finding,) = run.json()["findings"]
-    assert (finding["code"], finding["file"], finding["line"]) == ("TC101", "empty", None)
+    assert (finding["code"], finding["name"], finding["severity"], finding["file"],
+            finding["line"]) == ("TC106", "not-selected", "warning", "empty", None)
     assert finding["message"] == (
-        f"directory holds no file the globs select (notes: {', '.join(DEFAULT_NOTES)}; "
-        f"traces: {', '.join(DEFAULT_TRACES)})")
-    # verify-notes reads notes only, so names only the notes globs, and fetches nothing.
-    run = cli("verify-notes", "empty", "a.notes", "--json")
-    assert run.exit == 1
-    assert run.json()["findings"][0]["message"].endswith("(notes: *.notes, *.notes.md, "
-                                                         "*.notes.txt)")
+        "nothing in this directory is selected: no file under it matches the globs "
+        f"(notes: {', '.join(DEFAULT_NOTES)}; traces: {', '.join(DEFAULT_TRACES)}); rename "
+        "the files or set the globs in the configuration")
+    assert "unreadable" not in cli("check", "empty").out
+    # verify-notes reads notes only, so names only the notes globs.
+    run = cli("verify-notes", "empty", "--json")
+    assert run.exit == 0
+    assert "(notes: *.notes, *.notes.md, *.notes.txt);" in run.json()["findings"][0]["message"]
     assert run.json()["summary"]["live"]["checked"] == 0
 
 

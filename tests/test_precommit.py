@@ -107,8 +107,8 @@ def test_each_entry_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     write(tmp_path, "docs/bad.notes", BROKEN_NOTES)
     write(tmp_path, "README.md", "not selected\n")
     (tmp_path / "traces").mkdir()
-    shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "traces" / "good.jsonl")
-    shutil.copy(EXAMPLES / "failing-evidence.jsonl", tmp_path / "traces" / "bad.jsonl")
+    shutil.copy(EXAMPLES / "passing.trace.jsonl", tmp_path / "traces" / "good.jsonl")
+    shutil.copy(EXAMPLES / "failing-evidence.trace.jsonl", tmp_path / "traces" / "bad.jsonl")
     offline = _entry("tracecite")
     assert main([*offline, "docs/good.notes", "traces/good.jsonl", "README.md"]) == 0
     assert main([*offline, "traces/good.jsonl", "traces/bad.jsonl"]) == 2
@@ -164,8 +164,8 @@ def try_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Try
     write(target, "docs/good.notes", REFUSED_NOTES)
     write(target, "docs/bad.notes", BROKEN_NOTES)
     (target / "traces").mkdir()
-    shutil.copy(EXAMPLES / "passing.jsonl", target / "traces" / "good.jsonl")
-    shutil.copy(EXAMPLES / "failing-evidence.jsonl", target / "traces" / "bad.jsonl")
+    shutil.copy(EXAMPLES / "passing.trace.jsonl", target / "traces" / "good.jsonl")
+    shutil.copy(EXAMPLES / "failing-evidence.trace.jsonl", target / "traces" / "bad.jsonl")
     write(target, "docs/pushed.notes", PUSHED_BEFORE)
     commit_all(target, "docs")
     pushed_from = git(target, "rev-parse", "HEAD").strip()
@@ -234,7 +234,8 @@ def test_try_repo_push_checks_only_the_records_pushed(try_repo: dict[str, TryRep
     assert run.code == 1, run.output
     online = _section(run.output, "tracecite (online)")
     assert "- exit code: 2" in online
-    assert online.count("TC306 address-refused") == 1, online
+    # One finding line (the fix line after the findings names the code too).
+    assert online.count("TC306 address-refused  ") == 1, online
     assert "docs/pushed.notes:12" in online and "2 unchanged" in online, online
 
 

@@ -128,7 +128,7 @@ def test_warned_findings_keep_their_code_and_never_fail_the_run(
     from tests.conftest import EXAMPLES
     from tracecite.cli import main
 
-    trace = EXAMPLES / "failing-evidence.jsonl"
+    trace = EXAMPLES / "failing-evidence.trace.jsonl"
     assert main(["check", "--evidence", "--json", str(trace)]) == 2
     capsys.readouterr()
     assert main(["check", "--evidence", "--json", "--warn", "TC202", "--warn", "TC201",

@@ -26,8 +26,8 @@ print(code, ",".join(loaded), file=sys.stderr)
 def test_an_offline_check_loads_no_heavy_library(fmt: str) -> None:
     probe = _PROBE.format(heavy=HEAVY)
     run = subprocess.run(
-        [sys.executable, "-c", probe, "check", str(EXAMPLES / "passing.jsonl"),
-         str(EXAMPLES / "notes.md"), "--evidence", "--format", fmt],
+        [sys.executable, "-c", probe, "check", str(EXAMPLES / "passing.trace.jsonl"),
+         str(EXAMPLES / "citations.notes.md"), "--evidence", "--format", fmt],
         capture_output=True, text=True, timeout=60, check=False,
     )
     assert run.stderr.splitlines()[-1] == "0 ", run.stderr
@@ -65,15 +65,16 @@ def test_the_visible_text_package_needs_no_fetcher() -> None:
 def test_notes_alone_need_no_trace_reader() -> None:
     """jsonlines (and attrs with it) is a fifth of start-up: only traces need it."""
     probe = _PROBE.format(heavy=(*HEAVY, "jsonlines"))
-    run = subprocess.run([sys.executable, "-c", probe, "check", str(EXAMPLES / "notes.md")],
+    notes = str(EXAMPLES / "citations.notes.md")
+    run = subprocess.run([sys.executable, "-c", probe, "check", notes],
                          capture_output=True, text=True, timeout=60, check=False)
     assert run.stderr.splitlines()[-1] == "0 ", run.stderr
 
 
 @pytest.mark.parametrize("closed", [1, 2], ids=["stdout", "stderr"])
 @pytest.mark.parametrize("args", [
-    ["check", str(EXAMPLES / "failing-evidence.jsonl"), "--evidence"],
-    ["check", str(EXAMPLES / "failing-evidence.jsonl"), "--evidence", "--json"],
+    ["check", str(EXAMPLES / "failing-evidence.trace.jsonl"), "--evidence"],
+    ["check", str(EXAMPLES / "failing-evidence.trace.jsonl"), "--evidence", "--json"],
     ["check", "--timeout"],  # a usage error, reported on stderr
 ], ids=["console", "json", "usage"])
 def test_a_closed_standard_stream_is_not_a_crash(closed: int, args: list[str]) -> None:

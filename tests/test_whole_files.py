@@ -179,7 +179,7 @@ def test_a_stopped_run_writes_its_report_files_whole_or_not_at_all(
 def test_a_report_file_on_a_normal_exit_and_on_an_error(tmp_path: Path) -> None:
     from tracecite.cli import main
 
-    passing = str(EXAMPLES / "passing.jsonl")
+    passing = str(EXAMPLES / "passing.trace.jsonl")
     assert main(["check", passing, "--quiet", "--report-file", f"sarif:{tmp_path / 'r'}"]) == 0
     json.loads((tmp_path / "r").read_text())
     gone = tmp_path / "gone" / "r.sarif"

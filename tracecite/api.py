@@ -5,11 +5,11 @@ options to a :class:`~tracecite.findings.Report`.
 
     from tracecite import api
 
-    report = api.check(["runs/agent-run.jsonl"], evidence=True)
+    report = api.check(["examples/passing.trace.jsonl"], evidence=True)  # in a clone
     report.exit_code          # 0, 1 (an input is malformed), 2 (findings)
     report.to_json()          # the --json object (docs/reference/reports.md), as a dict
 
-    report = api.verify_urls(["runs/"], timeout=10, concurrency=16, cache="rot.sqlite")
+    report = api.verify_urls(["examples/"], timeout=10, concurrency=16, cache="rot.sqlite")
 
 Options are the command line's, by the names of the settings table
 (:data:`tracecite.settings.OPTIONS`): ``timeout=``, ``concurrency=``, ``evidence=``,
@@ -182,13 +182,15 @@ def _paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
 
 def _run(command: Command, settings: Settings, *values: object, **extra: object) -> Report:
     """Run ``command``'s runner (its record in the command table names it) on ``values``; a
-    live run's report says which shard it is (docs/guides/scale.md). How the run's worker
-    processes start is decided here, before the run starts a thread
-    (docs/design/concurrency.md#start-method)."""
+    live run's report says which shard it is (docs/guides/scale.md), and its findings are in
+    the order the JSON report and the console show them (input errors first, then by file
+    and position: :meth:`Report.sorted_findings`). How the run's worker processes start is
+    decided here, before the run starts a thread (docs/design/concurrency.md#start-method)."""
     from tracecite.workers import one_run
 
     with one_run():
-        return _sharded(command.run()(*values, settings=settings, **extra), settings)
+        report = command.run()(*values, settings=settings, **extra)
+    return _sharded(replace(report, findings=tuple(report.sorted_findings())), settings)
 
 
 def _settings(command: Command, options: Mapping[str, Any], settings: Settings | None

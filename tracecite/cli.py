@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import io
 import os
 import re
 import sys
@@ -77,6 +78,20 @@ def _run_command(command: Command, args: argparse.Namespace, settings: Settings)
         except BrokenPipeError:  # the reader left (| head): the result stands
             _reader_gone(stream)
     return report
+
+
+class _ReportTakesStdout(io.TextIOBase):
+    """Where a result bound for stdout goes when a ``--format`` puts the report there
+    (``import --format sarif > f`` holds the report alone): writing to it is TC100 asking
+    for ``-o``, after the command has said anything else that is wrong with its inputs."""
+
+    def __init__(self, fmt: str) -> None:
+        super().__init__()
+        self.format = fmt
+
+    def write(self, text: str) -> int:
+        raise UsageError(f"--format {self.format} writes the report to stdout, where the "
+                         "trace would go without -o: give -o OUT, a directory for the traces")
 
 
 def _writes_stdout(command: Command, args: argparse.Namespace) -> bool:
@@ -272,13 +287,21 @@ def run_with_settings(argv: Sequence[str] | None = None, *,
             stop.listen()  # a signal held since the entry point's first line is taken here
             _refuse_unknown_command(args_list)
             parser = build_parser(only=command if command in COMMANDS else None)
-            args = parser.parse_args(args_list)
+            args, unknown = parser.parse_known_args(args_list)
+            if unknown:
+                # argparse's own message points at the top level's --help; the command's
+                # --help is the one that lists what it takes.
+                raise UsageError(f"unrecognized arguments: {' '.join(unknown)} (see "
+                                 f"'tracecite {args.command or command} --help')")
             if args.command is None:
                 raise UsageError("no command or file given (see 'tracecite --help')")
             if _writes_stdout(COMMANDS[command], args):
-                # The command's result takes stdout; its report goes to stderr.
-                args.stdout = stdout if stdout is not None else sys.stdout
-                stdout = sys.stderr
+                if args.format in (None, "console"):
+                    # The command's result takes stdout; its report goes to stderr.
+                    args.stdout = stdout if stdout is not None else sys.stdout
+                    stdout = sys.stderr
+                else:  # the report asked for takes stdout: no result may go there
+                    args.stdout = _ReportTakesStdout(args.format)
             settings = _settings(command, args, action_inputs)
             report = _run_command(COMMANDS[command], args, settings)
         except _Exit:

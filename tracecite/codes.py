@@ -48,7 +48,9 @@ class Code(enum.Enum):
         "and lost no result.",
     )
     NOT_SELECTED = (
-        "TC106", "not-selected", 0, "warning: a file given to `hook` that no glob selects",
+        "TC106", "not-selected", 0,
+        "warning: a file given to `hook`, or a directory given to any command, that no glob "
+        "selects",
         "Rename the file to match the notes or traces globs (e.g. `*.notes.md`, "
         "`*.trace.jsonl`), or add a glob that selects it to the configuration.",
     )
@@ -170,6 +172,12 @@ class Code(enum.Enum):
         "warning: a citation's source has `content: null`; verify it live",
         "Verify the citation live (`tracecite verify-urls`, or the hook's online stage): the "
         "trace captured no text for its source.",
+    )
+    CITES_UNREAD_SOURCE = (
+        "TC204", "cites-unread-source", 2,
+        "a citation of a source the agent tried to read and could not (`error` set)",
+        "Cite a source the agent read, or run the agent again so that its read succeeds: every "
+        "read of this one failed, so the quote was never in front of it.",
     )
     QUOTE_NOT_ON_PAGE = (
         "TC210", "quote-not-on-page", 2, "quote not in the live page's visible text",

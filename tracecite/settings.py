@@ -36,6 +36,7 @@ from tracecite.fetch.limits import (
     MAX_RETRY_WAIT,
     MAX_TIMEOUT,
 )
+from tracecite.inputs.files import file_digest as file_digest  # where merge finds it
 from tracecite.reporters import REPORTERS
 
 if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never imports them
@@ -53,7 +54,7 @@ Deliberately narrow, so a documentation repository's other Markdown is never rea
 
 DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl", "**/runs/**/*.jsonl")
 """Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` or
-``runs/`` folder (the README's ``runs/agent-run.jsonl``)."""
+``runs/`` folder (such as ``runs/agent-run.jsonl``)."""
 
 MAX_JOBS = 256
 """The most processes ``--jobs`` may ask for."""
@@ -115,6 +116,9 @@ OPTIONS: tuple[Option, ...] = (
            help="console: print nothing when every check passes; no progress bar"),
     Option("debug", False, values.boolean, "output", flag="--debug", switch=True,
            help="show a traceback for internal errors"),
+    # Every command takes it, so one command line serves all; only the live ones show a bar.
+    Option("no_progress", False, values.boolean, "output", flag="--no-progress", switch=True,
+           help="no progress bar (there is none unless stderr is a terminal)"),
     Option("sarif_category", None, values.sarif_category, "output", flag="--sarif-category",
            action="sarif-category", metavar="NAME",
            help="SARIF: the run's category (automationDetails.id), so two workflows keep their "
@@ -124,8 +128,6 @@ OPTIONS: tuple[Option, ...] = (
            help="report findings with this code as warnings, which never fail a run "
                 "(repeatable; exit-2 codes only, e.g. TC319)"),
     # loading sources: the live commands
-    Option("no_progress", False, values.boolean, "load", flag="--no-progress", switch=True,
-           help="no progress bar (there is none unless stderr is a terminal)"),
     Option("timeout", MAX_TIMEOUT, values.seconds, "load", flag="--timeout", config=True,
            action="timeout", parse=values.number, metavar="SECONDS",
            help=f"deadline per source, at most {MAX_TIMEOUT:g} (default)"),
@@ -573,26 +575,3 @@ def pdf_engine() -> str | None:
 
     return engine_version()
 
-
-def file_digest(path: str) -> str:
-    """SHA-256 (hex) of the regular file at ``path``, read a block at a time (never held
-    whole); that of the word ``unreadable`` when it cannot be read or is not a regular file (a
-    device or a FIFO is never read: the run reports it as TC101)."""
-    import hashlib
-    import stat
-
-    sha = hashlib.sha256()
-    try:
-        # Non-blocking: opening a FIFO must not wait for a writer.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (OSError, ValueError):  # ValueError: a name no file can have (a NUL, a surrogate)
-        return hashlib.sha256(b"unreadable").hexdigest()
-    with os.fdopen(fd, "rb") as stream:
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return hashlib.sha256(b"unreadable").hexdigest()
-            while block := stream.read(1 << 20):
-                sha.update(block)
-        except OSError:
-            return hashlib.sha256(b"unreadable").hexdigest()
-    return sha.hexdigest()

@@ -6,13 +6,13 @@ picklable) and ``api.merge`` combines them into the report of the whole director
 findings and summary as ``tracecite check --evidence DIR``, which reads the same files (the
 configured globs, as the command line selects them).
 
-    python examples/dask/check_traces.py runs/ --output report.json
-    python examples/dask/check_traces.py runs/ --scheduler tcp://scheduler:8786
+    python examples/dask/check_traces.py examples --output report.json
+    python examples/dask/check_traces.py examples --scheduler tcp://scheduler:8786
 
 Without ``--scheduler`` it starts a local cluster on 127.0.0.1 (worker processes, no
 dashboard). It prints one summary line, writes the merged JSON report with ``--output`` and
 exits with the report's exit code (0 passed, 1 an input is malformed, 2 findings).
-Needs ``pip install 'tracecite[dask]'``.
+Needs the ``dask`` extra: ``pip install -e '.[dask]'`` in a clone of TraceCite.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def check_directory(client: Client, directory: str, *, chunk_size: int = 100,
     """The report of every trace under ``directory``, checked in chunks on ``client``'s
     cluster and merged in the order of the files."""
     given = expand_directories([directory])
-    if given.findings or not given.paths:  # no file selected: the check says so (TC101)
+    if given.findings or not given.paths:  # no file selected: the check says so (TC106)
         return api.check([directory], evidence=evidence)
     paths = list(given.paths)
     chunks = [paths[i:i + chunk_size] for i in range(0, len(paths), chunk_size)]

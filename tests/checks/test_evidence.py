@@ -162,6 +162,47 @@ def test_tc203_says_how_to_verify_the_citation(evidence: Evidence, uri: str, how
     assert summary == Counts(skipped=1)
 
 
+def test_a_citation_of_a_source_never_read_is_tc204_and_not_found(evidence: Evidence) -> None:
+    """``"content": null`` with an ``"error"``: every read failed, so each citation is a TC204
+    error, counted not found; the error text is never shown. Without an error (or with a null
+    one), the source is only uncaptured (TC203)."""
+    findings, summary = evidence([
+        call(), result(sources=[source("s1", "https://one/", None, error="SECRET timeout"),
+                                source("s2", "https://two/", None, error=None),
+                                source("s3", "https://three/", "alpha", error="ignored")]),
+        answer([claim(citations=[cite("s1", "alpha"), cite("s2", "alpha"),
+                                 cite("s3", "alpha")])]),
+    ])
+    assert [(f.code.code, f.severity, f.exit, f.claim, f.citation, f.source_id, f.uri)
+            for f in findings] == [
+        ("TC204", "error", 2, 1, 1, "s1", "https://one/"),
+        ("TC203", "warning", 0, 1, 2, "s2", "https://two/"),
+    ]
+    assert "SECRET" not in findings[0].message
+    assert findings[0].column is not None
+    assert summary == Counts(checked=2, matched=1, not_found=1, skipped=1)
+
+
+def test_a_source_error_that_is_not_a_string_is_tc123(cli: Cli, tmp_path: Path) -> None:
+    path = write_trace(tmp_path / "t.jsonl", [
+        call(), result(sources=[source("s1", "https://one/", None, error=3)]),
+        answer([claim(citations=[cite("s1", "alpha")])])])
+    run = cli("check", path, "--json")
+    assert run.exit == 1
+    found = json.loads(run.out)["findings"]
+    assert [(f["code"], f["line"]) for f in found] == [("TC123", 2)]
+    assert "sources[1].error must be a string or null" in found[0]["message"]
+
+
+def test_check_evidence_exits_2_on_a_citation_never_read(cli: Cli, tmp_path: Path) -> None:
+    path = write_trace(tmp_path / "t.jsonl", [
+        call(), result(sources=[source("s1", "https://one/", None, error="refused")]),
+        answer([claim(citations=[cite("s1", "alpha")])])])
+    run = cli("check", path, "--evidence")
+    assert run.exit == 2
+    assert "TC204" in run.out
+
+
 def test_an_uncited_source_not_captured_is_no_finding(evidence: Evidence) -> None:
     findings, summary = evidence([
         call(), result(sources=[source("s1"), source("s2", "https://two/", None)]),

@@ -254,17 +254,22 @@ def test_a_loader_that_expects_html_starts_the_parse_workers_first(
     assert loading == ([False] if expects_html else [])
 
 
-def test_freed_buffers_are_returned_once_the_first_loads_are_under_way(
+def test_freed_buffers_are_returned_once_the_first_large_page_is_loaded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Its import (ctypes) must not delay the first requests: it runs after the threads start.
+    # Its import (ctypes) must not delay the first requests: it runs in a loader thread, once a
+    # run, when a page large enough for glibc's mmap threshold comes; small pages never need it.
     loading: list[bool] = []
 
     def returned() -> None:
         loading.append(any(t.name.startswith("tracecite-load") for t in threading.enumerate()))
 
     monkeypatch.setattr(live, "_return_freed_buffers", returned)
-    run(Loads({"a": "text"}, delay=0.2), [check("text", "a")])
+    run(Loads({"a": "text", "b": "text b"}, delay=0.2), [check("text", "a"), check("b", "b")])
+    assert loading == []
+    large = "text " * (live.LARGE_PAGE // 5 + 1)
+    run(Loads({"a": large, "b": large, "c": "text"}, delay=0.2),
+        [check("text", "a"), check("text", "b"), check("text", "c")])
     assert loading == [True]
 
 

@@ -66,15 +66,16 @@ def _readme_paths() -> list[str]:
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     names = re.findall(r"[\w./-]+\.(?:jsonl|notes(?:\.md|\.txt)?)\b", text)
     return sorted({n for n in names
-                   if "*" not in n and "//" not in n and not n.startswith("examples/")
+                   if "*" not in n and "//" not in n
                    and not n.isupper()
                    and not n.split(".")[0].isupper()})
 
 
 def test_the_readmes_own_example_names_are_selected_by_default(tmp_path: Path) -> None:
     names = _readme_paths()
-    assert {"runs/agent-run.jsonl", "docs/citations.notes", "runs/today.trace.jsonl"} <= set(
-        names)
+    # The bundled examples too: `tracecite check examples` reads every one.
+    assert {"examples/passing.trace.jsonl", "examples/citations.notes.md",
+            "runs/imported/exchange.trace.jsonl"} <= set(names)
     config = Settings(config_path=str(tmp_path / ".tracecite.toml"))
     chosen = select([str(tmp_path / p) for p in names], config)
     assert [os.path.relpath(p, tmp_path) for p in chosen] == names

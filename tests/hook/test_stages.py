@@ -71,8 +71,8 @@ def test_a_directory_stands_for_the_files_the_globs_select_under_it(
     assert report["findings"] == []
     assert (report["summary"]["inputs"], report["summary"]["records"]) == (1, 1)
     code, report = run_json(["hook", "docs", "empty"], capsys)
-    assert code == 1  # as for `check`: a directory that selects nothing is TC101
-    assert [(f["code"], f["file"]) for f in report["findings"]] == [("TC101", "empty")]
+    assert code == 0  # as for `check`: a directory that selects nothing is a TC106 warning
+    assert [(f["code"], f["file"]) for f in report["findings"]] == [("TC106", "empty")]
 
 
 def test_offline_stage_checks_format_structure_and_evidence(
@@ -80,8 +80,8 @@ def test_offline_stage_checks_format_structure_and_evidence(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path, "bad.notes", BROKEN_NOTES)
-    shutil.copy(EXAMPLES / "failing-evidence.jsonl", tmp_path / "bad.trace.jsonl")
-    shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "good.trace.jsonl")
+    shutil.copy(EXAMPLES / "failing-evidence.trace.jsonl", tmp_path / "bad.trace.jsonl")
+    shutil.copy(EXAMPLES / "passing.trace.jsonl", tmp_path / "good.trace.jsonl")
     code, report = run_json(["hook", "bad.notes", "bad.trace.jsonl", "good.trace.jsonl"], capsys)
     codes = {f["code"] for f in report["findings"]}
     assert code == 1
@@ -95,7 +95,8 @@ def test_the_offline_stage_warns_about_sources_not_captured(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    events = [json.loads(line) for line in (EXAMPLES / "passing.jsonl").read_text().splitlines()
+    example = (EXAMPLES / "passing.trace.jsonl").read_text()
+    events = [json.loads(line) for line in example.splitlines()
               if line.strip()]
     for event in events:
         for source in event.get("sources") or []:
@@ -175,7 +176,7 @@ def test_online_checks_the_notes_and_the_traces_web_sources(
     monkeypatch.chdir(tmp_path)
     recorder = Recorder(monkeypatch)
     write(tmp_path, "a.notes", GOOD_NOTES)
-    shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "run.trace.jsonl")
+    shutil.copy(EXAMPLES / "passing.trace.jsonl", tmp_path / "run.trace.jsonl")
 
     report = _hook(["--stage", "online", "a.notes", "run.trace.jsonl"])
     # One fetch of pages for notes and traces together: a page both cite is fetched once.
@@ -194,8 +195,8 @@ def test_all_reports_evidence_once_and_verify_files_when_configured(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     recorder = Recorder(monkeypatch)
-    shutil.copy(EXAMPLES / "passing.jsonl", tmp_path / "run.trace.jsonl")
-    shutil.copy(EXAMPLES / "failing-evidence.jsonl", tmp_path / "bad.trace.jsonl")
+    shutil.copy(EXAMPLES / "passing.trace.jsonl", tmp_path / "run.trace.jsonl")
+    shutil.copy(EXAMPLES / "failing-evidence.trace.jsonl", tmp_path / "bad.trace.jsonl")
     write(tmp_path, ".tracecite.toml", "verify_files = true\nfiles_root = 'site'\n")
     (tmp_path / "site").mkdir()
     report = _hook(["--stage", "all", "run.trace.jsonl", "bad.trace.jsonl"])
@@ -220,8 +221,8 @@ def test_input_errors_stop_the_run_before_anything_is_fetched(
     recorder = Recorder(monkeypatch)
     write(tmp_path, "good.notes", GOOD_NOTES)
     write(tmp_path, "bad.notes", BROKEN_NOTES)
-    shutil.copy(EXAMPLES / "failing-format.jsonl", tmp_path / "bad.trace.jsonl")
-    shutil.copy(EXAMPLES / "failing-evidence.jsonl", tmp_path / "evidence.trace.jsonl")
+    shutil.copy(EXAMPLES / "failing-format.trace.jsonl", tmp_path / "bad.trace.jsonl")
+    shutil.copy(EXAMPLES / "failing-evidence.trace.jsonl", tmp_path / "evidence.trace.jsonl")
     report = _hook(["--stage", stage, "good.notes", bad, "evidence.trace.jsonl"])
     assert report.exit_code == 1
     assert recorder.calls == []

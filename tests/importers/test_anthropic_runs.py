@@ -110,14 +110,16 @@ def test_the_option_reaches_the_importer(cli: Cli, tmp_path: Path) -> None:
     wrong = json.loads(json.dumps(good))
     wrong["response"]["content"][0]["citations"][0]["document_index"] = 4
     bad.write_text(json.dumps(good) + "\n" + json.dumps(wrong) + "\n", encoding="utf-8")
-    res = cli("import", "anthropic", bad, "--json")
-    assert res.exit == 1 and json.loads(res.out.splitlines()[-1])["type"] == "answer"
-    finding, = json.loads(res.err)["findings"]
+    out = tmp_path / "out"
+    res = cli("import", "anthropic", bad, "-o", out, "--json")
+    assert res.exit == 1 and len(list(out.iterdir())) == 1
+    finding, = json.loads(res.out)["findings"]
     assert (finding["code"], finding["line"]) == ("TC107", 2)
     assert finding["message"].startswith("exchange 2: ")
-    res = cli("import", "anthropic", bad, "--skip-unsupported", "--json")
+    res = cli("import", "anthropic", bad, "-o", tmp_path / "again", "--skip-unsupported",
+              "--json")
     assert res.exit == 0
-    assert [f["code"] for f in json.loads(res.err)["findings"]] == ["TC108"]
+    assert [f["code"] for f in json.loads(res.out)["findings"]] == ["TC108"]
 
 
 def test_a_problem_of_a_whole_input_still_writes_nothing(tmp_path: Path,

@@ -61,9 +61,12 @@ def test_one_run_goes_to_stdout_and_the_report_to_stderr(cli: Cli, tmp_path: Pat
     assert res.err.splitlines()[-1] == (
         "tracecite import: nothing verified: 1 run imported (1 citation); quotes are checked "
         "with tracecite check --evidence, verify-urls or verify-files; exit 0: nothing failed")
+    # A report format asked for takes stdout, so the trace needs -o (docs/guides/importers.md).
     res = cli("import", "anthropic", path, "--json")
-    assert [json.loads(line)["type"] for line in res.out.splitlines()][-1] == "answer"
-    report = json.loads(res.err)
+    assert res.exit == 1 and res.err == ""
+    assert "give -o OUT" in json.loads(res.out)["findings"][0]["message"]
+    res = cli("import", "anthropic", path, "--json", "-o", tmp_path / "out")
+    report = json.loads(res.out)
     assert report["command"] == "import" and report["exit_code"] == 0
     assert {k: report["summary"][k] for k in ("inputs", "runs", "citations", "not_importable")
             } == {"inputs": 1, "runs": 1, "citations": 1, "not_importable": 0}
@@ -102,8 +105,8 @@ def test_several_runs_without_out_are_a_usage_error(cli: Cli, tmp_path: Path) ->
     one = copy_fixture(tmp_path, "char_location")
     other = copy_fixture(tmp_path, "web_fetch")
     res = cli("import", "anthropic", one, other, "--json")
-    assert res.exit == 1 and res.out == ""
-    report = json.loads(res.err)
+    assert res.exit == 1 and res.err == ""
+    report = json.loads(res.out)
     assert [f["code"] for f in report["findings"]] == ["TC100"]
     assert "2 runs to write: give -o OUT" in report["findings"][0]["message"]
 
@@ -170,8 +173,8 @@ def test_formats_that_cite_answer_spans_are_out_of_scope(cli: Cli, tmp_path: Pat
                                                          fmt: str) -> None:
     path = copy_fixture(tmp_path, "char_location")
     res = cli("import", fmt, path, "--json")
-    assert res.exit == 1 and res.out == ""  # without -o, the report is on stderr
-    findings = json.loads(res.err)["findings"]
+    assert res.exit == 1 and res.err == ""  # the report asked for is on stdout
+    findings = json.loads(res.out)["findings"]
     assert [f["code"] for f in findings] == ["TC100"]
     message = findings[0]["message"]
     assert f"format '{fmt}' cannot be imported" in message

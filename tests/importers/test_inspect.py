@@ -12,18 +12,22 @@ import sys
 import zipfile
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from tracecite import api
 from tracecite.codes import Code
 from tracecite.errors import TraceCiteError
+from tracecite.findings import Finding
 from tracecite.importers.eval_archive import INSTALL_HINT
 from tracecite.importers.inspect import read_runs
 from tracecite.importers.model import (
     ImportedRun,
+    RefusedRun,
+    RunOutcome,
     Unsupported,
     trace_lines,
 )
@@ -42,8 +46,24 @@ def load(path: Path = RESEARCH) -> dict[str, Any]:
     return log
 
 
-def runs_of(path: Path, display: str | None = None) -> list[ImportedRun]:
+def outcomes_of(path: Path, display: str | None = None) -> list[RunOutcome]:
     return list(read_runs(path, display or path.name))
+
+
+def runs_of(path: Path, display: str | None = None) -> list[ImportedRun]:
+    """The runs of a log every sample of which is a run."""
+    outcomes = outcomes_of(path, display)
+    assert all(isinstance(o, ImportedRun) for o in outcomes), outcomes
+    return cast(list[ImportedRun], outcomes)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A TC107 of the whole file, or of the one sample refused (``label`` names it)."""
+
+    finding: Finding
+    json_path: str
+    label: str | None = None
 
 
 def write_log(tmp_path: Path, log: dict[str, Any], name: str = "log.json") -> Path:
@@ -52,12 +72,21 @@ def write_log(tmp_path: Path, log: dict[str, Any], name: str = "log.json") -> Pa
     return path
 
 
-def unsupported(path: Path, display: str | None = None) -> Unsupported:
-    with pytest.raises(Unsupported) as caught:
-        runs_of(path, display)
-    assert caught.value.finding.code is Code.IMPORT_UNSUPPORTED
-    assert caught.value.finding.file == (display or path.name)
-    return caught.value
+def unsupported(path: Path, display: str | None = None) -> Refusal:
+    """The file's TC107, or the TC107 of its one refused sample (the others are runs)."""
+    try:
+        outcomes = outcomes_of(path, display)
+    except Unsupported as exc:
+        refusal = Refusal(exc.finding, exc.json_path)
+    else:
+        refused = [o for o in outcomes if isinstance(o, RefusedRun)]
+        assert len(refused) == 1, outcomes
+        assert all(isinstance(o, (ImportedRun, RefusedRun)) for o in outcomes)
+        finding = refused[0].finding
+        refusal = Refusal(finding, finding.message.rsplit(" at ", 1)[1], refused[0].label)
+    assert refusal.finding.code is Code.IMPORT_UNSUPPORTED
+    assert refusal.finding.file == (display or path.name)
+    return refusal
 
 
 def write_trace(tmp_path: Path, run: ImportedRun) -> Path:
@@ -515,6 +544,7 @@ def test_a_bad_member_is_named(tmp_path: Path, data: bytes, what: str) -> None:
     error = unsupported(archive_with(tmp_path, "samples/1_epoch_2.json", data))
     assert error.json_path == "samples/1_epoch_2.json: $"
     assert what in error.finding.message
+    assert error.label == "the sample of member samples/1_epoch_2.json"  # its id is unknown
 
 
 def test_an_unknown_citation_type_is_located_in_its_member(tmp_path: Path) -> None:
@@ -525,7 +555,8 @@ def test_an_unknown_citation_type_is_located_in_its_member(tmp_path: Path) -> No
     error = unsupported(path)
     assert error.json_path == "samples/1_epoch_1.json: $.messages[8].content[2].citations[1].type"
     assert error.finding.message == (
-        "unknown citation type ('quote_location') at samples/1_epoch_1.json: "
+        "unknown citation type ('quote_location') (expected one of content, document, url; a "
+        "type of a newer Inspect needs a newer TraceCite) at samples/1_epoch_1.json: "
         "$.messages[8].content[2].citations[1].type")
 
 
@@ -608,9 +639,11 @@ FINAL = f"{M}.8.content.1"
     (_set(f"{FINAL}.citations.0", {"type": "document", "cited_text": "quoted",
                                    "range": {"type": "char", "start_index": 0, "end_index": 6},
                                    "internal": {"document_index": 0}}),
-     "$.samples[0].messages[8].content[1].citations[0]", "a document citation quotes a document"),
+     "$.samples[0].messages[8].content[1].citations[0].internal.document_index",
+     "a document citation of document 0, but the sample holds 0 document(s)"),
     (_set(f"{FINAL}.citations.0", {"type": "content", "cited_text": "quoted"}),
-     "$.samples[0].messages[8].content[1].citations[0]", "a content citation quotes a document"),
+     "$.samples[0].messages[8].content[1].citations[0]",
+     "a content citation that names no document (expected internal.document_index"),
     (_set(f"{M}.3.content", "attachment://0000"), "$.samples[0].messages[3].content",
      "attachment:// reference"),
     (_set("samples.1.attachments", []), "$.samples[1].attachments", "expected an object"),

@@ -132,6 +132,25 @@ def test_bad_line() -> None:
     assert parsed.findings[0].record == 1
 
 
+@pytest.mark.parametrize("field", ["quote", "claim", "url"])
+def test_a_wrapped_value_says_to_join_it_to_its_field(field: str) -> None:
+    lines = {"claim": "claim: a", "quote": "quote: b", "url": "url: c"}
+    text = "\n".join([*(v for k, v in lines.items() if k != field), f"{lines[field]} and",
+                      "  its wrapped rest", "and more of it", ""])
+    parsed = parse(text)
+    assert where(parsed) == [("TC110", 4, 3), ("TC110", 5, 1)]
+    assert [f.message for f in parsed.findings] == [
+        "line is not a field (key: value), a comment, a blank line or ---; values are one "
+        f"line: join this line to the `{field}:` on line 3"] * 2
+
+
+def test_a_bad_line_after_no_field_has_no_join_hint() -> None:
+    parsed = parse("# notes\nno colon here\nquote: b\nurl: c\nclaim: a\n\nclaim: x\n"
+                   "Claim: y\nwrapped?\n")
+    assert [(f.code.code, f.line, "join" in f.message) for f in parsed.findings] == [
+        ("TC110", 2, False), ("TC111", 8, False), ("TC110", 9, False), ("TC113", 7, False)]
+
+
 def test_a_colon_after_non_key_text_is_a_bad_line() -> None:
     parsed = parse("claim: a\nsome words: x\nquote: b\nurl: c\n")
     assert where(parsed) == [("TC110", 2, 1)]

@@ -81,9 +81,16 @@ def test_findings_grouped_by_file() -> None:
         Finding(Code.NOTES_MISSING_FIELD, "no url", file="c.md", line=1, column=1, record=1),
     ))
     lines = format_console(report, OutputStyle()).splitlines()
-    headers = [line for line in lines if not line.startswith("  ")]
+    headers = [line for line in lines if not line.startswith(("  ", "fix: "))]
     # Input errors first (so their files first), then by file; each file once.
     assert headers[:-1] == ["(no file)", "a.md", "b.jsonl", "c.md"]
+    # One "fix:" line per code that occurs, in code order, the registry's text, before the
+    # verdict.
+    fixes = [line for line in lines if line.startswith("fix: ")]
+    assert fixes == [f"fix: {c.code} {c.label}: {c.fix}" for c in (
+        Code.USAGE, Code.NOTES_BAD_LINE, Code.NOTES_MISSING_FIELD, Code.TRACE_RUN_ID_MISMATCH,
+        Code.QUOTE_NOT_IN_CAPTURE, Code.HTTP_STATUS)]
+    assert lines[-len(fixes) - 1:-1] == fixes
     assert lines[-1].startswith("tracecite check: failed: 1 usage error, 2 notes format "
                                 "errors, 1 trace structure error, 1 quote not found, "
                                 "1 source unavailable;")
@@ -95,6 +102,30 @@ def test_findings_grouped_by_file() -> None:
         "captured content [source s1; uri https://x/]",
     ]
     assert "  a.md:4:2  TC110 notes-bad-line  record 1: bad line" in lines
+
+
+def test_one_fix_line_per_code_however_many_findings() -> None:
+    report = Report("check", tuple(Finding(Code.NOTES_BAD_LINE, "m", file="a.md", line=n)
+                                   for n in range(1, 6)))
+    fixes = [line for line in format_console(report, OutputStyle()).splitlines()
+             if line.startswith("fix:")]
+    assert fixes == [f"fix: TC110 notes-bad-line: {Code.NOTES_BAD_LINE.fix}"]
+    assert "fix:" not in format_console(Report("check"), OutputStyle())
+
+
+def test_cached_and_deferred_findings_say_so() -> None:
+    report = Report("verify-notes", (
+        Finding(Code.QUOTE_NOT_ON_PAGE, "quote is not on the page", file="a.notes", line=2,
+                record=1, uri="https://x/", cached=True),
+        Finding(Code.TIMEOUT, "timed out", file="a.notes", line=7, record=2, uri="https://y/",
+                failures=1, fail_after=3, warned=True),
+    ), Summary(live=Counts(checked=2, not_found=1, unavailable=1, cached=1)))
+    lines = format_console(report, OutputStyle()).splitlines()
+    assert "  a.notes:2  TC210 quote-not-on-page  record 1: quote is not on the page " \
+           "[uri https://x/; cached]" in lines
+    assert "  a.notes:7  TC313 timeout (warning)  record 2: timed out [uri https://y/; " \
+           "failure 1 of 3]" in lines
+    assert "1 verdict cached" in lines[-1]
 
 
 def test_no_colour_unless_asked() -> None:
@@ -138,7 +169,7 @@ def test_hostile_names_are_escaped(name: str) -> None:
     text = format_console(report, OutputStyle(color=True))
     plain = ANSI.sub("", text)
     assert "\x07" not in text and "\u202e" not in text
-    assert len(plain.splitlines()) == 3
+    assert len(plain.splitlines()) == 4  # the file, its finding, the fix line, the verdict
     for line in plain.splitlines():
         assert not line.lstrip().startswith("::")
     assert "##[" not in text

@@ -116,12 +116,42 @@ def test_ten_annotations_at_most() -> None:
     assert len(commands) == ANNOTATION_LIMIT
     assert lines[:10] == commands
     assert parse_command(commands[-1])[1] == {"title": "TraceCite"}
-    assert "16 more findings" in commands[-1]
+    assert "16 more errors" in commands[-1]
     plain = lines[10:-1]
     assert len(plain) == 16
     assert all("TC110" in line and "f" in line for line in plain)
     assert [f"f{i:02d}.md" in " ".join(plain) for i in range(9, 25)] == [True] * 16
     assert lines[-1].startswith("tracecite check: failed: 25 notes format errors;")
+
+
+def test_warnings_have_a_budget_of_their_own() -> None:
+    """A warning after ten errors is still annotated; ten warnings at most, as errors."""
+    errors = [Finding(Code.NOTES_BAD_LINE, "m", file=f"e{i:02d}.md", line=1) for i in range(12)]
+    warning = Finding(Code.HTTP_STATUS, "HTTP status 503", file="w.notes", line=3, warned=True)
+    lines = format_github(Report("check", (*errors, warning))).splitlines()
+    commands = [parse_command(line) for line in lines if line.startswith("::")]
+    assert [name for name, _, _ in commands] == ["error"] * 10 + ["warning"]
+    assert commands[9][2].startswith("3 more errors are not annotated")
+    assert commands[10][1]["file"] == "w.notes"
+
+    warnings = [Finding(Code.TIMEOUT, "m", file=f"w{i:02d}.notes", line=1, warned=True)
+                for i in range(13)]
+    lines = format_github(Report("check", (errors[0], *warnings))).splitlines()
+    commands = [parse_command(line) for line in lines if line.startswith("::")]
+    assert [name for name, _, _ in commands] == ["error"] + ["warning"] * 10
+    assert commands[-1][2].startswith("4 more warnings are not annotated")
+    plain = [line for line in lines if line.startswith(" ")]
+    assert [line.split(":")[0].strip() for line in plain] == [f"w{i:02d}.notes"
+                                                               for i in range(9, 13)]
+
+
+def test_plain_lines_show_names_as_they_are() -> None:
+    """A log line is no workflow command: no toolkit escaping in it."""
+    fillers = [Finding(Code.NOTES_BAD_LINE, "m", file=f"f{i}", line=1) for i in range(10)]
+    odd = Finding(Code.QUOTE_NOT_IN_CAPTURE, "m", file="100%, a:b.jsonl", line=2,
+                  source_id="s%1")
+    lines = format_github(Report("check", (*fillers, odd))).splitlines()
+    assert " 100%, a:b.jsonl:2: TC202 quote-not-in-capture: m; source s%1" in lines
 
 
 def test_plain_lines_never_start_a_command() -> None:

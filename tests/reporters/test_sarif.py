@@ -120,7 +120,53 @@ def test_locations() -> None:
     assert by_rule["TC110"]["locations"][0]["physicalLocation"]["region"] == {
         "startLine": 2, "startColumn": 3}
     unreadable = by_rule["TC101"]["locations"][0]["physicalLocation"]
-    assert unreadable == {"artifactLocation": {"uri": "file:///abs/path%20with%20space/n.md"}}
+    assert unreadable == {"artifactLocation": {"uri": "file:///abs/path%20with%20space/n.md"},
+                          "region": {"startLine": 1}}  # a whole-file finding: its first line
+
+
+@pytest.mark.parametrize("name", sorted(REPORTS))
+def test_every_result_has_a_start_line(name: str) -> None:
+    for located in json.loads(format_sarif(REPORTS[name]))["runs"][0]["results"]:
+        assert located["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1
+
+
+def test_uris_are_relative_to_the_repository_root(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from a folder inside the repository, a file's URI is still the path from the root,
+    which originalUriBaseIds names; a file outside the repository keeps its absolute URI."""
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "docs").mkdir()
+    monkeypatch.chdir(tmp_path / "repo" / "docs")
+    report = Report("check", (
+        Finding(Code.NOTES_BAD_LINE, "m", file="a.notes", line=2),
+        Finding(Code.NOTES_BAD_LINE, "m", file=str(tmp_path / "repo" / "b.notes"), line=1),
+        Finding(Code.NOTES_BAD_LINE, "m", file="../../outside.notes", line=1),
+    ))
+    doc = json.loads(format_sarif(report))
+    validate(doc)
+    run = doc["runs"][0]
+    assert run["originalUriBaseIds"] == {
+        "%SRCROOT%": {"uri": (tmp_path / "repo").as_uri() + "/"}}
+    # In the findings' order: by file name as given.
+    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]
+            for r in run["results"]] == [
+        {"uri": (tmp_path / "outside.notes").as_uri()},
+        {"uri": "b.notes", "uriBaseId": "%SRCROOT%"},
+        {"uri": "docs/a.notes", "uriBaseId": "%SRCROOT%"},
+    ]
+
+
+def test_without_a_repository_uris_are_relative_to_the_current_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    from tracecite.reporters.sarif import repository_root
+
+    if repository_root() != str(tmp_path):
+        pytest.skip("the temporary folder is inside a git repository here")
+    doc = json.loads(format_sarif(Report("check", (
+        Finding(Code.NOTES_BAD_LINE, "m", file="a.notes", line=2),))))
+    location = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": "a.notes", "uriBaseId": "%SRCROOT%"}
 
 
 @pytest.mark.parametrize("name", sorted(REPORTS))

@@ -113,7 +113,7 @@ def test_details_diagnosis_archive_and_cache() -> None:
     assert "near miss&#58; none" in missed
     assert ("archived copy 20240101000000 has the quote&#58; https&#58;//web&#46;archive&#46;"
             "org/web/20240101000000id&#95;/https&#58;//example&#46;org/gone") in missed
-    assert "verdict from the cache" in rows["TC319 source-blocked (warning)"]
+    assert rows["TC319 source-blocked (warning)"].endswith("; cached |")
     assert "3 attempts" in rows["TC311 connect-failed"]
 
 
@@ -128,8 +128,10 @@ def test_one_fix_line_per_code_from_the_registry() -> None:
 def test_what_was_not_checked_and_why() -> None:
     text = format_step_summary(_every_kind(), ENV)
     section = text.split("#### Not checked\n\n")[1].splitlines()
-    assert [line.split(":")[0] for line in section] == ["- 2 skipped", "- 3 unchanged",
-                                                       "- 5 cached"]
+    # Cached quotes were checked (their verdicts kept): counted there, never as not checked.
+    assert [line.split(":")[0] for line in section] == ["- 2 skipped", "- 3 unchanged"]
+    assert ("5 checked quotes have their verdict from the cache (`--cache`): not fetched again "
+            "while younger than `--cache-max-age`.") in text.split("#### Not checked")[0]
     interrupted = Report("verify-notes", (), Summary(live=Counts(checked=1, matched=1,
                                                                  interrupted=4)), stopped_by=15)
     text = format_step_summary(interrupted, {})
@@ -191,3 +193,29 @@ def test_rendered_by_githubs_markdown() -> None:
     assert "we|ird &lt;b&gt;`x`&lt;/b&gt; [a](b) #1\\n.notes" in html
     rows = re.findall(r"<tr>(.*?)</tr>", html, flags=re.DOTALL)
     assert all(row.count("<td") in (0, 4, 10) for row in rows)
+
+
+def test_counts_of_one_are_singular() -> None:
+    report = Report("check", (), Summary(inputs=1, records=1, citations=1))
+    assert "read 1 file: 1 notes record, 1 trace citation." in format_step_summary(report, {})
+
+
+def test_deferred_and_cached_findings_say_so_in_every_format() -> None:
+    """"failure k of N" and "cached" in the console, the annotations, the step summary and
+    SARIF, not only in JSON."""
+    import json
+
+    from tracecite.reporters import REPORTERS, OutputStyle
+
+    report = Report("verify-notes", (
+        Finding(Code.TIMEOUT, "timed out", file="a.notes", line=7, record=2, uri="https://y/",
+                failures=2, fail_after=3, warned=True),
+        Finding(Code.QUOTE_NOT_ON_PAGE, "not on the page", file="a.notes", line=2, record=1,
+                uri="https://x/", cached=True)))
+    for fmt in ("console", "github", "sarif"):
+        text = REPORTERS[fmt](report, OutputStyle())
+        if fmt == "sarif":
+            text = " ".join(r["message"]["text"] for r in json.loads(text)["runs"][0]["results"])
+        assert "failure 2 of 3" in text and "cached" in text, fmt
+    summary = format_step_summary(report, {})
+    assert "failure 2 of 3" in summary and "; cached |" in summary

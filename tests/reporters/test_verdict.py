@@ -89,8 +89,8 @@ def test_warnings_are_named_and_never_fail() -> None:
     slow = Finding(Code.TIMEOUT, "m", file="a.notes", line=1, uri="https://slow/", warned=True)
     report = Report("verify-notes", (slow,), Summary(live=Counts(checked=3, matched=2,
                                                                   unavailable=1, cached=2)))
-    assert _says(report) == ("passed: 2 quotes verified on live pages; 1 warning: 1 source "
-                             "unavailable")
+    assert _says(report) == ("passed: 2 quotes verified on live pages; 2 verdicts cached; "
+                             "1 warning: 1 source unavailable")
     only = Report("verify-notes", (slow,), Summary(live=Counts(checked=1, unavailable=1)))
     assert _says(only) == "nothing verified: 1 warning: 1 source unavailable"
 

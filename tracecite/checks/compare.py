@@ -1,9 +1,12 @@
 """``compare`` (docs/reference/commands.md): what changed between two traces' captured sources, by
 stable URI.
 
-Each trace is read once; of each stable URI only the digest of its normalised content is
-kept (SHA-256), never the content, so comparing two traces takes little more memory than
-checking one.
+Each trace is read once; of each stable URI only the digest of its last capture is kept
+(SHA-256 of the content as captured), never the content, so comparing two traces takes little
+more memory than checking one. Only where the two captures of a URI differ are their lines read
+again, to compare the normalised contents (a change of whitespace or composition is no change).
+The two traces are read at once, one in a worker process, when there are cores for it and
+enough to read (:func:`~tracecite.jobs.read_in_order`).
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ from array import array
 
 from tracecite.codes import Code
 from tracecite.findings import Changes, Finding
-from tracecite.inputs.sources import IdTable
-from tracecite.inputs.trace import scan_trace
+from tracecite.inputs.files import digest_alongside, open_input
+from tracecite.inputs.sources import IdTable, TraceChangedError, read_sources_at
+from tracecite.inputs.trace import TRACE_CHANGED, scan_trace
+from tracecite.jobs import file_size, read_in_order
 from tracecite.matching import normalise
+from tracecite.stops import Stopped
 
 _DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
 _URI = re.compile(r"^(?:([A-Za-z][A-Za-z0-9+.-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#.*)?$",
@@ -24,6 +30,9 @@ _URI = re.compile(r"^(?:([A-Za-z][A-Za-z0-9+.-]*):)?(?://([^/?#]*))?([^?#]*)(?:\
 # A percent-escape, or a lone "%" that does not start one.
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})?")
 _NORMAL_ESCAPE = re.compile(r"(%[0-9A-F]{2})")
+# A URI already in the stable form but for its fragment: http(s), a lower-case host with no
+# port or user, a path, no percent-escape (what the parse below would give back unchanged).
+_STABLE = re.compile(r"https?://[a-z0-9.-]+/[^%?#]*(?:\?[^%#]*)?", re.DOTALL)
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
@@ -35,6 +44,14 @@ def stable_uri(uri: str) -> str:
     unreserved characters decoded (a lone ``%`` becomes ``%25``). Never fails: what it cannot
     parse it keeps as it is. ``stable_uri(stable_uri(u)) == stable_uri(u)``.
     """
+    base = uri.partition("#")[0]
+    if _STABLE.fullmatch(base):  # most URIs: nothing to change but the fragment
+        return base
+    return _stable_uri_parsed(uri)
+
+
+def _stable_uri_parsed(uri: str) -> str:
+    """:func:`stable_uri` by parsing the URI (what the shortcut must agree with)."""
     match = _URI.match(uri)
     if match is None:  # pragma: no cover - every string matches the pattern
         return uri
@@ -94,10 +111,55 @@ def _escapes(text: str) -> str:
 
 _DIGEST = hashlib.sha256().digest_size
 
+_LATIN1_SPACES = bytes(c for c in range(256) if chr(c).isspace())
+# Each whitespace byte of Latin-1 text to a space: then only runs of spaces are left to fold.
+_TO_SPACE = bytes.maketrans(_LATIN1_SPACES, b" " * len(_LATIN1_SPACES))
+
+
+def normalised_utf8(text: str) -> bytes:
+    """``normalise(text)`` encoded in UTF-8 (lone surrogates passed through), what ``compare``
+    hashes (docs/performance.md#how-it-gets-there).
+
+    Most captured text is Latin-1 (often ASCII), and such text is folded as bytes at C speed,
+    without the word list ``str.split`` makes: no character below U+0100 composes or
+    decomposes under NFC, so that text is NFC already, and each of its whitespace characters
+    becomes a space in one ``bytes.translate``; only runs of spaces are then left to fold.
+    Other text goes through :func:`~tracecite.matching.normalise` itself.
+    """
+    try:
+        data = text.encode("latin-1")
+    except UnicodeEncodeError:
+        return normalise(text).encode("utf-8", "surrogatepass")
+    data = data.translate(_TO_SPACE)
+    # bytes.split() splits on ASCII whitespace, which is only spaces here after translate.
+    data = b" ".join(data.split()) if b"  " in data else data.strip(b" ")
+    return data.decode("latin-1").encode("utf-8")
+
+
+_LATIN1_TEXT = b"L"
+_OTHER_TEXT = b"U"
+"""What starts the bytes a raw content is hashed as: its Latin-1 bytes when it has them, else
+its UTF-8 (two texts give the same bytes only if they are the same text)."""
+
+
+def raw_digest(content: str) -> bytes:
+    """The SHA-256 of a content as it was captured: equal raw digests mean equal contents, so
+    their normalised texts are equal too, and only contents that differ are normalised."""
+    try:
+        data = content.encode("latin-1")  # a copy at memory speed, where UTF-8 is not
+    except UnicodeEncodeError:
+        digest = hashlib.sha256(_OTHER_TEXT)
+        digest.update(content.encode("utf-8", "surrogatepass"))
+        return digest.digest()
+    digest = hashlib.sha256(_LATIN1_TEXT)
+    digest.update(data)
+    return digest.digest()
+
 
 class _Captures:
     """The last capture of each stable URI of one trace (docs/reference/commands.md), without its
-    content: the SHA-256 of its normalised text and its line, kept in columns by the URI's number.
+    content: the SHA-256 of the content as captured (:func:`raw_digest`), its line, and where
+    that line starts, kept in columns by the URI's number.
 
     A source with ``"content": null`` captured nothing: it is no capture of its URI (an
     earlier capture still counts), only noted in :attr:`uncaptured` for the messages."""
@@ -106,35 +168,73 @@ class _Captures:
         self.uris = IdTable()
         self.digests = bytearray()
         self.lines: array[int] = array("q")
+        # Per URI, the number of its capture among the trace's sources, in the order the
+        # reader saw them; after the reading, the byte offset of that capture's line.
+        self.offsets: array[int] = array("q")
         self.uncaptured = IdTable()
+        self.seen = 0
 
     def add(self, source_id: str, uri: str, line: int, content: str | None) -> None:
         """Note a capture (a :data:`~tracecite.inputs.validator.SourceSink`): a later one of a
         URI replaces an earlier one."""
+        number, self.seen = self.seen, self.seen + 1
         uri = stable_uri(uri)
         if content is None:
             self.uncaptured.add(uri)
             return
-        data = normalise(content).encode("utf-8", "surrogatepass")
-        digest = hashlib.sha256(data).digest()
+        digest = raw_digest(content)
         if self.uris.add(uri):
             self.digests += digest
             self.lines.append(line)
+            self.offsets.append(number)
             return
-        number = self.uris.number(uri)
-        self.digests[_DIGEST * number:_DIGEST * (number + 1)] = digest
-        self.lines[number] = line
+        at = self.uris.number(uri)
+        self.digests[_DIGEST * at:_DIGEST * (at + 1)] = digest
+        self.lines[at] = line
+        self.offsets[at] = number
 
     def digest(self, number: int) -> bytes:
-        """The digest of the URI numbered ``number``."""
+        """The raw digest of the URI numbered ``number``."""
         return bytes(self.digests[_DIGEST * number:_DIGEST * (number + 1)])
 
 
-def _captures(path: str) -> tuple[tuple[Finding, ...], _Captures]:
-    """A trace's format findings and its captures, the trace read once (its citations and
-    source index are not kept)."""
+def _captures(path: str) -> tuple[tuple[Finding, ...], _Captures, str]:
+    """A trace's format findings, its captures and its SHA-256 (hashed meanwhile, for the
+    run's digest), the trace read once (its citations and source index are not kept)."""
+    digest = digest_alongside(path)
     captures = _Captures()
-    return scan_trace(path, sink=captures.add).findings, captures
+    scan = scan_trace(path, sink=captures.add)
+    # The sink sees every source the index holds, in the index's order (inputs.validator).
+    offset_at = scan.sources.offset_at
+    captures.offsets = array("q", (offset_at(n) for n in captures.offsets))
+    return scan.findings, captures, digest()
+
+
+def _normalised_digests(path: str, captures: _Captures, wanted: list[tuple[int, str]]
+                        ) -> dict[int, bytes]:
+    """The SHA-256 of the normalised content of each URI ``(number, uri)`` in ``wanted``, by
+    number, from its capture's line read again (each line once, in file order).
+
+    Raises TraceChangedError (or OSError) if a line no longer holds its capture."""
+    by_line: dict[int, list[tuple[int, str]]] = {}
+    for number, uri in wanted:
+        by_line.setdefault(captures.offsets[number], []).append((number, uri))
+    digests: dict[int, bytes] = {}
+    opened = open_input(path)  # a regular file still, or it changed
+    if isinstance(opened, Finding):
+        raise TraceChangedError(opened.message)
+    with opened:
+        for offset in sorted(by_line):
+            last: dict[str, str] = {}  # the line's last capture of each stable URI
+            for uri, content in read_sources_at(opened, offset).values():
+                if content is not None:
+                    last[stable_uri(uri)] = content
+            for number, uri in by_line[offset]:
+                content = last.get(uri)
+                if content is None or raw_digest(content) != captures.digest(number):
+                    raise TraceChangedError("the trace changed while it was being compared")
+                digests[number] = hashlib.sha256(normalised_utf8(content)).digest()
+    return digests
 
 
 def _only_in(trace: str, uncaptured_in_other: bool) -> str:
@@ -146,20 +246,44 @@ def _only_in(trace: str, uncaptured_in_other: bool) -> str:
     return f"source only in the {trace} trace"
 
 
-def compare_traces(old: str, new: str) -> tuple[list[Finding], Changes | None]:
-    """Format findings of both traces, or the differences between them (TC400–TC402)."""
-    old_findings, old_captures = _captures(old)
-    new_findings, new_captures = _captures(new)
+def compare_traces(old: str, new: str, *, jobs: int | None = None,
+                   digests: dict[str, str] | None = None,
+                   ) -> tuple[list[Finding], Changes | None]:
+    """Format findings of both traces, or the differences between them (TC400–TC402).
+
+    ``jobs``: 1 reads the traces one after the other; otherwise (None: one process per core)
+    both at once, in this process and a worker, when they are large enough to be worth it.
+    ``digests``, if given, gets each trace's SHA-256 by path (for the run's digest)."""
+    read = read_in_order(_captures, (old, new), jobs=jobs, size=file_size)
+    if read.stopped_by is not None:
+        raise Stopped(read.stopped_by)  # as a stop of a serial read would: the run reports it
+    (old_findings, old_captures, old_digest), (new_findings, new_captures, new_digest) = \
+        read.results()
+    if digests is not None:
+        digests.update({old: old_digest, new: new_digest})
     if old_findings or new_findings:
         return [*old_findings, *new_findings], None
     added: list[tuple[str, int]] = []
-    changed: list[tuple[str, int]] = []
+    differ: list[tuple[int, int, str]] = []  # captured differently: normalised, they may not
     for number, uri in enumerate(new_captures.uris):
         before = old_captures.uris.number(uri)
         if before < 0:
             added.append((uri, new_captures.lines[number]))
         elif old_captures.digest(before) != new_captures.digest(number):
-            changed.append((uri, new_captures.lines[number]))
+            differ.append((before, number, uri))
+    changed: list[tuple[str, int]] = []
+    if differ:
+        path = old
+        try:
+            before_digests = _normalised_digests(old, old_captures,
+                                                 [(b, uri) for b, _, uri in differ])
+            path = new
+            after_digests = _normalised_digests(new, new_captures,
+                                                [(n, uri) for _, n, uri in differ])
+        except (TraceChangedError, OSError):
+            return [Finding(Code.INPUT_UNREADABLE, TRACE_CHANGED, file=path)], None
+        changed = [(uri, new_captures.lines[n]) for b, n, uri in differ
+                   if before_digests[b] != after_digests[n]]
     removed = [(uri, old_captures.lines[number]) for number, uri in enumerate(old_captures.uris)
                if uri not in new_captures.uris]
     added.sort()

@@ -37,7 +37,8 @@ def _claim_findings(scan: TraceScan) -> list[Finding]:
 
 def _verdicts(scan: TraceScan, tester: _QuoteTester) -> tuple[list[Finding], Counts]:
     """The findings and counts once ``tester`` has seen every cited source. A citation of a
-    source the trace did not capture is TC203 and counted ``skipped``: it was not checked.
+    source the trace did not capture is TC203 and counted ``skipped``: it was not checked; one
+    of a source whose every read failed (an ``error``) is TC204 and counted ``not_found``.
 
     The citations with a finding are located a batch at a time (:data:`_LOCATED_AT_ONCE`), so
     a million of them never wait as objects, with their columns, beside their findings."""
@@ -72,7 +73,9 @@ def _add_verdicts(scan: TraceScan, tester: _QuoteTester, chosen: list[Citation],
     missed, uncaptured = tester.missed, tester.uncaptured
     for c in scan.located(chosen):
         uri = tester.uris[c.source_id]
-        if c.source_id in uncaptured:
+        if c.source_id in scan.unread:  # never read: a failure, not a check left for later
+            findings.append(_never_read(c, uri))
+        elif c.source_id in uncaptured:
             skipped += 1
             findings.append(_not_captured(c, uri))
         else:
@@ -92,6 +95,19 @@ def _not_captured(citation: Citation, uri: str) -> Finding:
         Code.SOURCE_NOT_CAPTURED,
         f"the trace captured no content for this source (content is null), so the quote "
         f"was not checked against it; {how}",
+        file=citation.file, line=citation.line, column=citation.column, claim=citation.claim,
+        citation=citation.citation, source_id=citation.source_id, uri=uri,
+    )
+
+
+def _never_read(citation: Citation, uri: str) -> Finding:
+    """TC204 for a citation of a source whose every read failed (``"content": null`` with an
+    ``"error"``, docs/guides/traces.md): the agent cites what it never read. The error itself
+    is not shown: it is the tool's text."""
+    return Finding(
+        Code.CITES_UNREAD_SOURCE,
+        "the agent tried to read this source and every read failed (the source has an error "
+        "and no content), so it cites what it never read",
         file=citation.file, line=citation.line, column=citation.column, claim=citation.claim,
         citation=citation.citation, source_id=citation.source_id, uri=uri,
     )

@@ -28,8 +28,9 @@ if TYPE_CHECKING:  # imported where used: a run without a directory needs no glo
 
 @dataclass(frozen=True)
 class Expanded:
-    """The inputs with every directory replaced by the files it selects, and TC101 for each
-    directory that selects none."""
+    """The inputs with every directory replaced by the files it selects, and a TC106 warning
+    for each directory that selects none (readable, but nothing in it is named as the globs
+    expect: docs/reference/commands.md#what-is-read)."""
 
     paths: tuple[str, ...]
     findings: tuple[Finding, ...] = ()
@@ -51,7 +52,7 @@ def expand_with(paths: Sequence[str], globs: Globs) -> Expanded:
             continue
         chosen = select(_files_under(path, lambda d: leaves_out(d, globs)), globs)
         if not chosen:
-            findings.append(Finding(Code.INPUT_UNREADABLE, _selects_nothing(globs), file=path))
+            findings.append(Finding(Code.NOT_SELECTED, _selects_nothing(globs), file=path))
         out.extend(chosen)
     return Expanded(tuple(out), tuple(findings))
 
@@ -88,4 +89,5 @@ def _selects_nothing(globs: Globs) -> str:
         kinds.append(f"traces: {', '.join(globs.traces)}")
     if globs.exclude:
         kinds.append(f"exclude: {', '.join(globs.exclude)}")
-    return f"directory holds no file the globs select ({'; '.join(kinds)})"
+    return (f"nothing in this directory is selected: no file under it matches the globs "
+            f"({'; '.join(kinds)}); rename the files or set the globs in the configuration")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import stat
+import threading
+from collections.abc import Callable
 from os import fdopen
 from os import open as os_open
 from typing import BinaryIO
@@ -102,3 +105,55 @@ def unreadable_message(exc: OSError) -> str:
 def os_reason(exc: OSError) -> str:
     """A short, stable reason for an OS error (no path, which the finding already has)."""
     return exc.strerror or type(exc).__name__
+
+
+def file_digest(path: str) -> str:
+    """SHA-256 (hex) of the regular file at ``path``, read a block at a time (never held
+    whole); that of the word ``unreadable`` when it cannot be read or is not a regular file (a
+    device or a FIFO is never read: the run reports it as TC101)."""
+    sha = hashlib.sha256()
+    try:
+        # Non-blocking: opening a FIFO must not wait for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):  # ValueError: a name no file can have (a NUL, a surrogate)
+        return hashlib.sha256(b"unreadable").hexdigest()
+    with os.fdopen(fd, "rb") as stream:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return hashlib.sha256(b"unreadable").hexdigest()
+            while block := stream.read(1 << 20):
+                sha.update(block)
+        except OSError:
+            return hashlib.sha256(b"unreadable").hexdigest()
+    return sha.hexdigest()
+
+
+DIGEST_ALONGSIDE_BYTES = 4 * 1024 * 1024
+"""From this size on, :func:`digest_alongside` hashes a file on a thread of its own."""
+
+
+def digest_alongside(path: str) -> Callable[[], str]:
+    """The :func:`file_digest` of ``path``, begun now and had from the function returned.
+
+    A run's digest of its inputs (docs/reference/reports.md#the-run) was a second pass over
+    every file after the checks, in the main process: a file of :data:`DIGEST_ALONGSIDE_BYTES`
+    or more is hashed on a thread of its own instead, while the caller reads it (the reads and
+    SHA-256 release the GIL, so the hashing takes another core, and the file is in the page
+    cache for both). Ask for the result before anything forks: the thread ends with it.
+    """
+    try:
+        size = os.stat(path).st_size
+    except (OSError, ValueError):
+        size = 0
+    if size < DIGEST_ALONGSIDE_BYTES:
+        return lambda: file_digest(path)
+    found: list[str] = []
+    thread = threading.Thread(target=lambda: found.append(file_digest(path)),
+                              name="tracecite-digest", daemon=True)
+    thread.start()
+
+    def result() -> str:
+        thread.join()
+        return found[0] if found else file_digest(path)  # the thread failed: say it here
+
+    return result

@@ -139,6 +139,9 @@ class _Parser:
         self.current: _Record | None = None
         self.count = 0
         self.number = 0
+        self.wrapped: tuple[str, int] | None = None
+        """The field (key, line) that a bad line right after it may be the wrapped rest of:
+        the last field line, while only bad lines have followed it."""
 
     def done(self) -> NotesFile:
         """The parsed file, once every line has been seen."""
@@ -169,6 +172,7 @@ class _Parser:
         self.number += 1
         line = raw[:-1] if raw.endswith("\r") else raw
         stripped = line.strip()
+        after, self.wrapped = self.wrapped, None
         if not stripped or stripped == "---":
             self._finish()
             return
@@ -182,9 +186,13 @@ class _Parser:
         key, colon, value = line.partition(":")
         key = key.strip()
         if not colon or not _KEY.fullmatch(key):
-            self._problem(Code.NOTES_BAD_LINE,
-                          "line is not a field (key: value), a comment, a blank line or ---",
-                          column, current.index)
+            message = "line is not a field (key: value), a comment, a blank line or ---"
+            if after is not None:
+                # A value wrapped onto the next line, as editors and writers wrap prose.
+                message += f"; values are one line: join this line to the `{after[0]}:` on " \
+                           f"line {after[1]}"
+                self.wrapped = after
+            self._problem(Code.NOTES_BAD_LINE, message, column, current.index)
             current.broken = True
             return
         if key not in NOTE_FIELDS:
@@ -203,6 +211,7 @@ class _Parser:
             return
         value = value.strip()
         current.fields[key] = (value, self.number)
+        self.wrapped = (key, self.number)
         if not value:
             self._problem(Code.NOTES_EMPTY_VALUE, f"{key} field has an empty value",
                           column, current.index)

@@ -214,6 +214,10 @@ class SourceIndex:
         self._offsets.append(offset)
         return True
 
+    def offset_at(self, number: int) -> int:
+        """The byte offset of the line holding the source added ``number``-th (0: the first)."""
+        return self._offsets[number]
+
     def offset(self, source_id: str) -> int:
         """The byte offset of the line of the event holding the source."""
         number = self._ids.number(source_id)

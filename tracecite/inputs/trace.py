@@ -67,6 +67,9 @@ class TraceScan:
     captured_at: Mapping[str, str] = field(default_factory=dict)
     """When each source that says so was captured, as 14 UTC digits (``YYYYMMDDhhmmss``), by
     source id (docs/web-over-time.md#archived-copies)."""
+    unread: frozenset[str] = frozenset()
+    """The sources with ``content: null`` and an ``error``: the agent tried to read them and
+    every read failed (docs/guides/traces.md)."""
     answer_offset: int | None = None
     """Where the answer's line starts (a byte offset), to find citations' columns in it."""
     citations_dropped: int = 0
@@ -179,6 +182,7 @@ def _validate(path: str, handle: BinaryIO, tester: QuoteTester | None,
         sources=store,
         answer_read_ahead=checked.answer_read_ahead,
         captured_at=checked.captured_at,
+        unread=frozenset(checked.unread),
         answer_offset=checked.answer_offset,
     )
 

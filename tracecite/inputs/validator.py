@@ -27,7 +27,9 @@ from tracecite.model import Citation
 SourceSink = Callable[[str, str, int, str | None], None]
 """Called with every valid source as ``(id, uri, line, content)``, in trace order: the content
 None for a source whose content was not captured (``"content": null``, docs/guides/traces.md's
-extension). Plain values, not a record: this runs for every source of a trace of any size."""
+extension). Plain values, not a record: this runs for every source of a trace of any size.
+Each call follows its source's entry in the trace's :class:`SourceIndex`, so the k-th call is
+the index's k-th source (``compare`` finds a capture's line again by that number)."""
 
 
 class TraceValidator(FieldChecker):
@@ -51,6 +53,8 @@ class TraceValidator(FieldChecker):
         self.offset = 0  # byte offset of the line in hand
         # source id → when it was captured (14 UTC digits), for the sources that say so.
         self.captured_at: dict[str, str] = {}
+        # Sources with ``content: null`` and an ``error``: every read of them failed.
+        self.unread: set[str] = set()
 
     def event(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None = None) -> None:
         """Check one event; ``draft``: its claims, already checked (an answer read ahead)."""
@@ -138,6 +142,8 @@ class TraceValidator(FieldChecker):
                         sink(source_id, uri, line, content)
                     if "captured_at" in source:
                         self.captured(source, source_id, line, f"sources[{number}]")
+                    if "error" in source:
+                        self.read_error(source, source_id, line, f"sources[{number}]")
                     continue
             self.source(source, line, f"sources[{number}]")
 
@@ -158,6 +164,8 @@ class TraceValidator(FieldChecker):
             return
         if "captured_at" in source:
             self.captured(source, source_id, line, where)
+        if "error" in source:
+            self.read_error(source, source_id, line, where)
         if uri is MISSING or content is MISSING:
             return
         self.store.add(source_id, self.offset)
@@ -191,6 +199,24 @@ class TraceValidator(FieldChecker):
                          f"field {where}.captured_at must be {CAPTURED_AT_FORMAT}", line)
             return
         self.captured_at[source_id] = timestamp
+
+    def read_error(self, source: dict[str, Any], source_id: str, line: int, where: str) -> None:
+        """Check a source's optional ``error`` (why every read of it failed; null: none) and
+        note a source without content that has one (docs/guides/traces.md)."""
+        if (self.optional_string(source, "error", line, where) is not None
+                and source.get("content") is None):
+            self.unread.add(source_id)
+
+    def optional_string(self, source: dict[str, Any], key: str, line: int,
+                        where: str) -> str | None:
+        """A source's optional field that is a string or null (None); anything else is TC123
+        and None."""
+        value = source[key]
+        if value is None or isinstance(value, str):
+            return value
+        self.problem(Code.TRACE_WRONG_TYPE, f"field {where}.{key} must be a string or null, "
+                                            f"not {json_type_of(value)}", line)
+        return None
 
     def answer(self, obj: dict[str, Any], line: int, draft: AnswerDraft | None) -> None:
         """Check the answer (``draft``: its claims, if read ahead) and keep its citations."""

@@ -1,8 +1,9 @@
 """``--format console``: findings grouped by file, for people; colour only on a terminal.
 
 Each finding's line starts with ``path:line:col`` (``notes.md:12:7``, ``notes.md:12`` without
-a column), the form terminals and editors turn into a link to the line. The run's notices
-follow the findings, and the verdict in plain words ends the output.
+a column), the form terminals and editors turn into a link to the line, and ends with how its
+verdict came (``cached``, ``failure 1 of 3``). A ``fix:`` line per code that occurs follows the
+findings, then the run's notices, and the verdict in plain words ends the output.
 """
 
 from __future__ import annotations
@@ -10,13 +11,20 @@ from __future__ import annotations
 import io
 
 from tracecite.findings import Finding, Report
-from tracecite.reporters.escape import location, position, printable, subject
+from tracecite.reporters.escape import location, marks, position, printable, subject
 from tracecite.reporters.style import OutputStyle
-from tracecite.reporters.verdict import FAILED, PASSED, command_line, exit_words, verdict
+from tracecite.reporters.verdict import (
+    FAILED,
+    PASSED,
+    codes_that_occur,
+    command_line,
+    exit_words,
+    verdict,
+)
 
 
 def _details(finding: Finding) -> str:
-    parts = subject(finding)
+    parts = [*subject(finding), *marks(finding)]
     return f" [{printable('; '.join(parts))}]" if parts else ""
 
 
@@ -32,8 +40,9 @@ _HEAD_COLOUR = {PASSED: "bold green", FAILED: "bold red"}
 
 
 def format_console(report: Report, style: OutputStyle) -> str:
-    """Findings by file, the run's notices, then the verdict line (all left out with ``quiet``
-    when there is neither a finding nor a notice)."""
+    """Findings by file, one ``fix:`` line per code that occurs (the registry's text), the
+    run's notices, then the verdict line (all left out with ``quiet`` when there is neither a
+    finding nor a notice)."""
     lines: list[Line] = []
     findings = report.sorted_findings()
     # One group per file, in the order the files first appear (input errors come first).
@@ -51,6 +60,8 @@ def format_console(report: Report, style: OutputStyle) -> str:
                 (f"{finding.code.code} {finding.code.label}{tag}", colour),
                 (f"  {_message(finding)}{_details(finding)}", ""),
             ])
+    lines.extend([("fix: ", "bold"), (f"{code.code} {code.label}: {code.fix}", "")]
+                 for code, _ in codes_that_occur(findings))
     lines.extend([("note: ", "bold"), (printable(notice), "")] for notice in report.notices)
     if not (style.quiet and not findings and not report.notices):
         said = verdict(report)

@@ -73,3 +73,15 @@ def subject(finding: Finding) -> list[str]:
     if finding.uri is not None:
         parts.append(f"uri {finding.uri}")
     return parts
+
+
+def marks(finding: Finding) -> list[str]:
+    """How a finding's verdict came, in every format alike: ``cached`` when it came from the
+    cache without a request (docs/web-over-time.md#the-cache), ``failure k of N`` for an
+    unavailable source held to ``--fail-after N`` (docs/web-over-time.md#flaky-sources)."""
+    parts = []
+    if finding.cached:
+        parts.append("cached")
+    if finding.failures is not None and finding.fail_after is not None:
+        parts.append(f"failure {finding.failures} of {finding.fail_after}")
+    return parts

@@ -1,8 +1,10 @@
 """``--format github``: workflow commands for annotations and notices, and the step summary.
 
-GitHub shows at most 10 error annotations per step, so the most useful findings come first
-(input errors, then by file and line) and the tenth annotation says how many more there are;
-every finding is in the step summary and in the log.
+GitHub shows at most 10 annotations of each level per step: errors and warnings have budgets of
+their own, so a warning after ten errors is still annotated. Within a level the most useful
+findings come first (input errors, then by file and line) and, when there are more than ten,
+the tenth annotation says how many more there are; every finding is in the step summary and in
+the log (docs/reference/reports.md#github-annotations).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import os
 from collections.abc import Mapping
 
 from tracecite.findings import Finding, Report
-from tracecite.reporters.escape import location, position, printable, subject
+from tracecite.reporters.escape import location, marks, position, printable, subject
 from tracecite.reporters.verdict import summary_line
 
 ANNOTATION_LIMIT = 10
@@ -28,7 +30,8 @@ def escape_property(text: str) -> str:
 
 
 def _message(finding: Finding) -> str:
-    return printable("; ".join([finding.message, *position(finding), *subject(finding)]))
+    return printable("; ".join([finding.message, *position(finding), *subject(finding),
+                                *marks(finding)]))
 
 
 def annotation(finding: Finding) -> str:
@@ -50,13 +53,16 @@ def annotation(finding: Finding) -> str:
 
 
 def _plain(finding: Finding) -> str:
+    """A log line for a finding that is not annotated. It is no workflow command, so the
+    toolkit's escaping would only garble it (``100%.md`` shown as ``100%25.md``): names are
+    shown as :func:`printable` makes them, which keeps line breaks out."""
     where = location(finding) or "-"
     # The runner trims leading whitespace before it looks for "::", so the leading space alone
     # does not keep a name from starting a workflow command; an escaped first colon does.
     if where.startswith(":"):
         where = "\\x3a" + where[1:]
-    return escape_data(f" {where}: {finding.code.code} {finding.code.label}{_tag(finding)}: "
-                       f"{_message(finding)}")
+    return (f" {where}: {finding.code.code} {finding.code.label}{_tag(finding)}: "
+            f"{_message(finding)}")
 
 
 def _tag(finding: Finding) -> str:
@@ -69,21 +75,21 @@ def notice(text: str) -> str:
 
 
 def format_github(report: Report) -> str:
-    """Annotations (at most ten), the rest as plain log lines, the run's notices, and the
-    verdict line."""
+    """Annotations (at most ten errors and ten warnings), the rest as plain log lines, the
+    run's notices, and the verdict line."""
     findings = report.sorted_findings()
     lines: list[str] = []
-    if len(findings) <= ANNOTATION_LIMIT:
-        lines.extend(annotation(f) for f in findings)
-    else:
-        shown = ANNOTATION_LIMIT - 1
-        lines.extend(annotation(f) for f in findings[:shown])
-        rest = len(findings) - shown
-        lines.append(
-            f"::error title=TraceCite::{rest} more findings are not annotated here: "
-            "see the step summary or the log below"
-        )
-        lines.extend(_plain(f) for f in findings[shown:])
+    annotated: set[int] = set()
+    for level, plural in (("error", "errors"), ("warning", "warnings")):
+        of_level = [n for n, f in enumerate(findings) if f.severity == level]
+        shown = of_level if len(of_level) <= ANNOTATION_LIMIT else of_level[:ANNOTATION_LIMIT - 1]
+        lines.extend(annotation(findings[n]) for n in shown)
+        annotated.update(shown)
+        if len(shown) < len(of_level):
+            lines.append(f"::{level} title=TraceCite::{len(of_level) - len(shown)} more "
+                         f"{plural} are not annotated here: see the step summary or the log "
+                         "below")
+    lines.extend(_plain(f) for n, f in enumerate(findings) if n not in annotated)
     lines.extend(notice(text) for text in report.notices)
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"

@@ -1,8 +1,11 @@
 """``--format sarif``: SARIF 2.1.0 for GitHub code scanning, one rule per registry code.
 
 Every rule carries the registry's help (what the code means and how to fix it) and a
-``helpUri`` to the code's own row in docs/codes.md. Every result has a location:
-findings without a file (a bad command line, git, the configuration) go to the invocation's
+``helpUri`` to the code's own row in docs/codes.md. Every result has a location, with a
+``region.startLine`` (1 for a finding about a whole file), and an artifact URI relative to the
+repository root (``uriBaseId: "%SRCROOT%"``, the root in ``originalUriBaseIds``) for a file under
+it, so code scanning finds the file wherever the run started; findings without a file
+(a bad command line, git, the configuration) go to the invocation's
 ``toolExecutionNotifications`` with the run's notices, because GitHub rejects a result without
 a location. ``--sarif-category`` sets ``automationDetails.id``, so two workflows of one
 repository keep their alerts apart (github/codeql-action/upload-sarif's own ``category`` is
@@ -18,7 +21,7 @@ from urllib.parse import quote
 from tracecite import __version__
 from tracecite.codes import Code
 from tracecite.findings import Finding, Report
-from tracecite.reporters.escape import position, printable, subject
+from tracecite.reporters.escape import marks, position, printable, subject
 from tracecite.reporters.json import safe_json
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -62,33 +65,65 @@ def category_id(category: str | None, command: str) -> str:
     return category if category.endswith("/") else category + "/"
 
 
-def _artifact_uri(path: str) -> dict[str, str]:
+def repository_root(start: str | None = None) -> str:
+    """The repository root that artifact URIs are relative to: the nearest folder at or above
+    ``start`` (default: the current directory) that holds ``.git`` (a folder, or the file of a
+    worktree), else ``start`` itself."""
+    here = os.path.abspath(start if start is not None else os.getcwd())
+    folder = here
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return here
+        folder = parent
+
+
+def _file_uri(path: str) -> str:
     # The file system's bytes, so a name that is not UTF-8 (a lone surrogate from
     # surrogateescape) is escaped like any other byte instead of failing to encode.
-    escaped = quote(os.fsencode(path.replace(os.sep, "/")))
-    if os.path.isabs(path):
-        return {"uri": "file://" + escaped}
-    return {"uri": escaped, "uriBaseId": "%SRCROOT%"}
+    return quote(os.fsencode(path.replace(os.sep, "/")))
+
+
+def _absolute_uri(path: str) -> str:
+    """A ``file:`` URI of an absolute path (``file:///C:/…`` on Windows)."""
+    uri = _file_uri(path)
+    return "file://" + (uri if uri.startswith("/") else "/" + uri)
+
+
+def _artifact_uri(path: str, root: str) -> dict[str, str]:
+    full = os.path.abspath(path)
+    try:
+        inside = os.path.relpath(full, root)
+    except ValueError:  # another drive (Windows)
+        inside = os.pardir
+    if inside == os.pardir or inside.startswith(os.pardir + os.sep):
+        return {"uri": _absolute_uri(full)}
+    return {"uri": _file_uri(inside), "uriBaseId": "%SRCROOT%"}
 
 
 def _text(finding: Finding) -> str:
-    """The message, then what it is about: record / claim / citation, source, URI, status."""
-    return printable("; ".join([finding.message, *position(finding), *subject(finding)]))
+    """The message, then what it is about: record / claim / citation, source, URI; then how
+    its verdict came (cached, failure k of N)."""
+    return printable("; ".join([finding.message, *position(finding), *subject(finding),
+                                *marks(finding)]))
 
 
-def _result(finding: Finding, file: str) -> dict[str, Any]:
+def _result(finding: Finding, file: str, root: str) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": finding.code.code,
         "ruleIndex": _RULE_INDEX[finding.code],
         "level": finding.severity,
         "message": {"text": _text(finding)},
     }
-    location: dict[str, Any] = {"artifactLocation": _artifact_uri(file)}
-    if finding.line is not None:
-        region: dict[str, int] = {"startLine": finding.line}
-        if finding.column is not None:
-            region["startColumn"] = finding.column
-        location["region"] = region
+    # Code scanning needs a line: a finding about the whole file (unreadable, not UTF-8) is
+    # shown at its first.
+    region: dict[str, int] = {"startLine": finding.line if finding.line is not None else 1}
+    if finding.line is not None and finding.column is not None:
+        region["startColumn"] = finding.column
+    location: dict[str, Any] = {"artifactLocation": _artifact_uri(file, root),
+                                "region": region}
     result["locations"] = [{"physicalLocation": location}]
     properties = {k: getattr(finding, k) for k in ("record", "claim", "citation", "status")
                   if getattr(finding, k) is not None}
@@ -127,8 +162,11 @@ def _invocation(report: Report, unlocated: list[Finding]) -> dict[str, Any]:
     return invocation
 
 
-def format_sarif(report: Report, *, category: str | None = None) -> str:
-    """The report as a SARIF 2.1.0 log with one run; ``category``: ``--sarif-category``."""
+def format_sarif(report: Report, *, category: str | None = None,
+                 root: str | None = None) -> str:
+    """The report as a SARIF 2.1.0 log with one run; ``category``: ``--sarif-category``;
+    ``root``: the folder artifact URIs are relative to (default: :func:`repository_root`)."""
+    root = repository_root() if root is None else os.path.abspath(root)
     findings = report.sorted_findings()
     unlocated = [f for f in findings if f.file is None]
     log = {
@@ -143,8 +181,10 @@ def format_sarif(report: Report, *, category: str | None = None) -> str:
                 "rules": [_rule(code) for code in _RULES],
             }},
             "automationDetails": {"id": category_id(category, report.command)},
+            "originalUriBaseIds": {"%SRCROOT%": {
+                "uri": _absolute_uri(os.path.join(root, ""))}},
             "columnKind": "unicodeCodePoints",
-            "results": [_result(f, f.file) for f in findings if f.file is not None],
+            "results": [_result(f, f.file, root) for f in findings if f.file is not None],
             "invocations": [_invocation(report, unlocated)],
         }],
     }

@@ -15,11 +15,10 @@ import os
 from collections.abc import Mapping
 from urllib.parse import quote
 
-from tracecite.codes import Code
 from tracecite.findings import CHECK_KINDS, Finding, Report
-from tracecite.reporters.escape import position, printable, subject
+from tracecite.reporters.escape import marks, position, printable, subject
 from tracecite.reporters.sarif import help_uri
-from tracecite.reporters.verdict import command_line, exit_words, verdict
+from tracecite.reporters.verdict import codes_that_occur, command_line, count, exit_words, verdict
 
 # Every character that Markdown (GitHub's, with its extensions) reads as markup inline, as an
 # HTML character reference, which shows as the character itself: "|" cannot end a table cell,
@@ -95,12 +94,9 @@ def _details(finding: Finding) -> str:
     if finding.archive is not None:
         has = "has the quote" if finding.archive.found else "lacks the quote"
         parts.append(f"archived copy {finding.archive.timestamp} {has}: {finding.archive.url}")
-    if finding.cached:
-        parts.append("verdict from the cache")
     if finding.attempts is not None and finding.attempts > 1:
         parts.append(f"{finding.attempts} attempts")
-    if finding.failures is not None and finding.fail_after is not None:
-        parts.append(f"failed {finding.failures} runs in a row of {finding.fail_after} allowed")
+    parts += marks(finding)
     return "; ".join(markdown_text(part) for part in parts)
 
 
@@ -108,8 +104,9 @@ def _covered(report: Report) -> list[str]:
     """What the run read, and the counts of each kind of check that ran."""
     s = report.summary
     ran = f"Stage `{report.stage}`" if report.stage else f"`{command_line(report)}`"
-    read = (f"{ran} read {s.inputs} {'file' if s.inputs == 1 else 'files'}: "
-            f"{s.records} notes records, {s.citations} trace citations.")
+    read = (f"{ran} read {count(s.inputs, ('file', 'files'))}: "
+            f"{count(s.records, ('notes record', 'notes records'))}, "
+            f"{count(s.citations, ('trace citation', 'trace citations'))}.")
     out = [read]
     kinds = [kind for kind in CHECK_KINDS if s.kinds()[kind]]
     if not kinds:
@@ -121,19 +118,21 @@ def _covered(report: Report) -> list[str]:
         counts = s.kinds()[kind]
         cells = " | ".join(str(getattr(counts, name)) for name in _COUNT_COLUMNS)
         out.append(f"| {_KIND_WORDS[kind]} | {cells} |")
+    cached = sum(s.kinds()[kind].cached for kind in kinds)
+    if cached:
+        # Counted among the checked: their verdicts were kept, not left unchecked.
+        out += ["", f"{count(cached, ('checked quote has its', 'checked quotes have their'))} "
+                    "verdict from the cache (`--cache`): not fetched again while younger than "
+                    "`--cache-max-age`."]
     return out
 
 
 def _not_checked(report: Report) -> list[str]:
     """One line per reason a quote was not checked, with how many."""
     totals = {name: sum(getattr(c, name) for c in report.summary.kinds().values())
-              for name in (*_WHY_NOT_CHECKED, "cached")}
-    out = [f"- {totals[name]} {name}: {why}" for name, why in _WHY_NOT_CHECKED.items()
-           if totals[name]]
-    if totals["cached"]:
-        out.append(f"- {totals['cached']} cached: verdicts from the cache (`--cache`), not "
-                   "fetched again while younger than `--cache-max-age`")
-    return out
+              for name in _WHY_NOT_CHECKED}
+    return [f"- {totals[name]} {name}: {why}" for name, why in _WHY_NOT_CHECKED.items()
+            if totals[name]]
 
 
 def _findings(report: Report, environ: Mapping[str, str]) -> list[str]:
@@ -156,11 +155,8 @@ def _findings(report: Report, environ: Mapping[str, str]) -> list[str]:
 
 def _how_to_fix(report: Report) -> list[str]:
     """One line per code that occurs: the registry's fix text, and a link to its entry."""
-    seen: dict[Code, int] = {}
-    for finding in report.sorted_findings():
-        seen[finding.code] = seen.get(finding.code, 0) + 1
     return [f"- [**{code.code} {code.label}**]({help_uri(code)}) ({n}×): {code.fix}"
-            for code, n in sorted(seen.items(), key=lambda item: item[0].code)]
+            for code, n in codes_that_occur(report.findings)]
 
 
 def format_step_summary(report: Report, environ: Mapping[str, str]) -> str:

@@ -93,6 +93,8 @@ _KINDS: tuple[tuple[tuple[str, str], frozenset[Code]], ...] = tuple(
          [Code.QUOTE_NOT_IN_CAPTURE, Code.QUOTE_NOT_ON_PAGE, Code.QUOTE_NOT_IN_FILE]),
         (("citation of a source not captured", "citations of sources not captured"),
          [Code.SOURCE_NOT_CAPTURED]),
+        (("citation of a source never read", "citations of sources never read"),
+         [Code.CITES_UNREAD_SOURCE]),
         (("source unavailable", "sources unavailable"),
          [c for c in Code if c.code.startswith("TC3")]),
         (("source added", "sources added"), [Code.SOURCE_ADDED]),
@@ -104,8 +106,20 @@ _KINDS: tuple[tuple[tuple[str, str], frozenset[Code]], ...] = tuple(
 _COMPARE = frozenset({Code.SOURCE_ADDED, Code.SOURCE_REMOVED, Code.SOURCE_CHANGED})
 
 
-def _count(n: int, words: tuple[str, str]) -> str:
+def count(n: int, words: tuple[str, str]) -> str:
+    """``n`` and the singular or plural of ``words``: ``1 trace citation``, ``2 runs``."""
     return f"{n} {words[0] if n == 1 else words[1]}"
+
+
+
+
+def codes_that_occur(findings: Iterable[Finding]) -> list[tuple[Code, int]]:
+    """Each code among ``findings`` with how many times it occurs, in code order: one "how
+    to fix" line each (the console's ``fix:`` lines, the step summary's)."""
+    seen: dict[Code, int] = {}
+    for finding in findings:
+        seen[finding.code] = seen.get(finding.code, 0) + 1
+    return sorted(seen.items(), key=lambda item: item[0].code)
 
 
 def what_was_found(findings: Iterable[Finding]) -> str:
@@ -123,11 +137,11 @@ def what_was_found(findings: Iterable[Finding]) -> str:
             n = len({f.uri if f.uri is not None else id(f) for f in these})
         else:
             n = len(these)
-        parts.append(_count(n, words))
+        parts.append(count(n, words))
     known = frozenset().union(*(codes for _, codes in _KINDS))
     other = sum(1 for f in findings if f.code not in known)
     if other:
-        parts.append(_count(other, ("other finding", "other findings")))
+        parts.append(count(other, ("other finding", "other findings")))
     return ", ".join(parts)
 
 
@@ -159,19 +173,19 @@ def _unverified_inputs(report: Report) -> list[str]:
     out = []
     if s.records and not s.live:
         how = "--stage online" if report.command == "hook" else "tracecite verify-notes"
-        records = _count(s.records, ("notes record", "notes records"))
+        records = count(s.records, ("notes record", "notes records"))
         out.append(f"{records} format-checked; their quotes are verified online: {how}")
     if report.command == "import" and s.runs:
-        out.append(f"{_count(s.runs, ('run', 'runs'))} imported "
-                   f"({_count(s.citations, ('citation', 'citations'))}); quotes are checked "
+        out.append(f"{count(s.runs, ('run', 'runs'))} imported "
+                   f"({count(s.citations, ('citation', 'citations'))}); quotes are checked "
                    "with tracecite check --evidence, verify-urls or verify-files")
     if report.command == "import" and s.not_importable:
-        out.append(f"{_count(s.not_importable, ('citation', 'citations'))} not importable: "
+        out.append(f"{count(s.not_importable, ('citation', 'citations'))} not importable: "
                    "they cite spans of the answer, not quotes")
     if report.command == "import":
         out.extend(_import_counts(s))
     if s.citations and not s.captured and report.command == "check":
-        citations = _count(s.citations, ("citation", "citations"))
+        citations = count(s.citations, ("citation", "citations"))
         out.append(f"trace structure checked ({citations}); quotes are checked with --evidence")
     return out
 
@@ -181,14 +195,14 @@ def _import_counts(s: Summary) -> list[str]:
     unknown blocks it left out (docs/guides/importers.md)."""
     out = []
     if s.uncited:
-        out.append(f"{_count(s.uncited, ('run', 'runs'))} not written: "
+        out.append(f"{count(s.uncited, ('run', 'runs'))} not written: "
                    "the answer cites nothing")
     if s.refused:
-        out.append(f"{_count(s.refused, ('run', 'runs'))} not imported")
+        out.append(f"{count(s.refused, ('run', 'runs'))} not imported")
     if s.skipped:
-        out.append(f"{_count(s.skipped, ('run', 'runs'))} without an answer")
+        out.append(f"{count(s.skipped, ('run', 'runs'))} without an answer")
     if s.ignored_blocks:
-        out.append(f"{_count(s.ignored_blocks, ('unknown block', 'unknown blocks'))} ignored: "
+        out.append(f"{count(s.ignored_blocks, ('unknown block', 'unknown blocks'))} ignored: "
                    "nothing cites them")
     return out
 
@@ -212,6 +226,9 @@ def verdict(report: Report) -> Verdict:
     verified = what_was_verified(report)
     if verified:
         parts.append(verified)
+    cached = sum(counts.cached for counts in report.summary.kinds().values())
+    if cached:
+        parts.append(f"{count(cached, ('verdict', 'verdicts'))} cached")
     not_checked = what_was_not_checked(report)
     # After an input error nothing else ran (docs/reference/commands.md): no advice on how to verify
     # the rest. Except in import, where the runs that could be imported are written beside those
@@ -228,7 +245,7 @@ def verdict(report: Report) -> Verdict:
     if not_checked:
         parts.append(f"not checked: {not_checked}")
     if warnings:
-        parts.append(f"{_count(len(warnings), ('warning', 'warnings'))}: "
+        parts.append(f"{count(len(warnings), ('warning', 'warnings'))}: "
                      f"{what_was_found(warnings)}")
     if report.stopped_by is not None:
         from tracecite.stops import signal_name

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -45,7 +45,7 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     if stopped_by is not None or has_input_errors(findings):
         return stamped(Report(plan.command, warned(findings, settings.warn), summary,
                               stopped_by=stopped_by, stage=plan.stage),
-                       [*notes, *traces], settings)
+                       [*notes, *traces], settings, dict(inputs.digests))
     # Only this shard's sources (docs/guides/scale.md), then only the records a diff touches
     # (docs/hook.md#checking-only-what-changed).
     inputs, unchanged = inputs.in_shard(settings.shard).changed_only(plan.changed_lines)
@@ -66,26 +66,31 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     findings += inputs.located(live_findings)
     return stamped(Report(plan.command, warned(findings, settings.warn), summary,
                           stopped_by=stopped_by, stage=plan.stage),
-                   [*notes, *traces], settings)
+                   [*notes, *traces], settings, dict(inputs.digests))
 
 
-def stamped(report: Report, paths: Iterable[str], settings: Settings) -> Report:
+def stamped(report: Report, paths: Iterable[str], settings: Settings,
+            known: Mapping[str, str] | None = None) -> Report:
     """``report`` with its run's digests (docs/reference/reports.md#the-run): of the input
-    ``paths`` and of the options that decide verdicts. Every shard of a run gets the same."""
+    ``paths`` and of the options that decide verdicts. Every shard of a run gets the same.
+    ``known``: the SHA-256 of files hashed already, by path (as they were read)."""
     from tracecite.settings import options_digest
 
-    return replace(report, run=RunDigests(inputs_digest(paths), options_digest(settings)))
+    return replace(report, run=RunDigests(inputs_digest(paths, known), options_digest(settings)))
 
 
-def inputs_digest(paths: Iterable[str]) -> str:
+def inputs_digest(paths: Iterable[str], known: Mapping[str, str] | None = None) -> str:
     """SHA-256 (hex) of the sorted input paths, each with its contents' SHA-256
-    (docs/reference/reports.md#the-run); each file is read a block at a time."""
-    from tracecite.settings import file_digest
+    (docs/reference/reports.md#the-run); each file is read a block at a time, unless
+    ``known`` has its digest (by path) from the reading."""
+    from tracecite.inputs.files import file_digest
 
+    hashed = {os.path.normpath(p): digest for p, digest in (known or {}).items()}
     sha = hashlib.sha256()
     for path in sorted({os.path.normpath(p) for p in paths}):
+        digest = hashed.get(path) or file_digest(path)
         # One JSON line per input: no path can pass for another path and digest.
-        sha.update(json.dumps([path, file_digest(path)]).encode("utf-8") + b"\n")
+        sha.update(json.dumps([path, digest]).encode("utf-8") + b"\n")
     return sha.hexdigest()
 
 

@@ -5,11 +5,20 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
 from tracecite.checks.kinds import SourceKind
-from tracecite.command_table import CHECK, COMPARE, VERIFY_FILES, VERIFY_NOTES, VERIFY_URLS
+from tracecite.command_table import (
+    CHECK,
+    COMPARE,
+    IMPORT,
+    VERIFY_FILES,
+    VERIFY_NOTES,
+    VERIFY_URLS,
+)
 from tracecite.findings import Report, Summary, warned
 from tracecite.run.assemble import run_checks, stamped
 from tracecite.run.inputs import split_inputs
@@ -56,9 +65,10 @@ def run_compare(old: str, new: str, settings: Settings) -> Report:
     """Compare two traces' captured contents by stable URI (TC400–TC402)."""
     from tracecite.checks.compare import compare_traces
 
-    findings, changes = compare_traces(old, new)
+    digests: dict[str, str] = {}
+    findings, changes = compare_traces(old, new, jobs=settings.jobs, digests=digests)
     return stamped(Report(COMPARE.name, warned(findings, settings.warn), Summary(inputs=2),
-                          changes), (old, new), settings)
+                          changes), (old, new), settings, digests)
 
 
 def run_merge(reports: Sequence[Report | str], settings: Settings) -> Report:
@@ -69,14 +79,48 @@ def run_merge(reports: Sequence[Report | str], settings: Settings) -> Report:
     return merge_items(reports, warn=settings.warn)
 
 
+TRANSCRIPT_GLOBS: dict[str, tuple[str, ...]] = {
+    "anthropic": ("*.json", "*.jsonl"),
+    "inspect": ("*.eval", "*.json"),
+}
+"""The files a directory given to ``import FORMAT`` stands for, by format: the names its
+transcripts are saved under (docs/guides/importers.md)."""
+
+
+@dataclass(frozen=True)
+class _TranscriptGlobs:
+    """The globs of a directory of transcripts, in the form the directory walk takes."""
+
+    traces: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    config_base: str = "."
+
+
 def run_import(transcript_format: str, paths: Sequence[str], out: str | None,
                settings: Settings, stream: TextIO | None = None) -> Report:
     """Vendor transcripts as traces, one per run, under ``out`` (None: the one run's trace to
     ``stream``); ``settings.max_member_bytes`` bounds an archive member and
-    ``settings.skip_unsupported`` makes a run that cannot be imported a warning."""
+    ``settings.skip_unsupported`` makes a run that cannot be imported a warning. A directory
+    stands for the files under it named as the format's transcripts are
+    (:data:`TRANSCRIPT_GLOBS`); one that holds none is a TC106 warning, as for the other
+    commands."""
     from tracecite.importers.command import run_import as import_transcripts
+    from tracecite.inputs.directories import expand_with
 
-    return stamped(import_transcripts(transcript_format, paths, out, stream,
-                                      max_member_bytes=settings.max_member_bytes,
-                                      skip_unsupported=settings.skip_unsupported),
-                   paths, settings)
+    globs = TRANSCRIPT_GLOBS.get(transcript_format)
+    if globs is None:  # a format with no importer: the importer's TC100 says so
+        return stamped(import_transcripts(transcript_format, paths, out, stream,
+                                          max_member_bytes=settings.max_member_bytes,
+                                          skip_unsupported=settings.skip_unsupported),
+                       paths, settings)
+    given = expand_with(paths, _TranscriptGlobs(globs, config_base=os.getcwd()))
+    none = (f"no {transcript_format} transcript in this directory: no file under it is named "
+            f"{' or '.join(globs)}")
+    unread = tuple(replace(f, message=none) for f in given.findings)
+    files = list(given.paths)
+    report = (Report(IMPORT.name, (), Summary(inputs=0)) if unread and not files else
+              import_transcripts(transcript_format, files, out, stream,
+                                 max_member_bytes=settings.max_member_bytes,
+                                 skip_unsupported=settings.skip_unsupported))
+    return stamped(replace(report, findings=(*unread, *report.findings)), files, settings)

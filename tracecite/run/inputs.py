@@ -36,6 +36,9 @@ class Inputs:
     stopped_by: int | None = None
     """The signal that stopped the reading (None: every input was read); then these are the
     inputs read before it (docs/design/concurrency.md#partial-results)."""
+    digests: tuple[tuple[str, str], ...] = ()
+    """``(path, SHA-256)`` of each input read, hashed while it was read (for the run's digest,
+    docs/reference/reports.md#the-run)."""
 
     def format_findings(self) -> list[Finding]:
         """Notes format and trace structure findings."""
@@ -92,7 +95,7 @@ class Inputs:
 
         notes = tuple(replace(n, records=_records_where(n.records, in_this_shard))
                       for n in self.notes)
-        return Inputs(notes, self.traces, shard)
+        return replace(self, notes=notes, shard=shard)
 
     def located(self, findings: Sequence[Finding]) -> list[Finding]:
         """Live findings, those about a trace's citation with the column of its quote (
@@ -170,13 +173,27 @@ def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
     from tracecite.jobs import file_size, read_in_order
 
     given = [*((path, False) for path in notes), *((path, True) for path in traces)]
-    read = partial(read_input, evidence=evidence, keep_uris=keep_uris)
+    read = partial(_read_and_digest, evidence=evidence, keep_uris=keep_uris)
     if traces:
         # The trace readers, imported here, once: forked workers then have them (each worker
         # importing them again cost about 20 ms of a 0.9 s run).
         import tracecite.checks.evidence  # noqa: F401
     results = read_in_order(read, given, jobs=jobs, size=lambda item: file_size(item[0]))
-    return replace(_assembled(results.results()), stopped_by=results.stopped_by)
+    read_ones = results.results()
+    return replace(_assembled([r for r, _ in read_ones]), stopped_by=results.stopped_by,
+                   digests=tuple((path, digest) for (path, _), (_, digest)
+                                 in zip((given[i] for i in sorted(results.done)), read_ones,
+                                        strict=True)))
+
+
+def _read_and_digest(given: tuple[str, bool], *, evidence: bool, keep_uris: bool
+                     ) -> tuple[NotesFile | EvidenceScan, str]:
+    """:func:`read_input`, and the file's SHA-256, hashed meanwhile in the process that reads
+    it (in a worker of ``--jobs`` too), instead of once more after the run."""
+    from tracecite.inputs.files import digest_alongside
+
+    digest = digest_alongside(given[0])
+    return read_input(given, evidence=evidence, keep_uris=keep_uris), digest()
 
 
 def read_input(given: tuple[str, bool], *, evidence: bool, keep_uris: bool

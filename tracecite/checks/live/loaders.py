@@ -76,6 +76,11 @@ _RESTARTS = 3
 """How many times loader threads that all died are replaced (see ``LoaderThreads._next``)."""
 
 
+LARGE_PAGE = 32 * 1024
+"""Characters of a page from which its buffers (the body, the text, its pickled copy for a
+parse worker: up to four bytes a character) pass glibc's default mmap threshold of 128 KiB."""
+
+
 @dataclass(frozen=True)
 class LoadLimits:
     """How much a live run does at once: ``concurrency`` sources loading (and as many waiting
@@ -111,6 +116,20 @@ class LoaderThreads:
         # all. As many slots as the run's concurrency, not its threads: where a host's limit
         # allows fewer threads, the loaders still go on while the workers are starting.
         self._parse_slots = threading.BoundedSemaphore(max(1, limits.concurrency))
+        self._buffers_lock = threading.Lock()
+        self._buffers_returned = False
+
+    def _large_page(self) -> None:
+        """A page of :data:`LARGE_PAGE` characters or more is loaded: the first one has glibc
+        give large freed buffers back (:func:`_return_freed_buffers`), here in the process
+        that loads the pages, after the parse workers were forked. Not before: a run of small
+        pages never needs it, nor its import (ctypes), which would take the GIL from the
+        loaders while the first responses come in."""
+        with self._buffers_lock:
+            if self._buffers_returned:
+                return
+            self._buffers_returned = True
+        _return_freed_buffers()
 
     def run(self, tally: Tally, progress: Progress) -> None:
         """Load every source, settling each in ``tally`` as it finishes; re-raises a loader's
@@ -121,9 +140,6 @@ class LoaderThreads:
         self._tally = tally  # before the threads start: they read its validators
         threads = self._start_loaders()
         try:
-            # Here, where the pages are loaded (not in the workers, forked before), and once the
-            # first requests are out: its import (ctypes) then costs the run nothing.
-            _return_freed_buffers()
             for _ in range(len(self._groups)):
                 self._settle(self._next(threads), tally)
                 progress.advance()
@@ -205,6 +221,8 @@ class LoaderThreads:
             target = self._checks.target(group[0])
             loaded = (self._loader.load(target, claimed=claimed) if validators is None else
                       self._loader.load(target, claimed=claimed, validators=validators))
+            if len(loaded.text) >= LARGE_PAGE and not self._buffers_returned:
+                self._large_page()
             if tally is not None and tally.caching:
                 fetched = Fetched(loaded.status, loaded.info.final_url, loaded.etag,
                                   loaded.last_modified,
@@ -267,7 +285,8 @@ def _matched(parsed: Future[list[Verdict]], info: LoadInfo) -> list[Verdict] | F
 
 
 def _return_freed_buffers() -> None:
-    """Have glibc give large freed buffers (pages, their pickled copies) back to the system.
+    """Have glibc give large freed buffers (pages, their pickled copies) back to the system
+    (:meth:`LoaderThreads._large_page` calls it once a run, at its first large page).
 
     glibc raises its mmap threshold each time a large mmap-ed buffer is freed, so later
     page-sized buffers come from its per-thread heaps, where freed memory mostly stays: peak
