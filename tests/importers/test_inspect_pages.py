@@ -236,13 +236,13 @@ def test_a_failed_web_fetch_cited_by_url_carries_its_error(tmp_path: Path) -> No
     assert run.calls[0].ok is False
 
 
-def test_a_fetched_pdf_cited_by_document_is_refused_saying_it_needs_pdf_support(
+def test_a_fetched_pdf_cited_by_document_is_refused_when_it_cannot_be_read(
         tmp_path: Path) -> None:
     use = fetch_use(PAGE, fetched(PAGE, {"type": "base64", "media_type": "application/pdf",
                                          "data": "JVBERi0="}))
     refusal = refused(log_of(tmp_path, sample(user(), final(doc_cite(0), before=(use,)))))
     assert refusal.label == "sample 1 epoch 1"
-    assert "a fetched PDF, which needs PDF support" in refusal.finding.message
+    assert "a fetched PDF that cannot be read: the PDF is damaged" in refusal.finding.message
 
 
 # -- documents ---------------------------------------------------------------------------------
@@ -266,7 +266,8 @@ def test_a_percent_encoded_data_url_is_read_too(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("doc", "what"), [
     (document(path="/data/minutes.txt"), "a document given by file path, whose text the log "
      "does not keep; give the document as a data: URL"),
-    (document(mime="application/pdf"), "a PDF document, which needs PDF support"),
+    (document(mime="application/pdf"), "a PDF document that cannot be read: the PDF is "
+     "damaged"),
     (document(mime="image/png"), "an image document, which has no text to quote"),
     ({**document(), "document": "data:text/plain;base64,//79"}, "not UTF-8 text"),
 ])

@@ -151,12 +151,12 @@ def test_document_and_content_citations_quote_the_documents_text(
     assert cited(run(outcomes(log), sample)) == [(uri, DOCUMENT_TEXT, None, quote)]
 
 
-def test_a_cited_pdf_refuses_its_sample_saying_it_needs_pdf_support(log: Path) -> None:
+def test_a_cited_pdf_that_cannot_be_read_refuses_its_sample(log: Path) -> None:
     refused = outcomes(log)["pdf/2"]
     assert isinstance(refused, RefusedRun)
     assert refused.label == "sample pdf epoch 2"
     assert refused.finding.code is Code.IMPORT_UNSUPPORTED
-    assert "a PDF document, which needs PDF support" in refused.finding.message
+    assert "a PDF document that cannot be read" in refused.finding.message
 
 
 def test_an_errored_sample_is_skipped_with_a_warning(log: Path) -> None:

@@ -111,9 +111,15 @@ def web_fetch(result: str, arguments: str) -> Fetched:
     if source.get("type") == "text" and isinstance(source.get("data"), str):
         return Fetched(url, source["data"], retrieved_at)
     if source.get("media_type") == PDF:
-        return Fetched(url, retrieved_at=retrieved_at, missing="a fetched PDF, which needs PDF "
-                       "support: this TraceCite reads no PDF (--skip-unsupported writes the "
-                       "other samples and exits 0)")
+        data = source.get("data")
+        try:
+            raw = base64.b64decode(data if isinstance(data, str) else "", validate=True)
+        except (binascii.Error, ValueError):
+            return Fetched(url, retrieved_at=retrieved_at, missing="a fetched PDF whose data "
+                           "is not base64")
+        text, why = _pdf_text(raw)
+        return Fetched(url, text, retrieved_at, missing=None if why is None else
+                       f"a fetched PDF that cannot be read: {why}")
     return Fetched(url, retrieved_at=retrieved_at,
                    missing="a fetched document that is not text")
 
@@ -144,10 +150,6 @@ def document_text(document: str, mime_type: str) -> DocumentText:
     """The text of a ``ContentDocument`` whose ``document`` (attachments already resolved) is
     a ``data:`` URL; a file path is not kept in the log, a PDF needs PDF support and an image
     has no text."""
-    if mime_type == PDF:
-        return DocumentText(None, "a PDF document, which needs PDF support: this TraceCite "
-                                  "reads no PDF (--skip-unsupported writes the other samples "
-                                  "and exits 0)")
     if mime_type.startswith("image/"):
         return DocumentText(None, "an image document, which has no text to quote (expected a "
                                   "text or PDF document)")
@@ -160,7 +162,22 @@ def document_text(document: str, mime_type: str) -> DocumentText:
     try:
         raw = (base64.b64decode(data, validate=True) if ";base64" in match.group(2).lower()
                else unquote_to_bytes(data))
+        if mime_type == PDF:
+            text, why = _pdf_text(raw)
+            return DocumentText(text, None if why is None else
+                                f"a PDF document that cannot be read: {why}")
         return DocumentText(raw.decode("utf-8"))
     except (binascii.Error, ValueError):
         return DocumentText(None, "a document whose data is not UTF-8 text (expected UTF-8, "
                                   "base64 or percent-encoded; save the document as UTF-8)")
+
+
+def _pdf_text(data: bytes) -> tuple[str | None, str | None]:
+    """A PDF's text, its pages joined by a newline (docs/guides/pdf.md), read within the PDF
+    limits; or None and why not (the pdf extra missing included)."""
+    from tracecite.pdf.reader import PdfError, pdf_pages
+
+    try:
+        return "\n".join(pdf_pages(data)), None
+    except PdfError as error:
+        return None, error.reason
