@@ -52,8 +52,9 @@ What a sample becomes (:mod:`.sample`):
   evidence mode), else without (TC203, checked live). A ``DocumentCitation`` or
   ``ContentCitation`` names the document its ``internal.document_index`` counts; a document
   the log keeps no text of (a file path, an image, a PDF that cannot be read) makes the sample
-  a refused run that says so; a readable PDF is its pages' text (docs/guides/pdf.md). A ``cited_text`` cut short by Anthropic's web search (a trailing ``...``) is
-  imported without it. A citation whose ``cited_text`` is a span of the answer (OpenAI,
+  a refused run that says so; a readable PDF is its pages' text (docs/guides/pdf.md). A
+  ``cited_text`` cut short by Anthropic's web search (a trailing ``...``) is imported without
+  it. A citation whose ``cited_text`` is a span of the answer (OpenAI,
   Google) or absent quotes nothing: it is counted in ``not_importable``, never a quote; a
   block left with no quote is not a claim.
 
