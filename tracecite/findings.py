@@ -188,6 +188,8 @@ class Summary:
     not_importable: int = 0
     """``import``: citations that cite a span of the answer, not a quote
     (docs/guides/importers.md)."""
+    document_citations: int = 0
+    """The citations read in Markdown and HTML documents (docs/guides/documents.md)."""
 
     def __add__(self, other: Summary) -> Summary:
         return Summary(

@@ -107,9 +107,11 @@ def _summary(raw: dict[str, Any]) -> Summary:
     summary = Summary(_typed(raw, "inputs", int, "summary"),
                       _typed(raw, "records", int, "summary"),
                       _typed(raw, "citations", int, "summary"), captured, live, files)
-    # import's members (docs/guides/importers.md) are absent from reports written before them.
+    # import's members (docs/guides/importers.md) and documents' are absent from reports written
+    # before them.
     return dataclasses.replace(summary, **{key: _typed(raw, key, int, "summary")
-                                           for key in ("runs", "not_importable") if key in raw})
+                                           for key in ("runs", "not_importable",
+                                                       "document_citations") if key in raw})
 
 
 def _finding(value: object, index: int, shared: dict[object, Any] | None = None) -> Finding:

@@ -54,6 +54,7 @@ def summary_dict(report: Report) -> dict[str, Any]:
         "warnings": report.warnings,
         **{kind: counts.as_dict() for kind, counts in s.kinds().items()},
         "runs": s.runs, "not_importable": s.not_importable,
+        "document_citations": s.document_citations,
     }
 
 

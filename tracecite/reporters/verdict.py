@@ -165,6 +165,10 @@ def _unverified_inputs(report: Report) -> list[str]:
     if report.command == "import" and s.not_importable:
         out.append(f"{_count(s.not_importable, ('citation', 'citations'))} not importable: "
                    "they cite spans of the answer, not quotes")
+    if s.document_citations and not (s.live or s.files):
+        how = "--stage online" if report.command == "hook" else "tracecite verify-docs"
+        cited = _count(s.document_citations, ("document citation", "document citations"))
+        out.append(f"{cited} read; their quotes are verified against their sources: {how}")
     if s.citations and not s.captured and report.command == "check":
         citations = _count(s.citations, ("citation", "citations"))
         out.append(f"trace structure checked ({citations}); quotes are checked with --evidence")

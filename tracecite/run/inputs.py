@@ -1,7 +1,8 @@
 """The inputs of a run, read once: notes parsed, traces validated and (if asked) their evidence
 checked (docs/reference/commands.md: nothing is fetched or read when an input is bad). The checks
 that follow work on :class:`Inputs`, never on the files again; a notes record's field lines say
-which records a diff touches (docs/hook.md#checking-only-what-changed)."""
+which records a diff touches (docs/hook.md#checking-only-what-changed), and so do a document
+citation's lines (docs/guides/documents.md)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,14 @@ from typing import TYPE_CHECKING
 
 from tracecite.findings import EXIT_INPUT, Counts, Finding, Summary
 from tracecite.inputs.notes import NotesFile, read_notes
-from tracecite.model import Citation, NoteRecord, NoteRecords, is_trace
+from tracecite.model import DOCUMENT_FORMS, Citation, NoteRecord, NoteRecords, is_trace
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.checks.evidence import EvidenceScan
+    from tracecite.inputs.documents import DocumentFile
+
+NOTES, TRACE, DOCUMENT = "notes", "trace", "document"
+"""What an input is read as (:func:`read_input`)."""
 
 
 def has_input_errors(findings: Sequence[Finding]) -> bool:
@@ -31,6 +36,7 @@ class Inputs:
 
     notes: tuple[NotesFile, ...] = ()
     traces: tuple[EvidenceScan, ...] = ()
+    documents: tuple[DocumentFile, ...] = ()
     shard: tuple[int, int] | None = None
     """The live checks' shard K of N (see :meth:`in_shard`); None: every source."""
     stopped_by: int | None = None
@@ -38,9 +44,11 @@ class Inputs:
     inputs read before it (docs/design/concurrency.md#partial-results)."""
 
     def format_findings(self) -> list[Finding]:
-        """Notes format and trace structure findings."""
+        """Notes format, trace structure and documents' broken citations (TC140), in the
+        inputs' order by kind."""
         return [*(f for n in self.notes for f in n.findings),
-                *(f for t in self.traces for f in t.scan.findings)]
+                *(f for t in self.traces for f in t.scan.findings),
+                *(f for d in self.documents for f in d.problems)]
 
     def evidence_findings(self) -> list[Finding]:
         """Quotes not found in their captured content (none if evidence was not checked)."""
@@ -48,18 +56,30 @@ class Inputs:
 
     def summary(self) -> Summary:
         """What was read (inputs, notes records, trace citations) and the evidence verdicts."""
-        return Summary(inputs=len(self.notes) + len(self.traces),
+        return Summary(inputs=len(self.notes) + len(self.traces) + len(self.documents),
                        records=sum(n.record_count for n in self.notes),
                        citations=sum(t.scan.citation_count for t in self.traces),
-                       captured=Counts.total(t.summary for t in self.traces))
+                       captured=Counts.total(t.summary for t in self.traces),
+                       document_citations=sum(len(d.citations) for d in self.documents))
 
     def changed_only(self, lines: Mapping[str, Sequence[tuple[int, int]]] | None
                      ) -> tuple[Inputs, int]:
         """These inputs with only the notes records that have a field line in ``lines`` (by
-        notes path; a file not in it keeps every record), and how many records were left
-        out."""
+        notes path; a file not in it keeps every record), and the document citations with a
+        line of their own or of their link there, and how many were left out."""
         if not lines:
             return self, 0
+        kept_documents: list[DocumentFile] = []
+        for document in self.documents:
+            ranges = lines.get(document.file)
+            if ranges is not None:
+                starts = [first for first, _ in ranges]
+                document = replace(document, citations=tuple(
+                    c for c in document.citations
+                    if any(_in_ranges(line, starts, ranges) for line in c.lines)))
+            kept_documents.append(document)
+        cited_out = (sum(len(d.citations) for d in self.documents)
+                     - sum(len(d.citations) for d in kept_documents))
         kept_notes: list[NotesFile] = []
         for notes in self.notes:
             ranges = lines.get(notes.path)
@@ -70,7 +90,8 @@ class Inputs:
             kept_notes.append(notes)
         left_out = sum(len(n.records) for n in self.notes) - sum(len(n.records)
                                                                  for n in kept_notes)
-        return replace(self, notes=tuple(kept_notes)), left_out
+        return (replace(self, notes=tuple(kept_notes), documents=tuple(kept_documents)),
+                left_out + cited_out)
 
     def in_shard(self, shard: tuple[int, int] | None) -> Inputs:
         """These inputs as shard ``(K, N)`` of the live checks sees them (docs/guides/scale.md):
@@ -92,7 +113,12 @@ class Inputs:
 
         notes = tuple(replace(n, records=_records_where(n.records, in_this_shard))
                       for n in self.notes)
-        return Inputs(notes, self.traces, shard)
+        from tracecite.checks.documents import shard_key
+
+        documents = tuple(replace(d, citations=tuple(
+            c for c in d.citations if in_this_shard((0, 0, 0), shard_key(c.url))))
+            for d in self.documents)
+        return Inputs(notes, self.traces, documents, shard)
 
     def located(self, findings: Sequence[Finding]) -> list[Finding]:
         """Live findings, those about a trace's citation with the column of its quote (
@@ -160,32 +186,43 @@ def _in_ranges(line: int, starts: Sequence[int], ranges: Sequence[tuple[int, int
 
 
 def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
-                keep_uris: bool, jobs: int | None = 1) -> Inputs:
+                keep_uris: bool, jobs: int | None = 1, documents: Sequence[str] = (),
+                forms: Sequence[str] = DOCUMENT_FORMS) -> Inputs:
     """Read each input once: notes parsed, traces validated and, with ``evidence``, their quotes
     checked against their captures. ``keep_uris``: keep every cited source's URI and the citations,
     which the live checks need. ``jobs``: processes to read them in (this one included) when there
     are enough (None: one per core; 1: here alone), the result the same either way
-    (docs/guides/scale.md). A stop signal ends the reading: the inputs read before it come back,
-    with the signal as their ``stopped_by``."""
+    (docs/guides/scale.md). ``documents``: Markdown and HTML documents, their citations read in
+    the ``forms`` (docs/guides/documents.md). A stop signal ends the reading: the inputs read
+    before it come back, with the signal as their ``stopped_by``."""
     from tracecite.jobs import file_size, read_in_order
 
-    given = [*((path, False) for path in notes), *((path, True) for path in traces)]
-    read = partial(read_input, evidence=evidence, keep_uris=keep_uris)
+    given = [*((path, NOTES) for path in notes), *((path, TRACE) for path in traces),
+             *((path, DOCUMENT) for path in documents)]
+    read = partial(read_input, evidence=evidence, keep_uris=keep_uris, forms=tuple(forms))
     if traces:
         # The trace readers, imported here, once: forked workers then have them (each worker
         # importing them again cost about 20 ms of a 0.9 s run).
         import tracecite.checks.evidence  # noqa: F401
     results = read_in_order(read, given, jobs=jobs, size=lambda item: file_size(item[0]))
-    return replace(_assembled(results.results()), stopped_by=results.stopped_by)
+    done = results.done
+    return replace(_assembled([(given[i][1], done[i]) for i in sorted(done)]),
+                   stopped_by=results.stopped_by)
 
 
-def read_input(given: tuple[str, bool], *, evidence: bool, keep_uris: bool
-               ) -> NotesFile | EvidenceScan:
-    """One input, ``(path, whether it is a trace)``, read as :func:`read_inputs` reads each;
-    a trace's source index (where each source is in the file) is dropped once read, and so
-    are its citations (but for their number) unless ``keep_uris`` says live checks follow."""
-    path, trace = given
-    if not trace:
+def read_input(given: tuple[str, str], *, evidence: bool, keep_uris: bool,
+               forms: tuple[str, ...] = DOCUMENT_FORMS
+               ) -> NotesFile | EvidenceScan | DocumentFile:
+    """One input, ``(path, what it is read as)`` (:data:`NOTES`, :data:`TRACE` or
+    :data:`DOCUMENT`), read as :func:`read_inputs` reads each; a trace's source index (where
+    each source is in the file) is dropped once read, and so are its citations (but for their
+    number) unless ``keep_uris`` says live checks follow."""
+    path, kind = given
+    if kind == DOCUMENT:
+        from tracecite.inputs.documents import read_document
+
+        return read_document(path, forms=forms, display=path)
+    if kind == NOTES:
         # The format check keeps no records, the live checks no claims (docs/guides/scale.md:
         # memory).
         return read_notes(path, records=keep_uris, claims=False)
@@ -202,9 +239,12 @@ def read_input(given: tuple[str, bool], *, evidence: bool, keep_uris: bool
     return replace(checked, scan=scan if keep_uris else scan.without_citations())
 
 
-def _assembled(results: Sequence[NotesFile | EvidenceScan]) -> Inputs:
-    return Inputs(tuple(r for r in results if isinstance(r, NotesFile)),
-                  tuple(r for r in results if not isinstance(r, NotesFile)))
+def _assembled(results: Sequence[tuple[str, NotesFile | EvidenceScan | DocumentFile]]
+               ) -> Inputs:
+    """The inputs read, each ``(what it was read as, what was read)``, by kind."""
+    return Inputs(tuple(r for kind, r in results if kind == NOTES),  # type: ignore[misc]
+                  tuple(r for kind, r in results if kind == TRACE),  # type: ignore[misc]
+                  tuple(r for kind, r in results if kind == DOCUMENT))  # type: ignore[misc]
 
 
 def split_inputs(paths: Sequence[str]) -> tuple[list[str], list[str]]:
