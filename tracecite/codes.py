@@ -135,6 +135,13 @@ class Code(enum.Enum):
         "TC131", "trace-unknown-source-id", 1, "citation names no earlier source",
         "Cite the `id` of a source that an earlier `tool_result` captured, or add that source.",
     )
+    DOC_CITATION_INVALID = (
+        "TC140", "doc-citation-invalid", 1,
+        "documents: a citation form that is broken (a `cite` that is not a URL, a text fragment "
+        "that does not decode)",
+        "Give the `cite` attribute an absolute URL, or repair the link's `#:~:text=` directive "
+        "(percent-encode `-`, `,` and `&` inside its terms); see docs/guides/documents.md.",
+    )
     EVIDENCE_NO_CLAIMS = (
         "TC200", "evidence-no-claims", 2, "evidence mode, answer has no claims",
         "Give the answer its claims, each with citations, or check the trace without "

@@ -1,0 +1,323 @@
+"""Citations of a Markdown document (docs/guides/documents.md#citation-forms).
+
+The document is parsed as CommonMark with GitHub's tables, strikethrough and footnotes by
+markdown-it-py, whose block tokens carry their source lines. Inline parsing is the slow half of a
+pure-Python Markdown parser, and most paragraphs can hold no citation: only the inlines that can
+(a quotation mark and a link, a text directive, raw HTML with ``cite``, a block quote's
+paragraphs when its last one reads as an attribution, a footnote a citation names) are parsed
+further.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import normalizeReference
+from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
+
+from tracecite.inputs.documents import cite
+from tracecite.inputs.documents.forms import (
+    QUOTE_MARKS,
+    Collector,
+    Place,
+    enough_words,
+    is_attribution,
+    only_between,
+    quotation_pairs,
+)
+from tracecite.inputs.documents.locate import Source
+from tracecite.inputs.documents.rendering import Event, InlineText, render
+from tracecite.inputs.notes import parse_notes
+from tracecite.text_directive import DELIMITER
+
+MAX_NESTING = 40
+"""How deep blocks and inline markup nest before markdown-it-py stops reading deeper (a document
+nesting deeper is reported, TC140): it bounds the parser's recursion."""
+
+_parser: MarkdownIt | None = None
+
+
+def parser() -> MarkdownIt:
+    """The one parser: CommonMark, tables, strikethrough, footnotes; inline parsing by hand."""
+    global _parser
+    if _parser is None:
+        md = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING})
+        md.enable(["table", "strikethrough"]).use(footnote_plugin)
+        md.disable(["inline", "footnote_tail", "text_join"])
+        # A link's URL as the writer wrote it (escapes and entities decoded), not re-encoded.
+        md.normalizeLink = _as_written  # type: ignore[method-assign]
+        _parser = md
+    return _parser
+
+
+def _as_written(url: str) -> str:
+    return url
+
+
+def _quick_candidate(content: str) -> bool:
+    """Whether an inline's raw content can hold an inline, fragment or cite citation."""
+    if DELIMITER in content:
+        return True
+    if "<" in content and "cite" in content:
+        return True
+    if "[" not in content and "<" not in content:
+        return False
+    return any(mark in content for mark in QUOTE_MARKS)
+
+
+@dataclass
+class _Document:
+    source: Source
+    collector: Collector
+    env: dict[str, Any]
+    line_offset: int = 0
+    footnotes: dict[str, tuple[list[Token], int]] = field(default_factory=dict)
+    used_links: set[int] = field(default_factory=set)
+    rendered: dict[int, InlineText] = field(default_factory=dict)
+
+
+def read_markdown(source: Source, collector: Collector) -> None:
+    """Find every citation of a Markdown document into ``collector``."""
+    doc = _Document(source, collector, {})
+    tokens = parser().parse(source.text, doc.env)
+    _walk(doc, tokens)
+
+
+def _render(doc: _Document, token: Token) -> InlineText:
+    """An inline token's rendered text (inline-parsed once)."""
+    done = doc.rendered.get(id(token))
+    if done is None:
+        children: list[Token] = []
+        parser().inline.parse(token.content, parser(), doc.env, children)
+        token.children = children
+        start = (token.map[0] if token.map else 0) + doc.line_offset
+        done = doc.rendered[id(token)] = render(children, token.content, start)
+    return done
+
+
+def _walk(doc: _Document, tokens: list[Token]) -> None:
+    forms = doc.collector.forms
+    _collect_footnotes(doc, tokens)
+    for index, token in enumerate(tokens):
+        kind = token.type
+        if kind == "blockquote_open" and "blockquote" in forms:
+            _blockquote(doc, tokens, index)
+        elif kind == "fence" and token.info.strip().split(None, 1)[:1] == ["tracecite"]:
+            if "notes" in forms:
+                _notes(doc, token)
+        elif kind == "html_block" and "cite" in forms and "cite" in token.content:
+            start = doc.source.line_start((token.map[0] if token.map else 0) + doc.line_offset)
+            cite.from_html(doc.collector, token.content, start)
+    for token in tokens:
+        if token.type == "inline" and _quick_candidate(token.content):
+            _inline_forms(doc, _render(doc, token))
+
+
+def _collect_footnotes(doc: _Document, tokens: list[Token]) -> None:
+    """Each footnote definition's tokens (rendered only when a citation names it)."""
+    label: str | None = None
+    body: list[Token] = []
+    for token in tokens:
+        if token.type == "footnote_reference_open":
+            label, body = str(token.meta.get("label", "")), []
+            doc.footnotes[label] = (body, (token.map[0] if token.map else 0) + doc.line_offset)
+        elif token.type == "footnote_reference_close":
+            label = None
+        elif label is not None:
+            body.append(token)
+
+
+def _blockquote(doc: _Document, tokens: list[Token], index: int) -> None:
+    """The ``blockquote`` form: the other paragraphs, attributed by the last one's one link."""
+    opening = tokens[index]
+    end = _closing(tokens, index)
+    if end - index < 4 or tokens[end - 1].type != "paragraph_close":
+        return
+    if tokens[end - 1].level != opening.level + 1:
+        return  # the last paragraph is inside a nested block, not the quote's own
+    attribution_token = tokens[end - 2]
+    if not is_attribution(attribution_token.content.lstrip("*_~ ")):
+        return
+    attribution = _render(doc, attribution_token)
+    if not is_attribution(attribution.text):
+        return
+    links = [e for e in attribution.events if e.token.type == "link_open"]
+    if len(links) != 1:
+        return
+    parts = [_render(doc, t) for t in tokens[index + 1:end - 2] if t.type == "inline"]
+    parts = [p for p in parts if p.text.strip()]
+    if not parts:
+        return
+    first = parts[0]
+    lead = len(first.text) - len(first.text.lstrip())
+    offset = first.source_offset(doc.source, first.content_offset(lead))
+    map_ = opening.map or [0, 1]
+    start_line = map_[0] + doc.line_offset + 1
+    lines = set(range(start_line, map_[1] + doc.line_offset + 1))
+    link = links[0]
+    lines |= _link_lines(doc, attribution, link)
+    url = str(link.token.attrGet("href") or "")
+    if doc.collector.add("blockquote", " ".join(p.text for p in parts), url,
+                         Place(offset, start_line, frozenset(lines))):
+        doc.used_links.add(id(link.token))
+
+
+def _closing(tokens: list[Token], index: int) -> int:
+    """The index of the token closing the one opened at ``index``."""
+    level = tokens[index].level
+    close = tokens[index].type.replace("_open", "_close")
+    for at in range(index + 1, len(tokens)):
+        if tokens[at].type == close and tokens[at].level == level:
+            return at
+    return len(tokens) - 1
+
+
+def _link_lines(doc: _Document, inline: InlineText, link: Event) -> set[int]:
+    """The 1-based lines of a link: where it is written, and its reference definition's."""
+    lines = {inline.line_of(link.start), inline.line_of(max(link.end - 1, link.start))}
+    if link.reference is not None:
+        found = doc.env.get("references", {}).get(normalizeReference(link.reference))
+        if found and found.get("map"):
+            start, stop = found["map"]
+            lines |= set(range(start + doc.line_offset + 1, stop + doc.line_offset + 1))
+    return lines
+
+
+def _notes(doc: _Document, token: Token) -> None:
+    """The ``notes`` form: a ```` ```tracecite ```` block's records, at the document's lines."""
+    collector = doc.collector
+    first = (token.map[0] if token.map else 0) + doc.line_offset + 1  # the fence's own line
+    parsed = parse_notes(token.content, collector.path)
+    for problem in parsed.findings:
+        line = (problem.line or 1) + first
+        collector.problems.append(_moved(problem, line, doc.source.line_text(line - 1),
+                                         token.content, problem.line or 1))
+    for record in parsed.records:
+        quote_line = record.quote_line + first
+        raw = doc.source.line_text(quote_line - 1)
+        column = raw.find("quote:") + 1 if "quote:" in raw else 1
+        value_at = column - 1 + len("quote:")
+        column = value_at + len(raw[value_at:]) - len(raw[value_at:].lstrip()) + 1
+        lines = frozenset({record.claim_line + first, quote_line, record.url_line + first})
+        collector.add("notes", record.quote, record.url,
+                      Place(doc.source.line_start(quote_line - 1) + column - 1, quote_line,
+                            lines),
+                      claim=record.claim)
+
+
+def _moved(problem: Any, line: int, raw: str, content: str, inner_line: int) -> Any:
+    """A notes finding at the document's line, its column shifted by the block's indent."""
+    from dataclasses import replace
+    inner = content.split("\n")[inner_line - 1] if content else ""
+    shift = max(len(raw) - len(inner), 0) if raw.endswith(inner) else 0
+    return replace(problem, line=line, column=(problem.column or 1) + shift, record=None)
+
+
+def _inline_forms(doc: _Document, inline: InlineText) -> None:
+    """The ``inline``, ``fragment`` and inline ``cite`` forms of one inline."""
+    forms = doc.collector.forms
+    if "inline" in forms:
+        _quotations(doc, inline)
+    if "cite" in forms:
+        cite.from_inline_html(doc.collector, doc.source, inline)
+    if "fragment" in forms:
+        for event in inline.events:
+            if event.token.type == "link_open" and id(event.token) not in doc.used_links:
+                _fragment(doc, inline, event)
+
+
+def _quotations(doc: _Document, inline: InlineText) -> None:
+    """The ``inline`` form: a quotation followed at once by its link or footnote."""
+    text = inline.text
+    for opening, closing in quotation_pairs(text):
+        if inline.in_code(opening) or inline.in_code(closing):
+            continue
+        quote = text[opening + 1:closing]
+        if not enough_words(quote):
+            continue
+        follower = _follower(inline, closing + 1)
+        if follower is None:
+            continue
+        found = _source_of(doc, inline, follower)
+        if found is None:
+            continue
+        url, lines = found
+        lead = len(quote) - len(quote.lstrip())
+        offset = inline.source_offset(doc.source, inline.content_offset(opening + 1 + lead))
+        line = doc.source.position(offset)[0]
+        if doc.collector.add("inline", quote, url,
+                             Place(offset, line, frozenset(lines | {line}))):
+            doc.used_links.add(id(follower.token))
+
+
+def _follower(inline: InlineText, after: int) -> Event | None:
+    """The link or footnote reference right after a closing mark, if only spaces, one comma or
+    ``(`` stand between."""
+    for event in inline.events:
+        if event.at < after:
+            continue
+        if event.token.type not in ("link_open", "footnote_ref"):
+            return None
+        return event if only_between(inline.text[after:event.at]) else None
+    return None
+
+
+def _source_of(doc: _Document, inline: InlineText, event: Event) -> tuple[str, set[int]] | None:
+    """The URL a link or footnote reference names, with the lines it takes."""
+    if event.token.type == "link_open":
+        return str(event.token.attrGet("href") or ""), _link_lines(doc, inline, event)
+    label = str(event.token.meta.get("label", ""))
+    footnote = doc.footnotes.get(label)
+    if footnote is None:
+        return None
+    body, _ = footnote
+    for token in body:
+        if token.type != "inline":
+            continue
+        rendered = _render(doc, token)
+        for link in rendered.events:
+            if link.token.type == "link_open":
+                lines = _link_lines(doc, inline, event) | _link_lines(doc, rendered, link)
+                return str(link.token.attrGet("href") or ""), lines
+    return None
+
+
+def _fragment(doc: _Document, inline: InlineText, event: Event) -> None:
+    """The ``fragment`` form: a link whose URL has a text directive."""
+    url = str(event.token.attrGet("href") or "")
+    hash_at = url.find("#")
+    if hash_at == -1 or url.find(DELIMITER, hash_at) == -1:
+        return
+    at = inline.content.find(DELIMITER, event.start)
+    if at == -1 or (event.end != -1 and at > event.end):
+        at = event.start  # the URL comes from a reference definition
+    else:
+        term = inline.content.find("=", at)
+        at = term + 1 if term != -1 else at
+    offset = inline.source_offset(doc.source, at)
+    ok, directive = doc.collector.directive(url, offset)
+    if not ok or directive is None:
+        return
+    line = doc.source.position(offset)[0]
+    lines = _link_lines(doc, inline, event) | {line}
+    doc.collector.add("fragment", directive.start, url, Place(offset, line, frozenset(lines)))
+
+
+
+def rendered_blocks(source: Source) -> str:
+    """The whole document as a reader sees it, a block to a line (code blocks as written, raw
+    HTML as its visible text)."""
+    from tracecite.visible import visible_text
+    doc = _Document(source, Collector("", source, frozenset()), {})
+    out: list[str] = []
+    for token in parser().parse(source.text, doc.env):
+        if token.type == "inline":
+            out.append(_render(doc, token).text)
+        elif token.type in ("fence", "code_block"):
+            out.append(token.content)
+        elif token.type == "html_block":
+            out.append(visible_text(token.content))
+    return "\n".join(out)
