@@ -20,7 +20,7 @@ TOP = ["tool", "version", "schema", "command", "exit_code", "summary", "findings
        "run"]
 FIXED = ["code", "name", "severity", "exit", "file", "line", "column"]
 SUMMARY = ["inputs", "records", "citations", "findings", "errors", "warnings", "captured",
-           "live", "files", "runs", "not_importable"]
+           "live", "files", "runs", "not_importable", "document_citations"]
 COUNTS = ["checked", "matched", "not_found", "unavailable", "skipped", "cached", "unchanged",
           "retried", "interrupted"]
 

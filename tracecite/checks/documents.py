@@ -101,13 +101,12 @@ def quotes_of(citation: DocumentCitation) -> list[str]:
 def document_checks(documents: Iterable[DocumentFile], kind: SourceKind, root: str
                     ) -> tuple[list[QuoteCheck], int]:
     """The checks of the documents' citations whose source is of ``kind``, and how many
-    citations are skipped: for web pages, those marked ``<!-- tracecite: ignore -->`` and
-    those whose link is of no kind checked (each counted once, in the web check)."""
+    citations are skipped: those marked ``<!-- tracecite: ignore -->`` (a document's
+    ``skipped``) and those whose link is of no kind checked, each counted once, in the web
+    check."""
     checks: list[QuoteCheck] = []
     skipped = 0
     for document in documents:
-        if kind is SourceKind.WEB:
-            skipped += document.skipped
         for citation in document.citations:
             if citation.ignored:
                 skipped += kind is SourceKind.WEB
@@ -142,7 +141,28 @@ def directive_checks(records: Sequence[NoteRecord]) -> Iterator[QuoteCheck]:
         from tracecite.text_directive import parse_text_directive
 
         record = records[i]
-        directive = parse_text_directive(record.url)
+        try:
+            directive = parse_text_directive(record.url)
+        except ValueError:
+            continue  # not a directive a browser reads either: the quote alone is checked
         if directive is not None:
             yield QuoteCheck(directive_quote(directive), record.url, record.file,
                              record.url_line, record=record.index, quote_line=record.url_line)
+
+
+def listing(document: DocumentFile) -> str:
+    """One line that lists a document's citations (``check --docs``): each one's line and
+    column, form and source link, a text directive named but never shown (it holds the quote's
+    words, docs/reference/reports.md)."""
+    cited = len(document.citations)
+    parts = []
+    for c in document.citations:
+        link = _without_directive(c.url)
+        part = f"{c.line}:{c.column} {c.form} {link}"
+        if c.directive is not None:
+            part += " (text directive)"
+        if c.ignored:
+            part += " (ignored)"
+        parts.append(part)
+    head = f"{document.file}: {cited} citation{'' if cited == 1 else 's'}"
+    return f"{head}: {'; '.join(parts)}" if parts else head

@@ -43,8 +43,8 @@ def run_check(paths: Sequence[str], settings: Settings) -> Report:
                  if p in given.documents or (p in named and not is_trace(p))]
     chosen = set(documents)
     notes, traces = split_inputs([p for p in given.paths if p not in chosen])
-    return run_checks(Plan(CHECK.name, evidence=settings.evidence), notes, traces, settings,
-                      unread=given.findings, documents=documents)
+    return run_checks(Plan(CHECK.name, evidence=settings.evidence, list_documents=True), notes,
+                      traces, settings, unread=given.findings, documents=documents)
 
 
 def run_verify_notes(paths: Sequence[str], settings: Settings) -> Report:

@@ -221,7 +221,7 @@ def read_input(given: tuple[str, str], *, evidence: bool, keep_uris: bool,
     if kind == DOCUMENT:
         from tracecite.inputs.documents import read_document
 
-        return read_document(path, forms=forms, display=path)
+        return read_document(path, forms=frozenset(forms), display=path)
     if kind == NOTES:
         # The format check keeps no records, the live checks no claims (docs/guides/scale.md:
         # memory).

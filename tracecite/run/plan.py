@@ -20,6 +20,8 @@ class Plan:
     live: tuple[SourceKind, ...] = ()
     """The sources checked as they are now, in this order: web pages (notes URLs and traces'
     http(s) sources) and traces' ``file:`` sources."""
+    list_documents: bool = False
+    """Say in the report's notices which citations each document holds (``check``)."""
     trace_files: bool = True
     """Whether the check of ``file:`` sources reads traces' too (the hook's reads only its
     documents' local sources unless ``verify_files`` asks, docs/hook.md)."""
