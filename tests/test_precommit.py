@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -82,16 +83,27 @@ SAMPLE_PATHS = [
     "notes", "docs/notes.md", "a.notes.rst", "x.trace.jsonl", "deep/x.trace.jsonl",
     "traces/a.jsonl", "eval/traces/b/c.jsonl", "traces/a.json", "data.jsonl", "mytraces/a.jsonl",
     "traces.jsonl", "docs/.notes", "runs/agent-run.jsonl", "eval/runs/a.jsonl", "reruns/a.jsonl",
+    "docs/page.html", "docs/deep/page.htm", "site/index.html", "GUIDE.MD", "a.markdown",
+    "agent-output.jsonl", "docs/sources.md", "src/app.py", "logo.png", "notes.txt",
 ]
+# What a configuration may select besides the defaults: the hooks' `files:` must pass it, so
+# that TraceCite's globs decide (a file they do not select is a TC106 warning, never silence).
+CONFIGURED = Settings(notes=("docs/sources.md", "*.notes", "*.notes.txt"),
+                      traces=("*.jsonl",), documents=("**/*.md", "**/*.markdown",
+                                                      "**/*.html", "**/*.htm"))
+KEPT_OUT = {"notes", "traces/a.json", "a.notes.rst", "src/app.py", "logo.png", "notes.txt"}
 
 
 @pytest.mark.parametrize("hook_id", ["tracecite", "tracecite-online"])
-def test_files_regex_matches_the_default_globs(hook_id: str, tmp_path: Path) -> None:
+def test_files_regex_passes_whatever_the_globs_may_select(hook_id: str, tmp_path: Path) -> None:
     pattern = re.compile(_hook(hook_id)["files"])
-    config = Settings(config_path=str(tmp_path / ".tracecite.toml"))
+    for settings in (Settings(config_path=str(tmp_path / ".tracecite.toml")),
+                     replace(CONFIGURED, config_path=str(tmp_path / ".tracecite.toml"))):
+        for path in SAMPLE_PATHS:
+            if select([str(tmp_path / path)], settings):
+                assert pattern.search(path), path
     for path in SAMPLE_PATHS:
-        selected = bool(select([str(tmp_path / path)], config))
-        assert bool(pattern.search(path)) is selected, path
+        assert bool(pattern.search(path)) is (path not in KEPT_OUT), path
 
 
 def _entry(hook_id: str) -> list[str]:

@@ -108,8 +108,9 @@ def test_sort_out_lists_the_unselected_but_not_the_excluded(tmp_path: Path) -> N
 
 @pytest.mark.parametrize(("config_path", "path", "key", "where"), [
     (None, "run.jsonl", "'traces'", "none was found, so the default globs apply"),
-    ("pyproject.toml", "docs/a.md", "'notes'", "the [tool.tracecite] table of pyproject.toml"),
-    ("cfg/.tracecite.toml", "a.md", "'notes'", "in cfg/.tracecite.toml"),
+    ("pyproject.toml", "docs/a.txt", "'notes'", "the [tool.tracecite] table of pyproject.toml"),
+    ("cfg/.tracecite.toml", "a.md", "'documents' (or 'notes')", "in cfg/.tracecite.toml"),
+    (None, "site/page.html", "'documents' (or 'notes')", "the default globs apply"),
 ])
 def test_not_selected_names_the_key_and_the_configuration(
         config_path: str | None, path: str, key: str, where: str) -> None:
