@@ -286,3 +286,48 @@ def test_document_findings_are_at_their_line_in_every_format(cli: Cli, tmp_path:
     assert (region["startLine"], region["startColumn"]) == (3, 3)
     console = cli("verify-docs", doc, "--root", tmp_path)
     assert f"{doc}:3:3" in console.out and "record 1" in console.out
+
+
+# ---- the hook: both stages, and a pull request's changed lines ---------------------------
+
+def test_hook_checks_only_the_citations_a_change_touches(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.git_repo import commit_all, git, make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    write(repo / "docs/source.md", "Nothing that any citation quotes.\n")
+    quotes = ["first missing quote", "second missing quote", "third missing quote"]
+    guide = "# Guide\n\n" + "\n".join(blockquote(q, "source.md") for q in quotes)
+    write(repo / "docs/guide.md", guide)
+    commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "topic")
+    # Citation 1's quote line and citation 3's link line change; citation 2 is untouched.
+    write(repo / "docs/guide.md", guide.replace("first missing", "first changed").replace(
+        "third missing quote\n>\n> — [the source]", "third missing quote\n>\n> — [the new source]"))
+    commit_all(repo, "topic")
+    monkeypatch.chdir(repo)
+    offline = cli("hook", "--since", "main", "--json").json()
+    assert offline["findings"] == [] and offline["summary"]["document_citations"] == 3
+    online = cli("hook", "--stage", "online", "--since", "main", "--json").json()
+    assert [(f["code"], f["record"]) for f in online["findings"]] == [("TC211", 1),
+                                                                     ("TC211", 3)]
+    assert online["summary"]["live"]["unchanged"] == 1
+    every = cli("hook", "--stage", "online", "--since", "main", "--all-records", "--json").json()
+    assert [f["record"] for f in every["findings"]] == [1, 2, 3]
+
+
+def test_the_hook_reads_traces_file_sources_only_when_asked(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "source.md", "The quick brown fox.\n")
+    write(tmp_path / "a.md", blockquote("The quick brown fox.", "source.md"))
+    trace = _trace_citing(tmp_path, "file:source.md", "not in the file")
+    trace = trace.rename(tmp_path / "run.trace.jsonl")
+    # The evidence matches (the capture holds the quote); the file no longer does.
+    report = cli("hook", "--stage", "online", "a.md", "run.trace.jsonl", "--json").json()
+    assert report["findings"] == []
+    assert report["summary"]["files"]["matched"] == 1  # the document's citation only
+    report = cli("hook", "--stage", "online", "--verify-files", "a.md", "run.trace.jsonl",
+                 "--json").json()
+    assert [f["code"] for f in report["findings"]] == ["TC211"]
+    assert report["findings"][0]["file"] == "run.trace.jsonl"
