@@ -84,6 +84,8 @@ _KINDS: tuple[tuple[tuple[str, str], frozenset[Code]], ...] = tuple(
          [c for c in Code if c.code.startswith("TC11")]),
         (("trace structure error", "trace structure errors"),
          [c for c in Code if c.code[:4] in ("TC12", "TC13")]),
+        (("broken document citation", "broken document citations"),
+         [Code.DOC_CITATION_INVALID]),
         (("answer without claims", "answers without claims"), [Code.EVIDENCE_NO_CLAIMS]),
         (("claim without citations", "claims without citations"), [Code.EVIDENCE_UNCITED_CLAIM]),
         (("quote not found", "quotes not found"),
