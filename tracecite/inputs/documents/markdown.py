@@ -10,6 +10,7 @@ further.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 
 from tracecite.inputs.documents import cite
+from tracecite.inputs.documents.chunks import pieces
 from tracecite.inputs.documents.forms import (
     QUOTE_MARKS,
     Collector,
@@ -36,6 +38,14 @@ from tracecite.text_directive import DELIMITER
 MAX_NESTING = 40
 """How deep blocks and inline markup nest before markdown-it-py stops reading deeper (a document
 nesting deeper is reported, TC140): it bounds the parser's recursion."""
+
+MAX_INLINE = 100_000
+"""The longest paragraph (in characters) read for citations: inline parsing costs Python time per
+bracket and delimiter, and no real paragraph comes near it (a longer one is reported, TC140)."""
+
+MAX_MARKUP = 10_000
+"""The most brackets, angle brackets and emphasis delimiters a paragraph read for citations may
+hold (a paragraph with more is reported, TC140)."""
 
 _parser: MarkdownIt | None = None
 
@@ -79,16 +89,68 @@ class _Document:
     rendered: dict[int, InlineText] = field(default_factory=dict)
 
 
-def read_markdown(source: Source, collector: Collector) -> None:
-    """Find every citation of a Markdown document into ``collector``."""
+def read_markdown(source: Source, collector: Collector, *, whole: bool = False) -> None:
+    """Find every citation of a Markdown document into ``collector`` (``whole``: parse all of
+    it, which gives the same citations, slower).
+
+    Only the pieces that can hold one are parsed (:mod:`~tracecite.inputs.documents.chunks`),
+    joined into one text: each starts where CommonMark starts afresh, so the joined text parses
+    into the blocks each piece has in the whole document, and its lines are mapped back.
+    """
     doc = _Document(source, collector, {})
-    tokens = parser().parse(source.text, doc.env)
+    text = source.text
+    spans = [(0, len(text))] if whole else pieces(text)
+    if not spans:
+        return
+    parts: list[str] = []
+    starts: list[int] = []  # the joined text's line where each piece starts
+    origins: list[int] = []  # the document's line where it starts
+    line = 0
+    for start, end in spans:
+        starts.append(line)
+        origins.append(source.position(start)[0] - 1)
+        part = text[start:end]
+        parts.append(part)
+        line += part.count("\n")
+    tokens = parser().parse("".join(parts), doc.env)
+    if spans != [(0, len(text))]:
+        _map_lines(tokens, doc.env, starts, origins)
+    _collect_footnotes(doc, tokens)
+    _deepest(doc, tokens)
     _walk(doc, tokens)
+
+
+def _map_lines(tokens: list[Token], env: dict[str, Any], starts: list[int],
+               origins: list[int]) -> None:
+    """Make the joined pieces' line maps (and their reference definitions') the document's."""
+    def moved(pair: list[int]) -> list[int]:
+        first = bisect_right(starts, pair[0]) - 1
+        last = bisect_right(starts, max(pair[1] - 1, pair[0])) - 1
+        return [pair[0] - starts[first] + origins[first],
+                max(pair[1] - 1, pair[0]) - starts[last] + origins[last] + 1]
+
+    for token in tokens:
+        if token.map:
+            token.map = moved(token.map)
+    for definition in env.get("references", {}).values():
+        if definition.get("map"):
+            definition["map"] = moved(definition["map"])
+
+
+def _deepest(doc: _Document, tokens: list[Token]) -> None:
+    """A TC140 where blocks nest deeper than the parser reads."""
+    deepest = next((t for t in tokens if t.level >= MAX_NESTING - 1 and t.map), None)
+    if deepest is not None and deepest.map:
+        doc.collector.problem(doc.source.line_start(deepest.map[0]),
+                              f"blocks nest deeper than {MAX_NESTING} levels here: what is "
+                              "deeper is not read for citations")
 
 
 def _render(doc: _Document, token: Token) -> InlineText:
     """An inline token's rendered text (inline-parsed once)."""
     done = doc.rendered.get(id(token))
+    if done is None and not _bounded(doc, token):
+        done = doc.rendered[id(token)] = InlineText("", 0)
     if done is None:
         children: list[Token] = []
         parser().inline.parse(token.content, parser(), doc.env, children)
@@ -100,7 +162,6 @@ def _render(doc: _Document, token: Token) -> InlineText:
 
 def _walk(doc: _Document, tokens: list[Token]) -> None:
     forms = doc.collector.forms
-    _collect_footnotes(doc, tokens)
     for index, token in enumerate(tokens):
         kind = token.type
         if kind == "blockquote_open" and "blockquote" in forms:
@@ -114,6 +175,19 @@ def _walk(doc: _Document, tokens: list[Token]) -> None:
     for token in tokens:
         if token.type == "inline" and _quick_candidate(token.content):
             _inline_forms(doc, _render(doc, token))
+
+
+def _bounded(doc: _Document, token: Token) -> bool:
+    """Whether an inline is small enough to be read for citations (else a TC140)."""
+    content = token.content
+    if len(content) <= MAX_INLINE and sum(
+            content.count(c) for c in "[<*_") <= MAX_MARKUP:
+        return True
+    line = (token.map[0] if token.map else 0) + doc.line_offset
+    doc.collector.problem(doc.source.line_start(line),
+                          f"a paragraph over {MAX_INLINE:,} characters or with more than "
+                          f"{MAX_MARKUP:,} brackets and emphasis marks is not read for citations")
+    return False
 
 
 def _collect_footnotes(doc: _Document, tokens: list[Token]) -> None:
