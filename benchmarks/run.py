@@ -20,6 +20,8 @@ linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
    one ``check --evidence``; a 1.6 MB zip bomb imported, 1M findings, 2M sources on one line
    vs their bounds
 9. the fast extra: corpus visible text with lexbor vs html5lib (goal ≥ 5×)
+10. documents: ``check`` and ``verify-docs`` of 10,000 Markdown files vs ``check`` and
+    ``verify-notes`` of a notes file with the same citations (goals ≤ 2× and ≤ 1.1×, ≤ 150 MB)
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_diagnosis
+import bench_docs
 import bench_evidence
 import bench_fast
 import bench_faults
@@ -69,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,8,9",
-                        help="figures to run (1 to 9), e.g. 2,3")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10",
+                        help="figures to run (1 to 10), e.g. 2,3")
     args = parser.parse_args(argv)
     chosen = {int(x) for x in args.only.split(",") if x.strip()}
     quick = args.quick
@@ -109,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             report_mb=30 if quick else 150, repeats=1 if quick else 3, log=log)),
         9: ("the fast extra", lambda: bench_fast.figure(
             repeats=1 if quick else 3, limit=30 if quick else None, log=log)),
+        10: ("documents", lambda: bench_docs.figure(
+            1000 if quick else 10_000, repeats=1 if quick else 3, log=log)),
     }
     failed = False
     for number in sorted(chosen):
