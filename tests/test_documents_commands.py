@@ -331,3 +331,28 @@ def test_the_hook_reads_traces_file_sources_only_when_asked(
                  "--json").json()
     assert [f["code"] for f in report["findings"]] == ["TC211"]
     assert report["findings"][0]["file"] == "run.trace.jsonl"
+
+
+# ---- the example site (docs/guides/documents.md#a-walkthrough) ---------------------------
+
+def test_the_example_site_runs_as_the_walkthrough_says(cli: Cli) -> None:
+    from tests.conftest import EXAMPLES
+
+    site = EXAMPLES / "docs"
+    pages = [site / "index.md", site / "reference.html"]
+    listed = cli("check", "--docs", *pages, "--json").json()
+    assert listed["exit_code"] == 0
+    assert listed["summary"]["document_citations"] == 7
+    forms = " ".join(listed["notices"])
+    for form in ("blockquote", "cite", "inline", "fragment", "notes"):
+        assert f" {form} " in forms, form
+    passing = cli("verify-docs", "--root", site, *pages, "--json").json()
+    assert passing["exit_code"] == 0, passing["findings"]
+    files = passing["summary"]["files"]
+    assert (files["checked"], files["matched"]) == (6, 6)
+    assert passing["summary"]["live"]["skipped"] == 1  # after its ignore comment
+    failing = cli("verify-docs", "--root", site, site / "failing.md", "--json").json()
+    assert [(f["code"], f["line"]) for f in failing["findings"]] == [("TC211", 3),
+                                                                    ("TC211", 7)]
+    # The trace that cites the old guide page still verifies against it.
+    assert cli("verify-files", EXAMPLES / "passing.jsonl", "--root", EXAMPLES).exit == 0
