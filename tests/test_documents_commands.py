@@ -268,6 +268,7 @@ def test_a_notes_url_directive_is_a_second_quote_of_the_record(cli: Cli, site: S
     assert res.exit == 2
     assert [(f["code"], f["line"], f["record"]) for f in report["findings"]] == [
         ("TC210", 7, 2)]  # at the url: line, which holds the directive
+    assert report["findings"][0]["uri"] == url  # the directive's words are never shown
     live = report["summary"]["live"]
     assert (live["checked"], live["matched"]) == (4, 3)
     assert site.paths == ["/page"]

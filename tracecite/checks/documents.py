@@ -146,8 +146,9 @@ def directive_checks(records: Sequence[NoteRecord]) -> Iterator[QuoteCheck]:
         except ValueError:
             continue  # not a directive a browser reads either: the quote alone is checked
         if directive is not None:
-            yield QuoteCheck(directive_quote(directive), record.url, record.file,
-                             record.url_line, record=record.index, quote_line=record.url_line)
+            yield QuoteCheck(directive_quote(directive), _without_directive(record.url),
+                             record.file, record.url_line, record=record.index,
+                             quote_line=record.url_line)
 
 
 def listing(document: DocumentFile) -> str:
