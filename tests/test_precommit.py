@@ -44,7 +44,11 @@ GOOD_FILES = ("docs/good.notes", "traces/good.jsonl", "README.md")
 PUSHED_BEFORE = "".join(f"claim: c{n}\nquote: q\nurl: https://127.0.0.1/old{n}\n\n"
                         for n in (1, 2))
 PUSHED_RECORD = "claim: c3\nquote: q\nurl: https://127.0.0.1/new\n"  # its url: on line 12
-BAD_FILES = ("docs/bad.notes", "traces/bad.jsonl", "docs/good.notes")
+BAD_FILES = ("docs/bad.notes", "traces/bad.jsonl", "docs/good.notes", "agent-output.jsonl",
+             "docs/sources.md")
+# A document with a text directive that does not decode (TC140), and a trace the default globs
+# do not select: the hooks' files: pattern passes both, so TraceCite's globs decide.
+BROKEN_DOCUMENT = "# Sources\n\nSee [the passage](https://example.org/#:~:text=a%ZZ).\n"
 
 
 def _manifest() -> list[dict[str, Any]]:
@@ -179,6 +183,8 @@ def try_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Try
     shutil.copy(EXAMPLES / "passing.jsonl", target / "traces" / "good.jsonl")
     shutil.copy(EXAMPLES / "failing-evidence.jsonl", target / "traces" / "bad.jsonl")
     write(target, "docs/pushed.notes", PUSHED_BEFORE)
+    write(target, "docs/sources.md", BROKEN_DOCUMENT)
+    shutil.copy(EXAMPLES / "passing.jsonl", target / "agent-output.jsonl")
     commit_all(target, "docs")
     pushed_from = git(target, "rev-parse", "HEAD").strip()
     write(target, "docs/pushed.notes", PUSHED_BEFORE + "\n" + PUSHED_RECORD)
@@ -222,7 +228,9 @@ def test_try_repo_offline_hook_fails_on_bad_files(try_repo: dict[str, TryRepo]) 
     assert "- hook id: tracecite" in offline
     assert "- exit code: 1" in offline
     for expected in ("docs/bad.notes", "TC113 notes-missing-field", "traces/bad.jsonl",
-                     "TC202 quote-not-in-capture", "tracecite hook --stage offline: failed: "):
+                     "TC202 quote-not-in-capture", "tracecite hook --stage offline: failed: ",
+                     "docs/sources.md:3", "TC140 doc-citation-invalid",
+                     "agent-output.jsonl", "TC106 not-selected"):
         assert expected in offline, expected
     assert "documentation purposes" not in run.output  # never a quote
 
