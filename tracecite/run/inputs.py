@@ -105,19 +105,21 @@ class Inputs:
 
         shard_of: dict[str, bool] = {}  # each distinct URL hashed once
 
-        def in_this_shard(lines: tuple[int, int, int], url: str) -> bool:
+        def in_this_shard(url: str) -> bool:
             kept = shard_of.get(url)
             if kept is None:
                 kept = shard_of[url] = in_shard(url, shard)
             return kept
 
-        notes = tuple(replace(n, records=_records_where(n.records, in_this_shard))
-                      for n in self.notes)
-        from tracecite.checks.documents import shard_key
+        notes = tuple(replace(n, records=_records_where(
+            n.records, lambda lines, url: in_this_shard(url))) for n in self.notes)
+        documents = self.documents
+        if documents:
+            from tracecite.checks.documents import shard_key
 
-        documents = tuple(replace(d, citations=tuple(
-            c for c in d.citations if in_this_shard((0, 0, 0), shard_key(c.url))))
-            for d in self.documents)
+            documents = tuple(replace(d, citations=tuple(
+                c for c in d.citations if in_this_shard(shard_key(c.url))))
+                for d in documents)
         return Inputs(notes, self.traces, documents, shard)
 
     def located(self, findings: Sequence[Finding]) -> list[Finding]:
@@ -204,6 +206,9 @@ def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
         # The trace readers, imported here, once: forked workers then have them (each worker
         # importing them again cost about 20 ms of a 0.9 s run).
         import tracecite.checks.evidence  # noqa: F401
+    if documents:
+        # The same for the documents' parser, markdown-it-py and its plugins.
+        from tracecite.inputs.documents import read_document  # noqa: F401
     results = read_in_order(read, given, jobs=jobs, size=lambda item: file_size(item[0]))
     done = results.done
     return replace(_assembled([(given[i][1], done[i]) for i in sorted(done)]),
