@@ -73,25 +73,24 @@ class Inputs:
         for document in self.documents:
             ranges = lines.get(document.file)
             if ranges is not None:
-                starts = [first for first, _ in ranges]
+                touched = partial(_touched, [first for first, _ in ranges], ranges)
                 document = replace(document, citations=tuple(
-                    c for c in document.citations
-                    if any(_in_ranges(line, starts, ranges) for line in c.lines)))
+                    c for c in document.citations if touched(c.lines)))
             kept_documents.append(document)
-        cited_out = (sum(len(d.citations) for d in self.documents)
-                     - sum(len(d.citations) for d in kept_documents))
         kept_notes: list[NotesFile] = []
         for notes in self.notes:
             ranges = lines.get(notes.path)
             if ranges is not None:
-                starts = [first for first, _ in ranges]
                 notes = replace(notes, records=_records_where(
-                    notes.records, partial(_touched, starts, ranges)))
+                    notes.records, partial(_record_touched, [first for first, _ in ranges],
+                                           ranges)))
             kept_notes.append(notes)
-        left_out = sum(len(n.records) for n in self.notes) - sum(len(n.records)
-                                                                 for n in kept_notes)
+        left_out = (sum(len(n.records) for n in self.notes)
+                    - sum(len(n.records) for n in kept_notes)
+                    + sum(len(d.citations) for d in self.documents)
+                    - sum(len(d.citations) for d in kept_documents))
         return (replace(self, notes=tuple(kept_notes), documents=tuple(kept_documents)),
-                left_out + cited_out)
+                left_out)
 
     def in_shard(self, shard: tuple[int, int] | None) -> Inputs:
         """These inputs as shard ``(K, N)`` of the live checks sees them (docs/guides/scale.md):
@@ -175,9 +174,16 @@ def _records_where(records: Sequence[NoteRecord],
 
 
 def _touched(starts: Sequence[int], ranges: Sequence[tuple[int, int]],
-             lines: tuple[int, int, int], url: str) -> bool:
-    """Whether a record with these field lines has one in the sorted, disjoint ``ranges``."""
+             lines: Iterable[int]) -> bool:
+    """Whether one of ``lines`` (a record's field lines, a citation's lines) is in the sorted,
+    disjoint ``ranges``."""
     return any(_in_ranges(line, starts, ranges) for line in lines)
+
+
+def _record_touched(starts: Sequence[int], ranges: Sequence[tuple[int, int]],
+                    lines: tuple[int, int, int], url: str) -> bool:
+    """:func:`_touched` of a notes record, as :func:`_records_where` asks."""
+    return _touched(starts, ranges, lines)
 
 
 def _in_ranges(line: int, starts: Sequence[int], ranges: Sequence[tuple[int, int]]) -> bool:
