@@ -70,7 +70,8 @@ def test_a_directory_reads_each_file_as_its_glob_says(
         cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path / ".tracecite.toml", 'notes = ["docs/sources.md"]\n')
-    write(tmp_path / "docs/sources.md", "claim: c\nquote: q\nurl: https://example.org/\n")
+    # A loopback address, refused without any network access.
+    write(tmp_path / "docs/sources.md", "claim: c\nquote: q\nurl: https://127.0.0.1/\n")
     write(tmp_path / "docs/guide.md", blockquote("quick brown fox", "sources.md"))
     write(tmp_path / "docs/page.html", '<blockquote cite="https://example.org/">x y</blockquote>')
     write(tmp_path / "site/page.html", "<p>not selected by the default documents globs</p>")
@@ -82,6 +83,10 @@ def test_a_directory_reads_each_file_as_its_glob_says(
     docs = cli("verify-docs", "docs", "--json", "--root", ".").json()
     assert docs["summary"]["records"] == 0
     assert docs["summary"]["inputs"] == 2
+    # ... and verify-notes its notes only, never a document.
+    notes = cli("verify-notes", "docs", "--json").json()
+    assert (notes["summary"]["inputs"], notes["summary"]["records"]) == (1, 1)
+    assert [f["code"] for f in notes["findings"]] == ["TC306"]
 
 
 def test_document_forms_chooses_the_forms(cli: Cli, tmp_path: Path,

@@ -50,7 +50,7 @@ def run_check(paths: Sequence[str], settings: Settings) -> Report:
 def run_verify_notes(paths: Sequence[str], settings: Settings) -> Report:
     """Fetch each notes URL once; every quote must be in its page's visible text (TC210). A
     directory stands for the files under it that the notes globs select."""
-    given = expand_directories(paths, traces=False)
+    given = expand_directories(paths, traces=False, documents=False)
     return run_checks(Plan(VERIFY_NOTES.name, live=(SourceKind.WEB,)), given.paths, (), settings,
                       unread=given.findings)
 
@@ -58,7 +58,7 @@ def run_verify_notes(paths: Sequence[str], settings: Settings) -> Report:
 def run_verify_urls(paths: Sequence[str], settings: Settings) -> Report:
     """Evidence check, then every cited http(s) source re-fetched and matched (TC210). A
     directory stands for the files under it that the traces globs select."""
-    given = expand_directories(paths, notes=False)
+    given = expand_directories(paths, notes=False, documents=False)
     return run_checks(Plan(VERIFY_URLS.name, evidence=True, live=(SourceKind.WEB,)), (),
                       given.paths, settings, unread=given.findings)
 
@@ -66,7 +66,7 @@ def run_verify_urls(paths: Sequence[str], settings: Settings) -> Report:
 def run_verify_files(paths: Sequence[str], settings: Settings) -> Report:
     """Evidence check, then every cited ``file:`` source re-read under the root (TC211). A
     directory stands for the files under it that the traces globs select."""
-    given = expand_directories(paths, notes=False)
+    given = expand_directories(paths, notes=False, documents=False)
     return run_checks(Plan(VERIFY_FILES.name, evidence=True, live=(SourceKind.FILE,)), (),
                       given.paths, settings, unread=given.findings)
 
