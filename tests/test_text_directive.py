@@ -75,3 +75,8 @@ def test_found(directive: TextDirective, found: bool) -> None:
 def test_found_after_a_first_occurrence_without_its_suffix() -> None:
     assert directive_found("a b. a c.", TextDirective("a", suffix="c"))
     assert directive_found("x a y end. a end z", TextDirective("a", end="end", suffix="z"))
+
+
+def test_surrogate_is_a_reason() -> None:
+    with pytest.raises(ValueError):
+        parse_text_directive("https://e.org/#:~:text=%41\ud800")

@@ -139,8 +139,9 @@ class Code(enum.Enum):
         "TC140", "doc-citation-invalid", 1,
         "documents: a citation form that is broken (a `cite` that is not a URL, a text fragment "
         "that does not decode)",
-        "Give the `cite` attribute an absolute URL, or repair the link's `#:~:text=` directive "
-        "(percent-encode `-`, `,` and `&` inside its terms); see docs/guides/documents.md.",
+        "Give the `cite` attribute a URL (or a path to a file of the repository), repair the "
+        "link's `#:~:text=` directive (percent-encode `-`, `,` and `&` inside its terms), or "
+        "split a document nested too deep; see docs/guides/documents.md.",
     )
     EVIDENCE_NO_CLAIMS = (
         "TC200", "evidence-no-claims", 2, "evidence mode, answer has no claims",

@@ -11,6 +11,7 @@ percent-encoded); the passage is matched under the project's one matching rule
 from __future__ import annotations
 
 import re
+from urllib.parse import unquote_to_bytes
 
 from tracecite.matching import normalise
 from tracecite.model import TextDirective
@@ -42,28 +43,14 @@ def without_directive(url: str) -> str:
 
 def _decode(term: str) -> str:
     """A term percent-decoded (UTF-8); ValueError for an escape that does not decode."""
+    if "%" not in term:
+        return term
     if _ESCAPE.search(term):
         raise ValueError("a '%' that is not followed by two hex digits")
     try:
-        raw = bytes(_unquote_bytes(term))
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError("percent-escapes that are not UTF-8") from None
-
-
-def _unquote_bytes(term: str) -> bytearray:
-    out = bytearray()
-    i = 0
-    size = len(term)
-    while i < size:
-        char = term[i]
-        if char == "%":
-            out.append(int(term[i + 1:i + 3], 16))
-            i += 3
-        else:
-            out += char.encode("utf-8", "surrogatepass")
-            i += 1
-    return out
+        return unquote_to_bytes(term).decode("utf-8")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        raise ValueError("percent-escapes (or characters) that are not UTF-8") from None
 
 
 def parse_text_directive(url: str) -> TextDirective | None:

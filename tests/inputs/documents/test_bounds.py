@@ -14,7 +14,7 @@ from tracecite.inputs.documents import parse_document
 
 
 def test_deep_nesting_is_reported(tmp_path: Path) -> None:
-    document = read(tmp_path, "Fine.\n\n" + ">" * 100_000 + " deep\n")
+    document = read(tmp_path, "Fine.\n\n" + ">" * 100_000 + " deep\n>\n> — [S](https://e.org)\n")
     assert [(p.code, p.line) for p in document.problems] == [(Code.DOC_CITATION_INVALID, 3)]
 
 
@@ -52,3 +52,22 @@ def test_never_raises(pieces: list[str], html: bool) -> None:
         assert citation.quote
     for problem in document.problems:
         assert problem.line is not None and problem.column is not None
+
+
+def test_nested_lists_beyond_the_parsers_depth_are_reported(tmp_path: Path) -> None:
+    text = "".join("  " * i + '- a "one two three four" [S](https://e.org)\n' for i in range(30))
+    document = read(tmp_path, text)
+    assert 0 < len(document.citations) < 30
+    [problem] = document.problems
+    assert problem.code is Code.DOC_CITATION_INVALID
+    assert problem.line == len(document.citations)
+
+
+def test_deep_quote_lines_are_left_out_quickly(tmp_path: Path) -> None:
+    deep = ">" * 100 + ' "one two three four" [a](https://e.org)\n'
+    text = '"five six seven eight" [b](https://e.org)\n\n' + deep * 20_000
+    started = time.monotonic()
+    document = read(tmp_path, text)
+    assert time.monotonic() - started < 5
+    assert [c.quote for c in document.citations] == ["five six seven eight"]
+    assert [(p.code, p.line) for p in document.problems] == [(Code.DOC_CITATION_INVALID, 3)]

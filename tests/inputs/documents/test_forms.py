@@ -134,3 +134,86 @@ def test_rendered_text(tmp_path: Path) -> None:
     from tracecite.inputs.documents import rendered_text
     text = "# T\n\nThe *quick* &amp; [fox](u).\n"
     assert rendered_text(text, "markdown") == "T\nThe quick & fox."
+
+
+@pytest.mark.parametrize(("comment", "ignored"), [
+    ("  <!--tracecite:ignore-->  ", True), ("<!-- tracecite: ignore --> and text", False),
+    ("<!-- tracecite: check -->", False),
+])
+def test_ignore_comment_alone_on_its_line(tmp_path: Path, comment: str, ignored: bool) -> None:
+    [found] = read(tmp_path, f'{comment}\n"one two three four" [S](https://e.org)\n').citations
+    assert found.ignored is ignored
+
+
+def test_file_and_relative_links_are_sources(tmp_path: Path) -> None:
+    text = ('"one two three four" [S](file:docs/a.md), "five six seven eight" [T](../b.html)\n\n'
+            "> Words.\n>\n> — [U](<docs/my file.md>)\n")
+    assert [c.url for c in citations(tmp_path, text)] == ["file:docs/a.md", "../b.html",
+                                                         "docs/my file.md"]
+
+
+def test_cite_block_around_markdown(tmp_path: Path) -> None:
+    text = ('Intro.\n\n<blockquote cite="https://e.org/b">\n\nThe *first* paragraph.\n\n'
+            "The second one.\n\n</blockquote>\n\nAfter.\n")
+    [found] = citations(tmp_path, text)
+    assert (found.form, found.quote, found.url) == ("cite", "The first paragraph. The second one.",
+                                                    "https://e.org/b")
+    assert (found.line, found.column) == (5, 1)
+    assert found.lines == tuple(range(3, 10))
+
+
+def test_fragment_in_raw_html(tmp_path: Path) -> None:
+    text = '<p>See <a href="https://e.org/p#:~:text=frag%20two">this</a>.</p>\n'
+    [found] = citations(tmp_path, text)
+    assert (found.form, found.quote, found.column) == ("fragment", "frag two",
+                                                       text.index("frag") + 1)
+
+
+def test_a_quote_in_link_text_is_not_followed_by_the_next_link(tmp_path: Path) -> None:
+    assert citations(tmp_path, '[“one two three four”](https://a.org) [x](https://b.org)\n') == []
+
+
+def test_quotation_marks_as_entities_and_escaped(tmp_path: Path) -> None:
+    first, second = citations(tmp_path, 'x &ldquo;one two three four&rdquo; [S](https://e.org)\n\n'
+                                        'y "five \\"six\\" seven eight" [T](https://e.org)\n')
+    assert (first.quote, first.column) == ("one two three four", 10)
+    assert second.quote == 'five "six" seven eight'
+
+
+def test_html_script_text_holds_no_elements(tmp_path: Path) -> None:
+    text = ("<html><head><title>a <q> b</title><script>var s = '<q cite=\"x\">';</script></head>"
+            "<body>\n<q cite='https://e.org/q'>quoted words</q>\n</body></html>\n")
+    [found] = citations(tmp_path, text, "page.htm")
+    column = text.split("\n")[1].index("quoted") + 1
+    assert (found.quote, found.line, found.column) == ("quoted words", 2, column)
+
+
+def test_inline_q_with_a_cite_that_is_no_url(tmp_path: Path) -> None:
+    document = read(tmp_path, 'Line.\n\nHe <q cite="Ann Smith">said so</q>.\n')
+    assert [(p.code, p.line, p.column) for p in document.problems] == [
+        (Code.DOC_CITATION_INVALID, 3, 4)]
+
+
+def test_rendered_text_of_a_path_and_of_html(tmp_path: Path) -> None:
+    from tracecite.inputs.documents import rendered_text
+    path = tmp_path / "a.md"
+    path.write_text("> *Quoted* words\n\n```\ncode\n```\n", encoding="utf-8")
+    assert rendered_text(path) == "Quoted words\ncode\n"
+    assert rendered_text("a.md") == "a.md"  # a str is text, never a file name
+    assert rendered_text("<p>a <b>b</b></p>", "html").strip() == "a b"
+    with pytest.raises(ValueError):
+        rendered_text(tmp_path / "missing.md")
+
+
+def test_lines_of_an_inline_citation_over_several_lines(tmp_path: Path) -> None:
+    text = ('Intro.\n\nIt says "one two\nthree four\nfive" [the\nsource][r] here.\n\n'
+            '[r]: https://e.org/r\n\nAnd "six seven eight nine"[^n].\n\n[^n]: [F](https://f.org)\n')
+    first, second = citations(tmp_path, text)
+    assert first.lines == (3, 4, 5, 6, 8)
+    assert second.lines == (10, 12)
+
+
+def test_cite_in_raw_html_inside_a_block_quote(tmp_path: Path) -> None:
+    text = 'Text.\n\n> <blockquote cite="https://e.org/b">Quoted words</blockquote>\n'
+    [found] = citations(tmp_path, text)
+    assert (found.line, found.column) == (3, text.split("\n")[2].index("Quoted") + 1)

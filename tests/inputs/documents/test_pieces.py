@@ -21,6 +21,7 @@ _BLOCKS = st.sampled_from([
     "| a | b |\n|---|---|\n| c | d |", "See [x](https://e.org/p#:~:text=frag).",
     '<q cite="https://e.org/q">quoted here</q>', "Title\n=====", "1. one\n\n   two",
     "<!-- tracecite: ignore -->", "    > indented quote", "> lazy\ncontinued",
+    '<blockquote cite="https://e.org/c">', "</blockquote>", "Words inside it.",
 ])
 
 

@@ -10,6 +10,7 @@ which is what a quote citing a Markdown file is matched on.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from tracecite.findings import Finding
@@ -79,19 +80,26 @@ def parse_document(text: str, name: str, *, forms: frozenset[str] = frozenset(DO
                         sum(1 for c in citations if c.ignored))
 
 
-def rendered_text(path_or_text: str, kind: str = MARKDOWN) -> str:
-    """A Markdown text's rendered text, each block on a line of its own: what a quote citing a
-    Markdown file is matched on (``kind`` ``markdown``; a text, or for ``path`` a file's path —
-    a string naming an existing ``.md``/``.markdown`` file is read).
+def rendered_text(path_or_text: str | os.PathLike[str], kind: str = MARKDOWN) -> str:
+    """A document's text as a reader sees it: what a quote citing a local Markdown file is
+    matched on (docs/guides/documents.md). A ``str`` is the document's text; a path object
+    (:class:`pathlib.Path`) names a file to read (UTF-8; ValueError with the finding's message
+    when it cannot be read). ``kind`` ``markdown``: each block on a line of its own, code as
+    written, raw HTML as its visible text; ``html``: the visible text (:mod:`tracecite.visible`).
     """
-    from tracecite.inputs.documents.markdown import rendered_blocks
+    if isinstance(path_or_text, str):
+        text = path_or_text
+    else:
+        read = read_text(os.fspath(path_or_text))
+        if isinstance(read, Finding):
+            raise ValueError(read.message)
+        text = read
+    if kind == HTML:
+        from tracecite.visible import visible_text
+        return visible_text(text)
     if kind != MARKDOWN:
-        raise ValueError(f"rendered_text reads Markdown, not {kind}")
-    text = path_or_text
-    if "\n" not in text and kind_of(text) == MARKDOWN:
-        read = read_text(text)
-        if not isinstance(read, Finding):
-            text = read
+        raise ValueError(f"unknown document kind {kind!r}")
+    from tracecite.inputs.documents.markdown import rendered_blocks
     return rendered_blocks(Source(text))
 
 

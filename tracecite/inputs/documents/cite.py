@@ -17,12 +17,12 @@ from tracecite.inputs.documents.forms import Collector, Place, cite_problem
 from tracecite.inputs.documents.locate import Source
 from tracecite.inputs.documents.rendering import InlineText
 from tracecite.text_directive import DELIMITER
-from tracecite.visible import DEFAULT_BUDGET, ParseLimitError
-from tracecite.visible.parser import BoundedParser
-from tracecite.visible.render import render
 
-_TAGS = re.compile(r"<!--.*?(?:-->|\Z)|<(blockquote|q|a)(?=[\s/>])", re.S | re.I)
+# Comments and the raw text of script, style, textarea and title hold no elements.
+_TAGS = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|textarea|title)\b.*?(?:</\1\s*>|\Z)"
+                   r"|<(blockquote|q|a)(?=[\s/>])", re.S | re.I)
 _OPEN = re.compile(r"<(q|blockquote)(?=[\s/>])([^>]*)>\Z", re.I)
+_CLOSE_BLOCKQUOTE = re.compile(r"</blockquote", re.I)
 _CITE = re.compile(r"""\bcite\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.I)
 
 
@@ -30,14 +30,25 @@ def _start_tags(text: str) -> dict[str, list[int]]:
     """The offsets of each start tag of interest, by lower-case name, in source order."""
     found: dict[str, list[int]] = {"blockquote": [], "q": [], "a": []}
     for match in _TAGS.finditer(text):
-        name = match.group(1)
+        name = match.group(2)
         if name:
             found[name.lower()].append(match.start())
     return found
 
 
-def from_html(collector: Collector, text: str, base: int) -> None:
-    """The ``cite`` and ``fragment`` forms of an HTML text starting at source offset ``base``."""
+def from_html(collector: Collector, text: str, base: int,
+              open_ended: list[tuple[str, str, int]] | None = None) -> None:
+    """The ``cite`` and ``fragment`` forms of an HTML text starting at source offset ``base``.
+
+    ``open_ended``: collect, instead of citing, a ``<blockquote cite>`` the text does not close
+    (as its text, its ``cite`` and its tag's offset): in Markdown its quote goes on in the
+    blocks that follow, up to the HTML block that closes it."""
+    # html5lib is imported only when a document holds HTML that may cite: most Markdown
+    # never needs it, and it takes longer to import than a page takes to parse.
+    from tracecite.visible import DEFAULT_BUDGET, ParseLimitError
+    from tracecite.visible.parser import BoundedParser
+    from tracecite.visible.render import render
+
     forms = collector.forms
     try:
         root = BoundedParser(DEFAULT_BUDGET).parse(text)
@@ -58,11 +69,17 @@ def from_html(collector: Collector, text: str, base: int) -> None:
             if "fragment" in forms:
                 _fragment_link(collector, element, text, base, at)
         elif "cite" in forms and "cite" in element.attrib:
+            if (open_ended is not None and name == "blockquote"
+                    and _CLOSE_BLOCKQUOTE.search(text, at) is None):
+                open_ended.append((render(element), element.attrib["cite"], base + at))
+                continue
             _cite_element(collector, element, text, base, at)
 
 
 def _cite_element(collector: Collector, element: ET.Element, text: str, base: int,
                   at: int) -> None:
+    from tracecite.visible.render import render
+
     value = element.attrib["cite"]
     problem = cite_problem(value)
     if problem is not None:

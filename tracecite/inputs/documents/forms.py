@@ -6,7 +6,7 @@ values, text directives, and the collector that numbers a file's citations and i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tracecite.codes import Code
@@ -19,6 +19,9 @@ from tracecite.text_directive import DELIMITER, parse_text_directive
 QUOTE_MARKS = {"“": "”", '"': '"', "«": "»", "„": "“"}
 """Opening quotation marks and the mark that closes each."""
 
+QUOTE_ENTITIES = ("&quot;", "&ldquo;", "&laquo;", "&bdquo;", "&#")
+"""How quotation marks may be written as character references (``&#…;`` for any of them)."""
+
 MIN_WORDS = 4
 """Fewer words in quotation marks are scare quotes, not a citation."""
 
@@ -29,25 +32,34 @@ _ATTRIBUTION = ("—", "―", "--")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-def quotation_pairs(text: str) -> Iterator[tuple[int, int]]:
+def quotation_pairs(text: str, ignored: Callable[[int], bool] = lambda at: False,
+                    ) -> Iterator[tuple[int, int]]:
     """The (opening, closing) offsets of each quotation in ``text``, left to right; a pair is
-    used up whole (its closing mark opens nothing)."""
+    used up whole (its closing mark opens nothing). A mark at an offset ``ignored`` says (in
+    code, escaped) is text, not a delimiter."""
     at = 0
     size = len(text)
     while at < size:
         opening = -1
         for mark in QUOTE_MARKS:
-            found = text.find(mark, at)
+            found = _next_mark(text, mark, at, ignored)
             if found != -1 and (opening == -1 or found < opening):
                 opening = found
         if opening == -1:
             return
-        closing = text.find(QUOTE_MARKS[text[opening]], opening + 1)
+        closing = _next_mark(text, QUOTE_MARKS[text[opening]], opening + 1, ignored)
         if closing == -1:
             at = opening + 1
             continue
         yield opening, closing
         at = closing + 1
+
+
+def _next_mark(text: str, mark: str, at: int, ignored: Callable[[int], bool]) -> int:
+    found = text.find(mark, at)
+    while found != -1 and ignored(found):
+        found = text.find(mark, found + 1)
+    return found
 
 
 def enough_words(quote: str) -> bool:
@@ -113,6 +125,7 @@ class Collector:
         self.source = source
         self.forms = forms
         self._found: list[_Found] = []
+        self._directives: dict[str, TextDirective | None] = {}
         self.problems: list[Finding] = []
 
     def problem(self, offset: int, message: str, code: Code = Code.DOC_CITATION_INVALID) -> None:
@@ -123,8 +136,13 @@ class Collector:
     def directive(self, url: str, offset: int) -> tuple[bool, TextDirective | None]:
         """The link's text directive; (False, None) after a TC140 for one that does not
         decode."""
+        if url in self._directives:
+            return True, self._directives[url]
+        if DELIMITER not in url:
+            return True, None
         try:
-            return True, parse_text_directive(url)
+            found = self._directives[url] = parse_text_directive(url)
+            return True, found
         except ValueError as exc:
             self.problem(offset, f"the link's text fragment does not decode: {exc}")
             return False, None

@@ -12,7 +12,7 @@ import re
 from bisect import bisect_right
 
 _NEWLINES = re.compile(r"\r\n?")
-_IGNORE = re.compile(r"^[ \t]*<!--[ \t]*tracecite:[ \t]*ignore[ \t]*-->[ \t]*$", re.MULTILINE)
+_IGNORE = re.compile(r"<!--[ \t]*tracecite:[ \t]*ignore[ \t]*-->")
 
 
 class Source:
@@ -59,7 +59,11 @@ class Source:
     def ignored(self, line: int) -> bool:
         """Whether the 1-based line before ``line`` is a ``<!-- tracecite: ignore -->`` line."""
         if self._ignore is None:
-            self._ignore = frozenset(
-                self.position(m.start())[0] for m in _IGNORE.finditer(self.text)
-            ) if "tracecite" in self.text else frozenset()
+            found = set()
+            if "ignore" in self.text:
+                for match in _IGNORE.finditer(self.text):
+                    number, _ = self.position(match.start())
+                    if self.line_text(number - 1).strip() == match.group():
+                        found.add(number)  # the comment alone on its line
+            self._ignore = frozenset(found)
         return line - 1 in self._ignore

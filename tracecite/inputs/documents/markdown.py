@@ -10,6 +10,8 @@ further.
 
 from __future__ import annotations
 
+import html
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,15 +24,18 @@ from mdit_py_plugins.footnote import footnote_plugin
 from tracecite.inputs.documents import cite
 from tracecite.inputs.documents.chunks import pieces
 from tracecite.inputs.documents.forms import (
+    QUOTE_ENTITIES,
     QUOTE_MARKS,
     Collector,
     Place,
+    cite_problem,
     enough_words,
     is_attribution,
     only_between,
     quotation_pairs,
 )
 from tracecite.inputs.documents.locate import Source
+from tracecite.inputs.documents.plain import plain_children
 from tracecite.inputs.documents.rendering import Event, InlineText, render
 from tracecite.inputs.notes import parse_notes
 from tracecite.text_directive import DELIMITER
@@ -47,6 +52,13 @@ MAX_MARKUP = 10_000
 """The most brackets, angle brackets and emphasis delimiters a paragraph read for citations may
 hold (a paragraph with more is reported, TC140)."""
 
+MAX_QUOTE_DEPTH = 32
+"""Lines inside more block quotes than this are left out before parsing (reported, TC140):
+markdown-it-py would stop at :data:`MAX_NESTING` anyway, but only after working through every
+level of every such line, which a hostile file makes minutes."""
+
+_DEEP = re.compile(rf"\n[ \t]*(?:>[ \t]*){{{MAX_QUOTE_DEPTH + 1},}}[^\n]*")
+
 _parser: MarkdownIt | None = None
 
 
@@ -59,12 +71,19 @@ def parser() -> MarkdownIt:
         md.disable(["inline", "footnote_tail", "text_join"])
         # A link's URL as the writer wrote it (escapes and entities decoded), not re-encoded.
         md.normalizeLink = _as_written  # type: ignore[method-assign]
+        # markdown-it refuses file: (and javascript:) links to keep rendered HTML safe; as
+        # CommonMark says they are links, and a file: link names a local source.
+        md.validateLink = _any_link  # type: ignore[method-assign]
         _parser = md
     return _parser
 
 
 def _as_written(url: str) -> str:
     return url
+
+
+def _any_link(url: str) -> bool:
+    return True
 
 
 def _quick_candidate(content: str) -> bool:
@@ -75,7 +94,8 @@ def _quick_candidate(content: str) -> bool:
         return True
     if "[" not in content and "<" not in content:
         return False
-    return any(mark in content for mark in QUOTE_MARKS)
+    return any(mark in content for mark in QUOTE_MARKS) or (
+        "&" in content and any(entity in content for entity in QUOTE_ENTITIES))
 
 
 @dataclass
@@ -83,7 +103,6 @@ class _Document:
     source: Source
     collector: Collector
     env: dict[str, Any]
-    line_offset: int = 0
     footnotes: dict[str, tuple[list[Token], int]] = field(default_factory=dict)
     used_links: set[int] = field(default_factory=set)
     rendered: dict[int, InlineText] = field(default_factory=dict)
@@ -112,12 +131,26 @@ def read_markdown(source: Source, collector: Collector, *, whole: bool = False) 
         part = text[start:end]
         parts.append(part)
         line += part.count("\n")
-    tokens = parser().parse("".join(parts), doc.env)
+    joined = "".join(parts)
+    if joined.count(">") > MAX_QUOTE_DEPTH:
+        joined = _without_deep_lines(doc, joined)
+    tokens = parser().parse(joined, doc.env)
     if spans != [(0, len(text))]:
         _map_lines(tokens, doc.env, starts, origins)
     _collect_footnotes(doc, tokens)
     _deepest(doc, tokens)
     _walk(doc, tokens)
+
+
+def _without_deep_lines(doc: _Document, joined: str) -> str:
+    """``joined`` with the lines nested too deep in block quotes emptied (their line ends kept,
+    so every other line stays where it is), and a TC140 at the document's first one."""
+    deep = _DEEP.search("\n" + doc.source.text)
+    if deep is None:
+        return joined
+    doc.collector.problem(deep.start(), f"block quotes nest deeper than {MAX_QUOTE_DEPTH} "
+                          "levels here: those lines are not read for citations")
+    return _DEEP.sub("\n", "\n" + joined)[1:]
 
 
 def _map_lines(tokens: list[Token], env: dict[str, Any], starts: list[int],
@@ -152,10 +185,12 @@ def _render(doc: _Document, token: Token) -> InlineText:
     if done is None and not _bounded(doc, token):
         done = doc.rendered[id(token)] = InlineText("", 0)
     if done is None:
-        children: list[Token] = []
-        parser().inline.parse(token.content, parser(), doc.env, children)
+        children = plain_children(token.content)
+        if children is None:
+            children = []
+            parser().inline.parse(token.content, parser(), doc.env, children)
         token.children = children
-        start = (token.map[0] if token.map else 0) + doc.line_offset
+        start = (token.map[0] if token.map else 0)
         done = doc.rendered[id(token)] = render(children, token.content, start)
     return done
 
@@ -169,25 +204,64 @@ def _walk(doc: _Document, tokens: list[Token]) -> None:
         elif kind == "fence" and token.info.strip().split(None, 1)[:1] == ["tracecite"]:
             if "notes" in forms:
                 _notes(doc, token)
-        elif kind == "html_block" and "cite" in forms and "cite" in token.content:
-            start = doc.source.line_start((token.map[0] if token.map else 0) + doc.line_offset)
-            cite.from_html(doc.collector, token.content, start)
+        elif kind == "html_block" and ("cite" in token.content
+                                       or DELIMITER in token.content):
+            _html_block(doc, tokens, index)
     for token in tokens:
         if token.type == "inline" and _quick_candidate(token.content):
             _inline_forms(doc, _render(doc, token))
 
 
+def _small(content: str) -> bool:
+    """Whether an inline is within :data:`MAX_INLINE` and :data:`MAX_MARKUP`."""
+    return len(content) <= MAX_INLINE and sum(content.count(c) for c in "[<*_") <= MAX_MARKUP
+
+
 def _bounded(doc: _Document, token: Token) -> bool:
     """Whether an inline is small enough to be read for citations (else a TC140)."""
-    content = token.content
-    if len(content) <= MAX_INLINE and sum(
-            content.count(c) for c in "[<*_") <= MAX_MARKUP:
+    if _small(token.content):
         return True
-    line = (token.map[0] if token.map else 0) + doc.line_offset
+    line = (token.map[0] if token.map else 0)
     doc.collector.problem(doc.source.line_start(line),
                           f"a paragraph over {MAX_INLINE:,} characters or with more than "
                           f"{MAX_MARKUP:,} brackets and emphasis marks is not read for citations")
     return False
+
+
+def _html_block(doc: _Document, tokens: list[Token], index: int) -> None:
+    """Raw HTML's ``cite`` and ``fragment`` forms; a ``<blockquote cite>`` the block leaves open
+    quotes the Markdown blocks up to the HTML block that closes it."""
+    token = tokens[index]
+    line = token.map[0] if token.map else 0
+    start = doc.source.line_start(line)
+    # Inside a block quote or a list the block's text starts after the line's markers.
+    raw = doc.source.line_text(line)
+    head = token.content.split("\n", 1)[0]
+    if head and raw.endswith(head):
+        start += len(raw) - len(head)
+    open_ended: list[tuple[str, str, int]] = []
+    cite.from_html(doc.collector, token.content, start, open_ended)
+    for text, value, at in open_ended:
+        problem = cite_problem(value)
+        if problem is not None:
+            doc.collector.problem(at, problem)
+            continue
+        end = next((i for i in range(index + 1, len(tokens)) if tokens[i].type == "html_block"
+                    and "</blockquote" in tokens[i].content.lower()), len(tokens) - 1)
+        parts = [_render(doc, t) for t in tokens[index + 1:end] if t.type == "inline"]
+        texts = [text] + [p.text for p in parts]
+        words = text.split()
+        offset = doc.source.text.find(words[0], at) if words else -1
+        if offset == -1 and parts:
+            first = next((p for p in parts if p.text.strip()), parts[0])
+            lead = len(first.text) - len(first.text.lstrip())
+            offset = first.source_offset(doc.source, first.content_offset(lead))
+        first_line = doc.source.position(at)[0]
+        end_map = tokens[end].map
+        last = end_map[1] if end_map else first_line
+        doc.collector.add("cite", " ".join(texts), html.unescape(value).strip(),
+                          Place(max(offset, at), first_line,
+                                frozenset(range(first_line, max(last, first_line) + 1))))
 
 
 def _collect_footnotes(doc: _Document, tokens: list[Token]) -> None:
@@ -197,7 +271,7 @@ def _collect_footnotes(doc: _Document, tokens: list[Token]) -> None:
     for token in tokens:
         if token.type == "footnote_reference_open":
             label, body = str(token.meta.get("label", "")), []
-            doc.footnotes[label] = (body, (token.map[0] if token.map else 0) + doc.line_offset)
+            doc.footnotes[label] = (body, (token.map[0] if token.map else 0))
         elif token.type == "footnote_reference_close":
             label = None
         elif label is not None:
@@ -229,8 +303,8 @@ def _blockquote(doc: _Document, tokens: list[Token], index: int) -> None:
     lead = len(first.text) - len(first.text.lstrip())
     offset = first.source_offset(doc.source, first.content_offset(lead))
     map_ = opening.map or [0, 1]
-    start_line = map_[0] + doc.line_offset + 1
-    lines = set(range(start_line, map_[1] + doc.line_offset + 1))
+    start_line = map_[0] + 1
+    lines = set(range(start_line, map_[1] + 1))
     link = links[0]
     lines |= _link_lines(doc, attribution, link)
     url = str(link.token.attrGet("href") or "")
@@ -251,19 +325,20 @@ def _closing(tokens: list[Token], index: int) -> int:
 
 def _link_lines(doc: _Document, inline: InlineText, link: Event) -> set[int]:
     """The 1-based lines of a link: where it is written, and its reference definition's."""
-    lines = {inline.line_of(link.start), inline.line_of(max(link.end - 1, link.start))}
+    lines = set(range(inline.line_of(link.start),
+                      inline.line_of(max(link.end - 1, link.start)) + 1))
     if link.reference is not None:
         found = doc.env.get("references", {}).get(normalizeReference(link.reference))
         if found and found.get("map"):
             start, stop = found["map"]
-            lines |= set(range(start + doc.line_offset + 1, stop + doc.line_offset + 1))
+            lines |= set(range(start + 1, stop + 1))
     return lines
 
 
 def _notes(doc: _Document, token: Token) -> None:
     """The ``notes`` form: a ```` ```tracecite ```` block's records, at the document's lines."""
     collector = doc.collector
-    first = (token.map[0] if token.map else 0) + doc.line_offset + 1  # the fence's own line
+    first = (token.map[0] if token.map else 0) + 1  # the fence's own line
     parsed = parse_notes(token.content, collector.path)
     for problem in parsed.findings:
         line = (problem.line or 1) + first
@@ -306,8 +381,8 @@ def _inline_forms(doc: _Document, inline: InlineText) -> None:
 def _quotations(doc: _Document, inline: InlineText) -> None:
     """The ``inline`` form: a quotation followed at once by its link or footnote."""
     text = inline.text
-    for opening, closing in quotation_pairs(text):
-        if inline.in_code(opening) or inline.in_code(closing):
+    for opening, closing in quotation_pairs(text, inline.in_code):
+        if _in_link_text(inline, closing):
             continue
         quote = text[opening + 1:closing]
         if not enough_words(quote):
@@ -322,9 +397,16 @@ def _quotations(doc: _Document, inline: InlineText) -> None:
         lead = len(quote) - len(quote.lstrip())
         offset = inline.source_offset(doc.source, inline.content_offset(opening + 1 + lead))
         line = doc.source.position(offset)[0]
-        if doc.collector.add("inline", quote, url,
-                             Place(offset, line, frozenset(lines | {line}))):
+        # Every line from the quote's to its link's (or footnote reference's) end.
+        lines |= set(range(line, inline.line_of(max(follower.end - 1, follower.start)) + 1))
+        if doc.collector.add("inline", quote, url, Place(offset, line, frozenset(lines))):
             doc.used_links.add(id(follower.token))
+
+
+def _in_link_text(inline: InlineText, at: int) -> bool:
+    """Whether the rendered character ``at`` is in a link's text (a quote there is followed
+    by the end of its own link, not by a link)."""
+    return any(e.token.type == "link_open" and e.at <= at < e.close_at for e in inline.events)
 
 
 def _follower(inline: InlineText, after: int) -> Event | None:
@@ -383,13 +465,16 @@ def _fragment(doc: _Document, inline: InlineText, event: Event) -> None:
 
 def rendered_blocks(source: Source) -> str:
     """The whole document as a reader sees it, a block to a line (code blocks as written, raw
-    HTML as its visible text)."""
+    HTML as its visible text; a paragraph too large to render, as written)."""
     from tracecite.visible import visible_text
     doc = _Document(source, Collector("", source, frozenset()), {})
+    text = source.text
+    if text.count(">") > MAX_QUOTE_DEPTH:
+        text = _without_deep_lines(doc, text)
     out: list[str] = []
-    for token in parser().parse(source.text, doc.env):
+    for token in parser().parse(text, doc.env):
         if token.type == "inline":
-            out.append(_render(doc, token).text)
+            out.append(_render(doc, token).text if _small(token.content) else token.content)
         elif token.type in ("fence", "code_block"):
             out.append(token.content)
         elif token.type == "html_block":

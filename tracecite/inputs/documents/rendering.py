@@ -47,6 +47,8 @@ class InlineText:
     offsets: list[int] = field(default_factory=list)
     literal: list[bool] = field(default_factory=list)
     code: list[bool] = field(default_factory=list)
+    """Per piece: a code span's content or an escaped character, whose quotation marks are
+    text, never a quotation's delimiters."""
     events: list[Event] = field(default_factory=list)
 
     def content_offset(self, at: int) -> int:
@@ -59,7 +61,7 @@ class InlineText:
         return self.offsets[index]
 
     def in_code(self, at: int) -> bool:
-        """Whether the rendered character ``at`` is a code span's."""
+        """Whether the rendered character ``at`` is a code span's or an escaped one."""
         if not self.starts:
             return False
         return self.code[max(bisect_right(self.starts, at) - 1, 0)]
@@ -116,7 +118,7 @@ def render(children: list[Token], content: str, map_start: int) -> InlineText:
             cursor = at + len(token.content)
         elif kind == "text_special":
             at = seek(token.markup)
-            piece(token.content, at, False)
+            piece(token.content, at, False, code=token.info == "escape")
             cursor = at + len(token.markup)
         elif kind in ("softbreak", "hardbreak"):
             at = seek("\n")
