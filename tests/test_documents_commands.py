@@ -201,16 +201,18 @@ def test_local_sources_resolve_against_the_document_and_stay_under_the_root(
         "```tracecite\nclaim: c\nquote: Sample URLs use\nurl: file:../sources/style.md\n```\n",
         blockquote("no such file here", "missing.md"),
         blockquote("Write to us", "mailto:someone@example.org"),  # no source: skipped
+        blockquote("Seen here", "file:../sources/page.html#part"),
+        blockquote("a secret outside the root", f"file://{tmp_path / 'secret.txt'}"),
     ]))
     res = cli("verify-docs", doc, "--json", "--root", root)
     report = res.json()
     assert res.exit == 2
     assert [(f["code"], f["record"]) for f in report["findings"]] == [
-        ("TC211", 3), ("TC321", 4), ("TC320", 6)]
+        ("TC211", 3), ("TC321", 4), ("TC320", 6), ("TC321", 9)]
     assert report["findings"][0]["diagnosis"]["kinds"] == ["hidden"]
     assert report["findings"][1]["uri"] == "file:../secret.txt"
     files = report["summary"]["files"]
-    assert (files["checked"], files["matched"]) == (6, 3)
+    assert (files["checked"], files["matched"]) == (8, 4)
     assert report["summary"]["live"]["skipped"] == 1
 
 
