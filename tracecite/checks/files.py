@@ -120,8 +120,6 @@ class FileLoader:
         if uri in self.rendered:
             from tracecite.inputs.documents import rendered_text
 
-            # The text given with a line end: a single line that names a Markdown file would
-            # otherwise be read as that file's path.
-            return Loaded(MatchKind.TEXT, rendered_text(text + "\n"))
+            return Loaded(MatchKind.TEXT, rendered_text(text))  # a str is text, never a path
         html = file_uri_path(uri).lower().endswith(HTML_SUFFIXES)
         return Loaded(MatchKind.HTML if html else MatchKind.TEXT, text)
