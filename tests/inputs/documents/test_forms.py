@@ -217,3 +217,14 @@ def test_cite_in_raw_html_inside_a_block_quote(tmp_path: Path) -> None:
     text = 'Text.\n\n> <blockquote cite="https://e.org/b">Quoted words</blockquote>\n'
     [found] = citations(tmp_path, text)
     assert (found.line, found.column) == (3, text.split("\n")[2].index("Quoted") + 1)
+
+
+def test_inline_columns_count_tabs_and_crlf_as_written(tmp_path: Path) -> None:
+    text = 'Intro.\r\n\r\na\tb\t"one two three four" [S](https://e.org)\r\n'
+    [found] = citations(tmp_path, text)
+    assert (found.line, found.column) == (3, 6)
+
+
+def test_a_footnote_whose_first_link_is_a_heading_is_no_source(tmp_path: Path) -> None:
+    text = 'A "one two three four"[^n].\n\n[^n]: [see](#below) and [x](https://e.org)\n'
+    assert citations(tmp_path, text) == []

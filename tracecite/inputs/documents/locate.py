@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 
 _NEWLINES = re.compile(r"\r\n?")
 _IGNORE = re.compile(r"<!--[ \t]*tracecite:[ \t]*ignore[ \t]*-->")
@@ -18,7 +19,7 @@ _IGNORE = re.compile(r"<!--[ \t]*tracecite:[ \t]*ignore[ \t]*-->")
 class Source:
     """A document's text with its lines' offsets, for turning offsets into lines and columns."""
 
-    __slots__ = ("_ignore", "_starts", "text")
+    __slots__ = ("_ignore", "_lazy_starts", "text")
 
     def __init__(self, text: str) -> None:
         text = text.removeprefix("\ufeff")
@@ -26,14 +27,18 @@ class Source:
             # CR and CRLF end lines as LF does; every column before a line's end is unchanged.
             text = _NEWLINES.sub("\n", text)
         self.text = text
-        starts = [0]
-        find = text.find
-        at = find("\n")
-        while at != -1:
-            starts.append(at + 1)
-            at = find("\n", at + 1)
-        self._starts = starts
+        self._lazy_starts: list[int] | None = None
         self._ignore: frozenset[int] | None = None
+
+    @property
+    def _starts(self) -> list[int]:
+        """Each line's first offset, worked out when first needed (most files hold no
+        citation and never need it), without a Python step per line."""
+        if self._lazy_starts is None:
+            ends = accumulate(map((1).__add__, map(len, self.text.split("\n"))))
+            self._lazy_starts = [0, *ends]
+            self._lazy_starts.pop()  # the offset after the last line, which starts none
+        return self._lazy_starts
 
     def line_count(self) -> int:
         """How many lines the text has (a final LF ends the last, it starts no new one)."""
