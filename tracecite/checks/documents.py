@@ -106,12 +106,18 @@ def document_checks(documents: Iterable[DocumentFile], kind: SourceKind, root: s
     check."""
     checks: list[QuoteCheck] = []
     skipped = 0
+    # A link is resolved once per folder it is written in: a page is cited by many citations.
+    resolved: dict[tuple[str, str], tuple[SourceKind | None, str]] = {}
     for document in documents:
         for citation in document.citations:
             if citation.ignored:
                 skipped += kind is SourceKind.WEB
                 continue
-            source, target = source_of(citation.file, citation.url, root)
+            where = (os.path.dirname(citation.file), citation.url)
+            found = resolved.get(where)
+            if found is None:
+                found = resolved[where] = source_of(citation.file, citation.url, root)
+            source, target = found
             if source is None:
                 skipped += kind is SourceKind.WEB
                 continue
