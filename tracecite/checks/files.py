@@ -58,9 +58,12 @@ class FileLoader:
     expects_html = False  # the parse workers start with the first HTML file, if any
     hosts = None
 
-    def __init__(self, root: str, max_bytes: int) -> None:
+    def __init__(self, root: str, max_bytes: int, *,
+                 rendered: frozenset[str] = frozenset()) -> None:
         self.root = os.path.realpath(root)
         self.max_bytes = max_bytes
+        # Documents' Markdown sources: matched on their rendered text (docs/guides/documents.md).
+        self.rendered = rendered
 
     def resolve(self, uri: str) -> str:
         """The real path of a ``file:`` URI, refused (TC321) if outside the root."""
@@ -114,5 +117,9 @@ class FileLoader:
         """The file ``uri`` names (raises :class:`FetchError`): HTML files (by the cited name)
         are matched on their visible text. ``claimed`` is never set: files have no host."""
         text = self.read(self.resolve(uri))
+        if uri in self.rendered:
+            from tracecite.inputs.documents import rendered_text
+
+            return Loaded(MatchKind.TEXT, rendered_text(text))  # a str is text, never a path
         html = file_uri_path(uri).lower().endswith(HTML_SUFFIXES)
         return Loaded(MatchKind.HTML if html else MatchKind.TEXT, text)
