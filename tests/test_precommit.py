@@ -184,7 +184,7 @@ def try_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Try
     shutil.copy(EXAMPLES / "failing-evidence.trace.jsonl", target / "traces" / "bad.jsonl")
     write(target, "docs/pushed.notes", PUSHED_BEFORE)
     write(target, "docs/sources.md", BROKEN_DOCUMENT)
-    shutil.copy(EXAMPLES / "passing.jsonl", target / "agent-output.jsonl")
+    shutil.copy(EXAMPLES / "passing.trace.jsonl", target / "agent-output.jsonl")
     commit_all(target, "docs")
     pushed_from = git(target, "rev-parse", "HEAD").strip()
     write(target, "docs/pushed.notes", PUSHED_BEFORE + "\n" + PUSHED_RECORD)
