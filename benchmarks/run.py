@@ -24,6 +24,8 @@ linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
    the corpus vs a default install made in ``benchmarks/out/venv-default``
 10. import at scale: ``import anthropic`` of a JSONL of 200,000 exchanges, a trace each, vs
     decoding its lines
+11. documents: ``check`` and ``verify-docs`` of 10,000 Markdown files vs ``check`` and
+    ``verify-notes`` of a notes file with the same citations (goals ≤ 2× and ≤ 1.1×, ≤ 150 MB)
 12. PDF sources: verify-files of 40 PDFs (1,000 pages) vs pdftotext (goal ≤ 1.5×), and
     verify-notes of 100 PDFs of 2 MiB: cores busy, main process RSS (goal ≤ 150 MB)
 """
@@ -43,6 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_diagnosis
+import bench_docs
 import bench_evidence
 import bench_fast
 import bench_faults
@@ -77,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,12",
-                        help="figures to run (1 to 10, 12), e.g. 2,3")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12",
+                        help="figures to run (1 to 12), e.g. 2,3")
     args = parser.parse_args(argv)
     chosen = {int(x) for x in args.only.split(",") if x.strip()}
     quick = args.quick
@@ -119,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
             repeats=1 if quick else 3, limit=30 if quick else None, log=log)),
         10: ("import at scale", lambda: bench_import.figure(
             exchanges=10_000 if quick else 200_000, repeats=1, log=log)),
+        11: ("documents", lambda: bench_docs.figure(
+            1000 if quick else 10_000, repeats=1 if quick else 3, log=log)),
         12: ("PDF sources", lambda: bench_pdf.figure(
             repeats=1 if quick else 3, count=30 if quick else 100, log=log)),
     }

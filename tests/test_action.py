@@ -280,7 +280,7 @@ def test_fail_on_findings_false_passes_the_step_on_findings_only(
 def test_passing_pull_request_and_console_format(actions: ActionsRun,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     actions.change("traces/new.trace.jsonl", EXAMPLES / "passing.trace.jsonl")
-    actions.change("README.md", "changed, but not selected\n")
+    actions.change("README.md", "changed: a document, with no citation in it\n")
     code, out, outputs = actions.run(capsys, format="console")
     assert code == 0
     assert (outputs["exit-code"], outputs["findings"], outputs["sarif-file"]) == ("0", "0", "")
@@ -291,7 +291,25 @@ def test_passing_pull_request_and_console_format(actions: ActionsRun,
     assert outputs["verdict"] == ("passed: 4 quotes verified against captured content; "
                                   "exit 0: nothing failed")
     report = json.loads(Path(outputs["report"]).read_text(encoding="utf-8"))
-    assert report["summary"]["inputs"] == 1
+    assert report["summary"]["inputs"] == 2  # the trace, and README.md as a document
+
+
+def test_documents_are_selected_and_checked_by_default(
+        actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
+    actions.change("docs/sources/style.md", "Sample URLs use *example.com*.\n")
+    actions.change("docs/guide.md", "# Guide\n\n> Sample URLs use example.com.\n>\n"
+                                    "> — [style](sources/style.md)\n\n"
+                                    "> Sample URLs use example.org.\n>\n"
+                                    "> — [style](sources/style.md)\n")
+    code, out, outputs = actions.run(capsys, stage="all")  # action.yml's default stage
+    assert code == 2
+    report = json.loads(Path(outputs["report"]).read_text(encoding="utf-8"))
+    assert [(f["code"], f["file"], f["line"], f["record"]) for f in report["findings"]] == [
+        ("TC211", "docs/guide.md", 7, 2)]
+    assert report["summary"]["files"]["matched"] == 1
+    assert re.search(r"^::error file=docs/guide\.md,line=7,col=3,title=TC211", out,
+                     re.MULTILINE)
+    assert "example.org" not in out
 
 
 def test_paths_all_and_since_inputs(actions: ActionsRun, capsys: pytest.CaptureFixture[str]

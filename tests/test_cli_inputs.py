@@ -33,7 +33,7 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
     site_fixture,
     text,
 )
-from tracecite.settings import DEFAULT_NOTES, DEFAULT_TRACES
+from tracecite.settings import DEFAULT_DOCUMENTS, DEFAULT_NOTES, DEFAULT_TRACES
 
 
 def write_notes(path: Path, text: str) -> Path:
@@ -70,8 +70,10 @@ def test_a_directory_is_the_files_the_globs_select(cli: Cli, tmp_path: Path,
     run = cli("check", "docs", "--evidence", "--json")
     assert run.exit == 0, run.out
     summary = run.json()["summary"]
-    # 4 notes files (README.md is not selected) and 2 traces.
-    assert (summary["inputs"], summary["records"], summary["citations"]) == (6, 4, 2)
+    # 4 notes files, 2 traces and README.md, a document (the notes globs win over
+    # **/*.md for a.notes.md).
+    assert (summary["inputs"], summary["records"], summary["citations"]) == (7, 4, 2)
+    assert summary["document_citations"] == 0
     assert cli("docs", "--evidence", "--json").json() == run.json()  # the bare form
 
 
@@ -143,7 +145,7 @@ def test_a_directory_that_selects_nothing_is_tc106(cli: Cli, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Readable, but nothing in it is named as the globs expect: a warning that says so, not
     "input-unreadable"."""
-    write_notes(tmp_path / "empty" / "README.md", "hello\n")
+    write_notes(tmp_path / "empty" / "README.txt", "hello\n")
     write_notes(tmp_path / "a.notes", note())
     monkeypatch.chdir(tmp_path)
     run = cli("check", "empty", "a.notes", "--json")
@@ -153,8 +155,9 @@ def test_a_directory_that_selects_nothing_is_tc106(cli: Cli, tmp_path: Path,
             finding["line"]) == ("TC106", "not-selected", "warning", "empty", None)
     assert finding["message"] == (
         "nothing in this directory is selected: no file under it matches the globs "
-        f"(notes: {', '.join(DEFAULT_NOTES)}; traces: {', '.join(DEFAULT_TRACES)}); rename "
-        "the files or set the globs in the configuration")
+        f"(notes: {', '.join(DEFAULT_NOTES)}; traces: {', '.join(DEFAULT_TRACES)}; "
+        f"documents: {', '.join(DEFAULT_DOCUMENTS)}); rename the files or set the globs in the "
+        "configuration")
     assert "unreadable" not in cli("check", "empty").out
     # verify-notes reads notes only, so names only the notes globs.
     run = cli("verify-notes", "empty", "--json")
@@ -192,7 +195,7 @@ def test_directory_subprocess(tmp_path: Path) -> None:
     _tree(tmp_path)
     run = _run_tracecite(tmp_path, "docs", "--json")
     assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout)["summary"]["inputs"] == 6
+    assert json.loads(run.stdout)["summary"]["inputs"] == 7  # README.md is a document
 
 
 # ---- hints ------------------------------------------------------------------------------------
@@ -217,7 +220,7 @@ def test_a_missing_file_without_pattern_characters_gets_no_hint(
 @pytest.mark.parametrize(("word", "close"), [
     ("chek", "'check'"), ("Check", "'check'"), ("hoook", "'hook'"),
     ("compar", "'compare'"), ("verify-note", "'verify-notes'"),
-    ("verify", "'verify-urls', 'verify-notes' or 'verify-files'"),
+    ("verify", "'verify-urls', 'verify-docs', 'verify-notes' or 'verify-files'"),
 ])
 def test_a_mistyped_command_is_tc100(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                      word: str, close: str) -> None:

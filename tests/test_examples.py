@@ -49,11 +49,13 @@ def test_example(cli: Cli, monkeypatch: pytest.MonkeyPatch, argv: list[str], exi
 def test_the_examples_folder_is_selected_by_the_default_globs(
         cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     """`tracecite check examples`: every bundled notes file and trace is named as the default
-    globs expect, so the folder checks them all (the broken ones give exit 1), never TC106."""
+    globs expect, so the folder checks them all (the broken ones give exit 1), never TC106; the
+    example site's three Markdown pages are read as documents."""
     monkeypatch.chdir(EXAMPLES.parent)
     run = cli("check", "examples", "--json")
     assert run.exit == 1
-    assert run.json()["summary"]["inputs"] == 6
+    assert run.json()["summary"]["inputs"] == 9
+    assert run.json()["summary"]["document_citations"] == 7
     assert sorted(run.codes()) == ["TC111", "TC112", "TC113", "TC113", "TC114", "TC123",
                                    "TC126", "TC131"]
     checked = cli("check", "examples", "--evidence", "--json").json()
@@ -191,7 +193,7 @@ def test_the_dask_example_command_runs(tmp_path: Path) -> None:
                           text=True, check=False, timeout=300)
     assert done.returncode == _expected_exit(line), done.stderr
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
-    assert report["summary"]["inputs"] == 6
+    assert report["summary"]["inputs"] == 9  # six notes and traces, three Markdown pages
 
 
 def test_the_library_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -143,7 +143,7 @@ def test_a_worker_sends_back_no_source_index(tmp_path: Path) -> None:
     path = write_trace(tmp_path / "t.jsonl", [call(), result(sources=[
         source(f"s{n}", content="quick brown fox") for n in range(1, 50)]), answer()])
     for evidence in (True, False):
-        checked = read_input((str(path), True), evidence=evidence, keep_uris=True)
+        checked = read_input((str(path), "trace"), evidence=evidence, keep_uris=True)
         assert len(checked.scan.sources) == 0  # type: ignore[union-attr]
         sent = pickle.loads(pickle.dumps(checked))
         assert (sent.findings, list(sent.scan.citations)) == (checked.findings,
@@ -156,8 +156,8 @@ def test_without_live_checks_a_result_keeps_only_the_number_of_its_citations(
     bytes): an offline run's results keep their number, which the summary counts."""
     path = write_trace(tmp_path / "t.jsonl", [call(), result(sources=[source()]), answer(
         claims=[claim(citations=[cite(), cite()]), claim(citations=[cite()])])])
-    kept = read_input((str(path), True), evidence=True, keep_uris=True)
-    offline = read_input((str(path), True), evidence=True, keep_uris=False)
+    kept = read_input((str(path), "trace"), evidence=True, keep_uris=True)
+    offline = read_input((str(path), "trace"), evidence=True, keep_uris=False)
     assert len(kept.scan.citations) == 3  # type: ignore[union-attr]
     assert list(offline.scan.citations) == []  # type: ignore[union-attr]
     assert offline.scan.citation_count == 3  # type: ignore[union-attr]

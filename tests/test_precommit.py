@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,11 @@ GOOD_FILES = ("docs/good.notes", "traces/good.jsonl", "README.md")
 PUSHED_BEFORE = "".join(f"claim: c{n}\nquote: q\nurl: https://127.0.0.1/old{n}\n\n"
                         for n in (1, 2))
 PUSHED_RECORD = "claim: c3\nquote: q\nurl: https://127.0.0.1/new\n"  # its url: on line 12
-BAD_FILES = ("docs/bad.notes", "traces/bad.jsonl", "docs/good.notes")
+BAD_FILES = ("docs/bad.notes", "traces/bad.jsonl", "docs/good.notes", "agent-output.jsonl",
+             "docs/sources.md")
+# A document with a text directive that does not decode (TC140), and a trace the default globs
+# do not select: the hooks' files: pattern passes both, so TraceCite's globs decide.
+BROKEN_DOCUMENT = "# Sources\n\nSee [the passage](https://example.org/#:~:text=a%ZZ).\n"
 
 
 def _manifest() -> list[dict[str, Any]]:
@@ -82,16 +87,27 @@ SAMPLE_PATHS = [
     "notes", "docs/notes.md", "a.notes.rst", "x.trace.jsonl", "deep/x.trace.jsonl",
     "traces/a.jsonl", "eval/traces/b/c.jsonl", "traces/a.json", "data.jsonl", "mytraces/a.jsonl",
     "traces.jsonl", "docs/.notes", "runs/agent-run.jsonl", "eval/runs/a.jsonl", "reruns/a.jsonl",
+    "docs/page.html", "docs/deep/page.htm", "site/index.html", "GUIDE.MD", "a.markdown",
+    "agent-output.jsonl", "docs/sources.md", "src/app.py", "logo.png", "notes.txt",
 ]
+# What a configuration may select besides the defaults: the hooks' `files:` must pass it, so
+# that TraceCite's globs decide (a file they do not select is a TC106 warning, never silence).
+CONFIGURED = Settings(notes=("docs/sources.md", "*.notes", "*.notes.txt"),
+                      traces=("*.jsonl",), documents=("**/*.md", "**/*.markdown",
+                                                      "**/*.html", "**/*.htm"))
+KEPT_OUT = {"notes", "traces/a.json", "a.notes.rst", "src/app.py", "logo.png", "notes.txt"}
 
 
 @pytest.mark.parametrize("hook_id", ["tracecite", "tracecite-online"])
-def test_files_regex_matches_the_default_globs(hook_id: str, tmp_path: Path) -> None:
+def test_files_regex_passes_whatever_the_globs_may_select(hook_id: str, tmp_path: Path) -> None:
     pattern = re.compile(_hook(hook_id)["files"])
-    config = Settings(config_path=str(tmp_path / ".tracecite.toml"))
+    for settings in (Settings(config_path=str(tmp_path / ".tracecite.toml")),
+                     replace(CONFIGURED, config_path=str(tmp_path / ".tracecite.toml"))):
+        for path in SAMPLE_PATHS:
+            if select([str(tmp_path / path)], settings):
+                assert pattern.search(path), path
     for path in SAMPLE_PATHS:
-        selected = bool(select([str(tmp_path / path)], config))
-        assert bool(pattern.search(path)) is selected, path
+        assert bool(pattern.search(path)) is (path not in KEPT_OUT), path
 
 
 def _entry(hook_id: str) -> list[str]:
@@ -167,6 +183,8 @@ def try_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Try
     shutil.copy(EXAMPLES / "passing.trace.jsonl", target / "traces" / "good.jsonl")
     shutil.copy(EXAMPLES / "failing-evidence.trace.jsonl", target / "traces" / "bad.jsonl")
     write(target, "docs/pushed.notes", PUSHED_BEFORE)
+    write(target, "docs/sources.md", BROKEN_DOCUMENT)
+    shutil.copy(EXAMPLES / "passing.trace.jsonl", target / "agent-output.jsonl")
     commit_all(target, "docs")
     pushed_from = git(target, "rev-parse", "HEAD").strip()
     write(target, "docs/pushed.notes", PUSHED_BEFORE + "\n" + PUSHED_RECORD)
@@ -210,7 +228,9 @@ def test_try_repo_offline_hook_fails_on_bad_files(try_repo: dict[str, TryRepo]) 
     assert "- hook id: tracecite" in offline
     assert "- exit code: 1" in offline
     for expected in ("docs/bad.notes", "TC113 notes-missing-field", "traces/bad.jsonl",
-                     "TC202 quote-not-in-capture", "tracecite hook --stage offline: failed: "):
+                     "TC202 quote-not-in-capture", "tracecite hook --stage offline: failed: ",
+                     "docs/sources.md:3", "TC140 doc-citation-invalid",
+                     "agent-output.jsonl", "TC106 not-selected"):
         assert expected in offline, expected
     assert "documentation purposes" not in run.output  # never a quote
 

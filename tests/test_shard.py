@@ -104,7 +104,7 @@ def _inputs(tmp_path: Path, site: Site) -> tuple[list[Path], list[str]]:
     trace = write_trace(tmp_path / "run.trace.jsonl", [call(), result(sources=sources), answer(
         claims=[claim(citations=[cite(s["id"]) for s in sources]),
                 claim(citations=[cite("s6", quote="not captured at all")])])])
-    stray = write_notes(tmp_path / "stray.md", note())  # no glob selects it: TC106
+    stray = write_notes(tmp_path / "stray.txt", note())  # no glob selects it: TC106
     return [notes, trace, stray], urls
 
 

@@ -55,6 +55,7 @@ from tracecite.command_table import (
     HOOK,
     IMPORT,
     MERGE,
+    VERIFY_DOCS,
     VERIFY_FILES,
     VERIFY_NOTES,
     VERIFY_URLS,
@@ -66,8 +67,8 @@ from tracecite.settings import BY_NAME, Settings
 from tracecite.surroundings import settings_for
 
 __all__ = ["Report", "TraceCiteError", "UsageError", "check", "compare", "hook",
-           "import_transcripts", "merge", "read_report", "verify_files", "verify_notes",
-           "verify_urls"]
+           "import_transcripts", "merge", "read_report", "verify_docs", "verify_files",
+           "verify_notes", "verify_urls"]
 
 _OUTPUT_ONLY = frozenset({"format", "report_files", "quiet", "debug", "sarif_category",
                           "no_progress"})
@@ -107,6 +108,16 @@ def verify_files(paths: Iterable[str | os.PathLike[str]], *, settings: Settings 
     :func:`check`."""
     chosen = _settings(VERIFY_FILES, options, settings)
     return _run(VERIFY_FILES, chosen, _paths(paths))
+
+
+def verify_docs(paths: Iterable[str | os.PathLike[str]], *, settings: Settings | None = None,
+                **options: Any) -> Report:
+    """``tracecite verify-docs``: every citation of the Markdown and HTML documents checked
+    against its source as it is now, web pages fetched and local files read under ``root=``
+    (default: the current directory), in the ``document_forms=`` (default: all five;
+    docs/guides/documents.md). ``settings``: as for :func:`check`."""
+    chosen = _settings(VERIFY_DOCS, options, settings)
+    return _run(VERIFY_DOCS, chosen, _paths(paths))
 
 
 def compare(old: str | os.PathLike[str], new: str | os.PathLike[str], *,

@@ -78,12 +78,14 @@ class Command:
         return tuple(plan.stage for plan in self.stages if plan.stage is not None)
 
 
-_FILES = Argument("files", "FILE", "notes files, and traces (*.jsonl)", nargs="+")
+_FILES = Argument("files", "FILE", "notes files, and traces (*.jsonl); documents with --docs",
+                  nargs="+")
 _TRACES = Argument("files", "TRACE", "traces (*.jsonl)", nargs="+")
 _LIVE = ("read", "load", "web", "output")
 
 CHECK = Command("check", "offline: notes format, trace structure, and --evidence",
-                ("check", "read", "output"), (_FILES,), "check", "tracecite.run.commands:run_check")
+                ("check", "documents", "read", "output"), (_FILES,), "check",
+                "tracecite.run.commands:run_check")
 VERIFY_NOTES = Command("verify-notes", "fetch each notes URL; quotes must be on the page", _LIVE,
                        (Argument("files", "NOTES", "notes files", nargs="+"),), "verify_notes",
                        "tracecite.run.commands:run_verify_notes")
@@ -92,13 +94,19 @@ VERIFY_URLS = Command("verify-urls", "evidence, then every cited http(s) source 
 VERIFY_FILES = Command("verify-files", "evidence, then every cited file: source re-read",
                        ("files", "read", "load", "output"), (_TRACES,), "verify_files",
                        "tracecite.run.commands:run_verify_files")
+VERIFY_DOCS = Command("verify-docs",
+                      "the quotes of Markdown and HTML documents, against their live or local "
+                      "sources", ("documents", "files", "read", "load", "web", "output"),
+                      (Argument("files", "DOC", "Markdown and HTML documents, or folders of "
+                                                "them", nargs="+"),),
+                      "verify_docs", "tracecite.run.commands:run_verify_docs")
 COMPARE = Command("compare", "compare two traces' captured sources by stable URI", ("output",),
                   (Argument("old", "OLD", "the earlier trace"),
                    Argument("new", "NEW", "the later trace")),
                   "compare", "tracecite.run.commands:run_compare")
 HOOK = Command(
     "hook", "pre-commit and the Action: the stage's checks on selected files",
-    ("hook", "files", "read", "load", "web", "output"),
+    ("hook", "files", "documents", "read", "load", "web", "output"),
     (Argument("files", "FILE", "files to consider; those no notes/traces glob selects are "
                                "ignored (pre-commit passes every changed file)", nargs="*"),),
     "hook", "tracecite.hook.stages:run_hook", reads_config=True,
@@ -123,5 +131,6 @@ IMPORT = Command(
     "import_transcripts", "tracecite.run.commands:run_import", stdout_unless="out")
 
 COMMANDS: dict[str, Command] = {command.name: command for command in (
-    CHECK, VERIFY_NOTES, VERIFY_URLS, VERIFY_FILES, COMPARE, HOOK, MERGE, IMPORT)}
+    CHECK, VERIFY_NOTES, VERIFY_URLS, VERIFY_FILES, VERIFY_DOCS, COMPARE, HOOK, MERGE,
+    IMPORT)}
 """Every command by name, in ``--help`` order."""

@@ -198,6 +198,8 @@ class Summary:
     ``--skip-unsupported``)."""
     skipped: int = 0
     """``import``: runs that are no runs (an errored sample or batch entry, TC108)."""
+    document_citations: int = 0
+    """The citations read in Markdown and HTML documents (docs/guides/documents.md)."""
 
     def __add__(self, other: Summary) -> Summary:
         return Summary(

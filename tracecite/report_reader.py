@@ -24,7 +24,7 @@ from tracecite.findings import (
     Summary,
 )
 from tracecite.inputs.files import open_input, read_text
-from tracecite.report_writer import IMPORT_MEMBERS, SCHEMA_VERSION
+from tracecite.report_writer import LATER_MEMBERS, SCHEMA_VERSION
 from tracecite.stops import STOP_SIGNALS
 from tracecite.values import shard
 
@@ -107,9 +107,10 @@ def _summary(raw: dict[str, Any]) -> Summary:
     summary = Summary(_typed(raw, "inputs", int, "summary"),
                       _typed(raw, "records", int, "summary"),
                       _typed(raw, "citations", int, "summary"), captured, live, files)
-    # import's members (docs/guides/importers.md) are absent from reports written before them.
+    # import's members (docs/guides/importers.md) and documents' are absent from reports written
+    # before them.
     return dataclasses.replace(summary, **{key: _typed(raw, key, int, "summary")
-                                           for key in IMPORT_MEMBERS if key in raw})
+                                           for key in LATER_MEMBERS if key in raw})
 
 
 def _finding(value: object, index: int, shared: dict[object, Any] | None = None) -> Finding:

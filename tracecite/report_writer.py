@@ -18,8 +18,10 @@ if TYPE_CHECKING:  # the records call this module (Report.to_json): their types 
 
 SCHEMA_VERSION = 2
 IMPORT_MEMBERS = ("runs", "not_importable", "uncited", "ignored_blocks", "refused", "skipped")
-"""The summary's members of ``import`` (docs/guides/importers.md), in the order written; a
-report written before one of them reads it as 0."""
+"""The summary's members of ``import`` (docs/guides/importers.md), in the order written."""
+LATER_MEMBERS = (*IMPORT_MEMBERS, "document_citations")
+"""The summary's members added after schema 2 began (import's, then the documents' citations:
+docs/guides/documents.md): always written; a report written before one of them reads it as 0."""
 _OPTIONAL = ("record", "claim", "citation", "source_id", "uri", "status", "final_url",
              "attempts", "cached", "failures", "fail_after")
 
@@ -68,7 +70,7 @@ def summary_dict(report: Report) -> dict[str, Any]:
         "findings": len(report.findings), "errors": report.errors,
         "warnings": report.warnings,
         **{kind: counts.as_dict() for kind, counts in s.kinds().items()},
-        **{key: getattr(s, key) for key in IMPORT_MEMBERS},
+        **{key: getattr(s, key) for key in LATER_MEMBERS},
     }
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from tracecite import values
-from tracecite.command_table import COMMANDS, HOOK
+from tracecite.command_table import COMMANDS, HOOK, VERIFY_DOCS
 from tracecite.errors import UsageError
 from tracecite.fetch.limits import (
     DEFAULT_CONCURRENCY,
@@ -37,6 +37,7 @@ from tracecite.fetch.limits import (
     MAX_TIMEOUT,
 )
 from tracecite.inputs.files import file_digest as file_digest  # where merge finds it
+from tracecite.model import DOCUMENT_FORMS
 from tracecite.reporters import REPORTERS
 
 if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never imports them
@@ -55,6 +56,10 @@ Deliberately narrow, so a documentation repository's other Markdown is never rea
 DEFAULT_TRACES = ("*.trace.jsonl", "**/traces/**/*.jsonl", "**/runs/**/*.jsonl")
 """Traces: ``*.trace.jsonl`` anywhere, and every ``.jsonl`` file under a ``traces/`` or
 ``runs/`` folder (such as ``runs/agent-run.jsonl``)."""
+
+DEFAULT_DOCUMENTS = ("**/*.md", "**/*.markdown", "docs/**/*.html")
+"""Documents: every Markdown file, and the HTML pages under ``docs/``; a file that a notes or
+traces glob selects is read as that kind instead (docs/guides/documents.md)."""
 
 MAX_JOBS = 256
 """The most processes ``--jobs`` may ask for."""
@@ -208,6 +213,12 @@ OPTIONS: tuple[Option, ...] = (
     # check
     Option("evidence", False, values.boolean, "check", flag="--evidence", switch=True,
            help="every quote must be in its source's captured content"),
+    Option("docs", False, values.boolean, "check", flag="--docs", switch=True,
+           help="read the named files that are not .jsonl as Markdown or HTML documents: "
+                "list their citations and report broken ones (TC140)"),
+    # documents: which citation forms a document's quotes are read in
+    Option("document_forms", DOCUMENT_FORMS, values.forms, "documents", config=True,
+           help="the citation forms read in documents (default: all five)"),
     # file: sources (verify-files, and hook when verify_files is on)
     Option("root", ".", values.non_empty_path, "files", flag="--root", config=True,
            metavar="DIR",
@@ -237,6 +248,8 @@ OPTIONS: tuple[Option, ...] = (
            help="globs of notes files"),
     Option("traces", DEFAULT_TRACES, values.globs("traces"), "select", config=True,
            help="globs of traces"),
+    Option("documents", DEFAULT_DOCUMENTS, values.globs("documents"), "select", config=True,
+           help="globs of Markdown and HTML documents (notes and traces globs win)"),
     Option("exclude", (), values.globs("exclude"), "select", config=True,
            help="globs of files and folders to leave out"),
     # the Action's own
@@ -338,6 +351,9 @@ class Settings:
     jobs: int | None = None
     """Worker processes reading inputs (None: one per core)."""
     evidence: bool = False
+    docs: bool = False
+    """``check``: the named files that are not ``.jsonl`` are documents, not notes."""
+    document_forms: tuple[str, ...] = DOCUMENT_FORMS
     max_member_bytes: int = MAX_MEMBER_BYTES
     skip_unsupported: bool = False
     root: str = "."
@@ -349,6 +365,7 @@ class Settings:
     verify_files: bool = False
     notes: tuple[str, ...] = DEFAULT_NOTES
     traces: tuple[str, ...] = DEFAULT_TRACES
+    documents: tuple[str, ...] = DEFAULT_DOCUMENTS
     exclude: tuple[str, ...] = ()
     fail_on_findings: bool = True
     """Whether exit 2 fails the Action's step (its ``fail-on-findings`` input)."""
@@ -499,7 +516,7 @@ def _checked(command: str, settings: Settings) -> Settings:
                              f"that does not exist")
     if settings.ca_cert is not None and command != "verify-files":
         settings = replace(settings, ca_bundle=_ca_bundle(settings.ca_cert, name("ca_cert")))
-    needs_root = command == "verify-files" or (
+    needs_root = command in ("verify-files", VERIFY_DOCS.name) or (
         command == "hook" and settings.stage != "offline" and settings.verify_files)
     if needs_root and not os.path.isdir(settings.root):
         raise UsageError(f"the file: sources' root ({name('root')}) names no directory")

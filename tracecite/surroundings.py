@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # imported where used: the configuration only when one is loo
     from tracecite.inputs.directories import Expanded
     from tracecite.settings import Settings
 
-GLOB_OPTIONS = ("notes", "traces", "exclude")
+GLOB_OPTIONS = ("notes", "traces", "documents", "exclude")
 """The options a directory given to any command takes from the configuration."""
 
 
@@ -83,12 +83,14 @@ def settings_for(command: Command, given: Mapping[str, Any], *,
                    config_path=around.config_path, library=library)
 
 
-def expand_directories(paths: Sequence[str], *, notes: bool = True,
-                       traces: bool = True) -> Expanded:
+def expand_directories(paths: Sequence[str], *, notes: bool = True, traces: bool = True,
+                       documents: bool = True) -> Expanded:
     """Replace each directory among ``paths`` by the files under it that the notes globs (if
-    ``notes``) and the traces globs (if ``traces``) select and no exclude glob removes; other
-    paths stay as they are, in place. The configuration is read only when a directory is
-    given (a bad one is TC104, :class:`~tracecite.errors.ConfigError`)."""
+    ``notes``), the traces globs (if ``traces``) and the documents globs (if ``documents``)
+    select and no exclude glob removes (a file the notes or traces globs select is never a
+    document, whatever the command reads); other paths stay as they are, in place. The
+    configuration is read only when a directory is given (a bad one is TC104,
+    :class:`~tracecite.errors.ConfigError`)."""
     from tracecite.inputs.directories import Expanded, expand_with
 
     if not any(os.path.isdir(p) for p in paths):
@@ -99,6 +101,9 @@ def expand_directories(paths: Sequence[str], *, notes: bool = True,
     configured = Settings(**{name: value for name, value in around.config_values.items()
                              if name in GLOB_OPTIONS})
     # Only the globs: the command's other settings never come from the configuration.
-    globs = Settings(config_path=around.config_path, notes=configured.notes if notes else (),
-                     traces=configured.traces if traces else (), exclude=configured.exclude)
-    return expand_with(paths, globs)
+    globs = Settings(config_path=around.config_path, notes=configured.notes,
+                     traces=configured.traces, documents=configured.documents,
+                     exclude=configured.exclude)
+    kinds = [kind for kind, wanted in (("notes", notes), ("traces", traces),
+                                       ("documents", documents)) if wanted]
+    return expand_with(paths, globs, kinds)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from tracecite.fetch.limits import MAX_RETRY_WAIT, MAX_TIMEOUT
-from tracecite.model import is_trace
+from tracecite.model import DOCUMENT_FORMS, is_trace
 from tracecite.report_formats import REPORT_FORMATS
 
 if TYPE_CHECKING:  # the fetcher's types: a command that fetches nothing never imports them
@@ -94,8 +94,22 @@ def choice(choices: Iterable[str]) -> Check:
     return check
 
 
+def forms(value: object) -> tuple[str, ...]:
+    """A list of a document's citation forms (``document_forms``), each once, in the order
+    :data:`~tracecite.model.DOCUMENT_FORMS` names them (docs/guides/documents.md)."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"must be a list of citation forms ({', '.join(DOCUMENT_FORMS)})")
+    unknown = [v for v in value if v not in DOCUMENT_FORMS]
+    if unknown:
+        raise ValueError(f"names no citation form: {unknown[0]!r} (the forms are "
+                         f"{', '.join(DOCUMENT_FORMS)})")
+    return tuple(form for form in DOCUMENT_FORMS if form in value)
+
+
 def globs(what: str) -> Check:
-    """A check of a list of globs (``what``: notes, traces or exclude)."""
+    """A check of a list of globs (``what``: notes, traces, documents or exclude)."""
     def check(value: object) -> tuple[str, ...]:
         if isinstance(value, str):
             value = [value]
@@ -106,7 +120,7 @@ def globs(what: str) -> Check:
             if what == "traces" and not trace_like:
                 raise ValueError(f"pattern {pattern!r} must end in .jsonl (a file is read as a "
                                  "trace by its .jsonl suffix)")
-            if what == "notes" and trace_like:
+            if what in ("notes", "documents") and trace_like:
                 raise ValueError(f"pattern {pattern!r} ends in .jsonl, which is read as a trace")
         return tuple(value)
     return check

@@ -38,7 +38,7 @@ def branched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     git(repo, "checkout", "-q", "-b", "topic")
     write(repo, "docs/added.notes", BROKEN_NOTES)
     write(repo, "docs/modified.notes", BROKEN_NOTES)
-    write(repo, "docs/added.md", BROKEN_NOTES)  # not selected by the globs
+    write(repo, "docs/added.txt", BROKEN_NOTES)  # not selected by the globs
     git(repo, "mv", "docs/old-name.notes", "docs/new-name.notes")
     git(repo, "rm", "-q", "docs/deleted.notes")
     commit_all(repo, "topic")
@@ -62,19 +62,19 @@ def test_since_checks_changed_renamed_and_untracked_files(
 def test_since_from_a_subdirectory_with_the_config_at_the_top(
         branched: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write(branched, ".tracecite.toml", 'notes = ["*.notes", "docs/*.md"]\n')
+    write(branched, ".tracecite.toml", 'notes = ["*.notes", "docs/*.txt"]\n')
     monkeypatch.chdir(branched / "docs")
     code, report = run_json(["hook", "--since", "main"], capsys)
     assert code == 1
     assert files_in(report) == {os.path.relpath(branched / p, branched / "docs")
-                                for p in (*CHANGED, "docs/added.md")}
+                                for p in (*CHANGED, "docs/added.txt")}
 
 
 def test_all_checks_every_tracked_selected_file(branched: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     code, report = run_json(["hook", "--all"], capsys)
     assert code == 1
-    assert report["summary"]["inputs"] == 4
+    assert report["summary"]["inputs"] == 5  # the repository's README.md is a document
     assert files_in(report) == {"docs/added.notes", "docs/modified.notes",
                                 "docs/new-name.notes", "docs/kept.notes"}
 

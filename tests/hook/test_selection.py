@@ -48,16 +48,31 @@ def test_glob_semantics(pattern: str, path: str, matches: bool) -> None:
     assert bool(re.fullmatch(glob_regex(pattern), path)) is matches
 
 
-def test_default_globs_select_notes_and_traces_but_not_other_markdown(tmp_path: Path) -> None:
+def test_default_globs_select_notes_traces_and_other_markdown_as_documents(
+        tmp_path: Path) -> None:
     config = Settings(config_path=str(tmp_path / ".tracecite.toml"))
     paths = ["README.md", "docs/guide.md", "docs/a.notes", "docs/b.notes.md", "c.notes.txt",
              "run.trace.jsonl", "traces/r1.jsonl", "eval/traces/2024/r2.jsonl", "data.jsonl",
-             "docs/notes.md", "runs/agent-run.jsonl", "eval/runs/r3.jsonl", "reruns/x.jsonl"]
-    chosen = select([str(tmp_path / p) for p in paths], config)
-    assert [os.path.relpath(p, tmp_path) for p in chosen] == [
-        "docs/a.notes", "docs/b.notes.md", "c.notes.txt", "run.trace.jsonl", "traces/r1.jsonl",
-        "eval/traces/2024/r2.jsonl", "runs/agent-run.jsonl", "eval/runs/r3.jsonl",
-    ]
+             "docs/notes.md", "runs/agent-run.jsonl", "eval/runs/r3.jsonl", "reruns/x.jsonl",
+             "docs/page.html", "site/page.html", "notes.txt"]
+    out = sort_out([str(tmp_path / p) for p in paths], config)
+    notes, traces, documents = ([os.path.relpath(p, tmp_path) for p in kind]
+                                for kind in out.split())
+    assert notes == ["docs/a.notes", "docs/b.notes.md", "c.notes.txt"]  # notes win over .md
+    assert traces == ["run.trace.jsonl", "traces/r1.jsonl", "eval/traces/2024/r2.jsonl",
+                      "runs/agent-run.jsonl", "eval/runs/r3.jsonl"]
+    assert documents == ["README.md", "docs/guide.md", "docs/notes.md", "docs/page.html"]
+    assert [os.path.relpath(p, tmp_path) for p in out.unselected] == [
+        "data.jsonl", "reruns/x.jsonl", "site/page.html", "notes.txt"]
+
+
+def test_traces_globs_win_over_documents_globs(tmp_path: Path) -> None:
+    config = Settings(config_path=str(tmp_path / ".tracecite.toml"),
+                      notes=("docs/sources.md",), documents=("**/*.md",))
+    out = sort_out([str(tmp_path / p) for p in ("docs/sources.md", "docs/a.md")], config)
+    notes, traces, documents = ([os.path.relpath(p, tmp_path) for p in kind]
+                                for kind in out.split())
+    assert (notes, traces, documents) == (["docs/sources.md"], [], ["docs/a.md"])
 
 
 def _readme_paths() -> list[str]:
@@ -84,18 +99,19 @@ def test_the_readmes_own_example_names_are_selected_by_default(tmp_path: Path) -
 def test_sort_out_lists_the_unselected_but_not_the_excluded(tmp_path: Path) -> None:
     config = Settings(config_path=str(tmp_path / ".tracecite.toml"),
                       exclude=("drafts", "*.old.jsonl"))
-    paths = ["a.notes", "README.md", "drafts/x.md", "drafts/y.notes", "run.old.jsonl",
-             "agent.jsonl", "README.md"]
+    paths = ["a.notes", "README.rst", "drafts/x.md", "drafts/y.notes", "run.old.jsonl",
+             "agent.jsonl", "README.rst", "guide.md"]
     out = sort_out([str(tmp_path / p) for p in paths], config)
-    assert [os.path.relpath(p, tmp_path) for p in out.selected] == ["a.notes"]
-    assert [os.path.relpath(p, tmp_path) for p in out.unselected] == ["README.md",
+    assert [os.path.relpath(p, tmp_path) for p in out.selected] == ["a.notes", "guide.md"]
+    assert [os.path.relpath(p, tmp_path) for p in out.unselected] == ["README.rst",
                                                                       "agent.jsonl"]
 
 
 @pytest.mark.parametrize(("config_path", "path", "key", "where"), [
     (None, "run.jsonl", "'traces'", "none was found, so the default globs apply"),
-    ("pyproject.toml", "docs/a.md", "'notes'", "the [tool.tracecite] table of pyproject.toml"),
-    ("cfg/.tracecite.toml", "a.md", "'notes'", "in cfg/.tracecite.toml"),
+    ("pyproject.toml", "docs/a.txt", "'notes'", "the [tool.tracecite] table of pyproject.toml"),
+    ("cfg/.tracecite.toml", "a.md", "'documents' (or 'notes')", "in cfg/.tracecite.toml"),
+    (None, "site/page.html", "'documents' (or 'notes')", "the default globs apply"),
 ])
 def test_not_selected_names_the_key_and_the_configuration(
         config_path: str | None, path: str, key: str, where: str) -> None:

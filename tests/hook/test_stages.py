@@ -32,15 +32,15 @@ def test_explicit_files_not_selected_are_warned_about(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    write(tmp_path, "README.md", "this is not notes\n")
+    write(tmp_path, "README.rst", "this is not notes\n")
     write(tmp_path, "docs/a.notes", GOOD_NOTES)
     write(tmp_path, "runs/agent.json", "{}\n")  # a misnamed trace: never skipped in silence
-    code, report = run_json(["hook", "README.md", "docs/a.notes", "runs/agent.json"], capsys)
+    code, report = run_json(["hook", "README.rst", "docs/a.notes", "runs/agent.json"], capsys)
     assert code == 0  # a run with only TC106 warnings passes
     assert report["command"] == "hook"
     assert report["summary"]["inputs"] == 1
     assert [(f["code"], f["file"], f["severity"], f["exit"]) for f in report["findings"]] == [
-        ("TC106", "README.md", "warning", 0), ("TC106", "runs/agent.json", "warning", 0)]
+        ("TC106", "README.rst", "warning", 0), ("TC106", "runs/agent.json", "warning", 0)]
 
 
 def test_excluded_files_are_not_warned_about(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -49,11 +49,11 @@ def test_excluded_files_are_not_warned_about(tmp_path: Path, monkeypatch: pytest
     write(tmp_path, ".tracecite.toml", 'exclude = ["drafts"]\n')
     write(tmp_path, "drafts/a.notes", BROKEN_NOTES)
     write(tmp_path, "drafts/b.md", "x\n")
-    write(tmp_path, "c.md", "x\n")
-    code, report = run_json(["hook", "drafts/a.notes", "drafts/b.md", "c.md"], capsys)
+    write(tmp_path, "c.txt", "x\n")
+    code, report = run_json(["hook", "drafts/a.notes", "drafts/b.md", "c.txt"], capsys)
     assert code == 0
     (finding,) = report["findings"]
-    assert (finding["code"], finding["file"]) == ("TC106", "c.md")
+    assert (finding["code"], finding["file"]) == ("TC106", "c.txt")
     assert "in .tracecite.toml" in finding["message"]
 
 
@@ -63,9 +63,9 @@ def test_a_directory_stands_for_the_files_the_globs_select_under_it(
     monkeypatch.chdir(tmp_path)
     write(tmp_path, ".tracecite.toml", 'exclude = ["docs/drafts"]\n')
     write(tmp_path, "docs/a.notes", GOOD_NOTES)
-    write(tmp_path, "docs/guide.md", "not notes\n")  # under the directory, not selected: quiet
+    write(tmp_path, "docs/guide.txt", "not notes\n")  # under the directory, not selected: quiet
     write(tmp_path, "docs/drafts/b.notes", BROKEN_NOTES)  # excluded: never read
-    write(tmp_path, "empty/README.md", "x\n")
+    write(tmp_path, "empty/README.txt", "x\n")
     code, report = run_json(["hook", "docs"], capsys)
     assert code == 0
     assert report["findings"] == []
@@ -114,7 +114,7 @@ def test_no_selected_files_passes_without_reading(tmp_path: Path, monkeypatch: p
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     for stage in STAGES:
-        code, report = run_json(["hook", "--stage", stage, "missing.md"], capsys)
+        code, report = run_json(["hook", "--stage", stage, "missing.txt"], capsys)
         assert code == 0
         assert [f["code"] for f in report["findings"]] == ["TC106"]
         assert report["summary"]["inputs"] == 0

@@ -23,7 +23,7 @@ TOP = ["tool", "version", "schema", "command", "exit_code", "summary", "findings
 FIXED = ["code", "name", "severity", "exit", "file", "line", "column"]
 SUMMARY = ["inputs", "records", "citations", "findings", "errors", "warnings", "captured",
            "live", "files", "runs", "not_importable", "uncited", "ignored_blocks", "refused",
-           "skipped"]
+           "skipped", "document_citations"]
 COUNTS = ["checked", "matched", "not_found", "unavailable", "skipped", "cached", "unchanged",
           "retried", "interrupted"]
 

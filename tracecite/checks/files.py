@@ -61,11 +61,14 @@ class FileLoader:
     expects_html = False  # the parse workers start with the first HTML file, if any
     hosts = None
 
-    def __init__(self, root: str, max_bytes: int, max_pdf_bytes: int | None = None) -> None:
+    def __init__(self, root: str, max_bytes: int, max_pdf_bytes: int | None = None, *,
+                 rendered: frozenset[str] = frozenset()) -> None:
         self.root = os.path.realpath(root)
         self.max_bytes = max_bytes
         self.max_pdf_bytes = max_bytes if max_pdf_bytes is None else max(max_bytes,
                                                                          max_pdf_bytes)
+        # Documents' Markdown sources: matched on their rendered text (docs/guides/documents.md).
+        self.rendered = rendered
 
     def resolve(self, uri: str) -> str:
         """The real path of a ``file:`` URI, refused (TC321) if outside the root."""
@@ -129,5 +132,9 @@ class FileLoader:
         if name.endswith(PDF_SUFFIX):
             return Loaded(MatchKind.PDF, self.read_bytes(self.resolve(uri), self.max_pdf_bytes))
         text = self.read(self.resolve(uri))
+        if uri in self.rendered:
+            from tracecite.inputs.documents import rendered_text
+
+            return Loaded(MatchKind.TEXT, rendered_text(text))  # a str is text, never a path
         html = name.endswith(HTML_SUFFIXES)
         return Loaded(MatchKind.HTML if html else MatchKind.TEXT, text)

@@ -18,6 +18,7 @@ from tracecite.checks.kinds import MatchKind
 from tracecite.fetch.limits import MAX_TIMEOUT
 from tracecite.findings import Diagnosis
 from tracecite.matching import MatchText, normalise
+from tracecite.model import TextDirective
 
 if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `check` needs none
     from concurrent.futures import Future
@@ -65,7 +66,10 @@ def match_quotes(kind: MatchKind, text: str | bytes, quotes: Sequence[str], *,
         texts = [MatchText(text), *(MatchText(value) for value in values)]
     else:
         texts = [MatchText(text)]
-    found = [any(t.contains(q) for t in texts) for q in quotes]
+    directives = _directives(quotes)
+    plain = visible if kind is MatchKind.HTML else text
+    found = [_directive_found(plain, directives[i]) if i in directives
+             else any(t.contains(q) for t in texts) for i, q in enumerate(quotes)]
     if all(found):
         return list(found)
     from tracecite.checks.diagnosis import Diagnoser
@@ -77,7 +81,35 @@ def match_quotes(kind: MatchKind, text: str | bytes, quotes: Sequence[str], *,
         diagnoser = Diagnoser([normalise(text), "\x00".join(normalise(v) for v in values)])
     else:
         diagnoser = Diagnoser([normalise(text)])
-    return [True if hit else diagnoser.diagnose(q) for q, hit in zip(quotes, found, strict=True)]
+    return [True if hit else diagnoser.diagnose(
+                _missing_part(plain, directives[i]) if i in directives else q)
+            for i, (q, hit) in enumerate(zip(quotes, found, strict=True))]
+
+
+def _directives(quotes: Sequence[str]) -> dict[int, TextDirective]:
+    """The text directives among ``quotes``, by index (docs/guides/documents.md)."""
+    if not any(q.startswith("\x00") for q in quotes):
+        return {}  # no directive: the module that reads them is not needed
+    from tracecite.checks.documents import directive_of
+
+    return {i: d for i, q in enumerate(quotes) if (d := directive_of(q)) is not None}
+
+
+def _directive_found(text: str, directive: TextDirective) -> bool:
+    from tracecite.text_directive import directive_found
+
+    return directive_found(text, directive)
+
+
+def _missing_part(text: str, directive: TextDirective) -> str:
+    """What a diagnosis of a missed directive looks for: its first part not on the page, or
+    (each part there, not in the directive's order) its start with the prefix and suffix."""
+    matched = MatchText(text)
+    for part in (directive.start, directive.end):
+        if part is not None and not matched.contains(normalise(part)):
+            return normalise(part)
+    return normalise(" ".join(p for p in (directive.prefix, directive.start, directive.suffix)
+                              if p))
 
 
 def match_pages(raw: Sequence[str], quotes: Sequence[str]) -> list[Verdict]:

@@ -60,7 +60,7 @@ class QuoteCheck:
         """The check a notes record asks for: a source that cannot be loaded points at its ``url:``
         line, a quote not found at its ``quote:`` line, the line to fix
         (docs/reference/reports.md#locations)."""
-        return cls(normalise(record.quote), record.url, record.file, record.url_line,
+        return cls(normalise(record.quote), _fetched(record.url), record.file, record.url_line,
                    record=record.index, quote_line=record.quote_line)
 
     @classmethod
@@ -104,6 +104,16 @@ class QuoteCheck:
                        claim=self.claim, citation=self.citation, source_id=self.source_id,
                        uri=self.target, status=status, final_url=final_url, attempts=attempts,
                        column=self.column)
+
+
+def _fetched(url: str) -> str:
+    """The URL a notes record's page is fetched (and reported) by: without a text directive,
+    whose words are the quote's and never appear in a report (docs/guides/documents.md)."""
+    if ":~:" not in url:
+        return url
+    from tracecite.text_directive import without_directive
+
+    return without_directive(url)
 
 
 def _attempts(kind: SourceKind, attempts: int) -> int | None:
@@ -194,10 +204,10 @@ class NoteChecks(QuoteChecks):
         return QuoteCheck.from_note(self._records[index])
 
     def target(self, index: int) -> str:
-        """The URL of record ``index``."""
+        """The URL of record ``index`` (without a text directive)."""
         if self._columns is not None:
-            return self._columns.url(index)
-        return self._records[index].url
+            return _fetched(self._columns.url(index))
+        return _fetched(self._records[index].url)
 
     def quote(self, index: int) -> str:
         """The normalised quote of record ``index``."""

@@ -12,6 +12,9 @@ from tracecite.codes import Code
 from tracecite.findings import Finding
 from tracecite.model import is_trace
 
+DOCUMENT_SUFFIXES = (".md", ".markdown", ".html", ".htm")
+"""The names a document has (docs/guides/documents.md)."""
+
 if TYPE_CHECKING:
     from tracecite.settings import Settings
 
@@ -19,7 +22,12 @@ if TYPE_CHECKING:
 def not_selected(path: str, settings: Settings) -> Finding:
     """TC106 for a file given to the hook that no glob selects: it is not checked, and the
     message names the keys to change and where (docs/reference/reports.md#honest-summaries)."""
-    keys = "'traces'" if is_trace(path) else "'notes'"
+    if is_trace(path):
+        keys = "'traces'"
+    elif path.lower().endswith(DOCUMENT_SUFFIXES):
+        keys = "'documents' (or 'notes')"
+    else:
+        keys = "'notes'"
     if settings.config_path is None:
         where = ("in a .tracecite.toml or the [tool.tracecite] table of pyproject.toml (none "
                  "was found, so the default globs apply)")
@@ -28,6 +36,6 @@ def not_selected(path: str, settings: Settings) -> Finding:
     else:
         where = f"in {settings.config_path}"
     return Finding(Code.NOT_SELECTED,
-                   f"no notes or traces glob selects this file, so it is not checked: add a "
-                   f"glob that matches it to {keys} {where}, or to 'exclude' to leave it out "
-                   f"without this warning", file=path)
+                   f"no notes, traces or documents glob selects this file, so it is not "
+                   f"checked: add a glob that matches it to {keys} {where}, or to 'exclude' to "
+                   f"leave it out without this warning", file=path)

@@ -42,7 +42,6 @@ from tracecite.hook.selection import not_selected
 from tracecite.inputs.directories import expand_with
 from tracecite.inputs.selection import sort_out
 from tracecite.run.assemble import offline_shard, run_checks, stamped
-from tracecite.run.inputs import split_inputs
 from tracecite.run.plan import Plan
 from tracecite.surroundings import read_surroundings
 
@@ -94,16 +93,32 @@ def run_hook(files: Sequence[str], settings: Settings) -> Report:
     if not paths:
         return stamped(Report(COMMAND, (*given.findings, *warnings), stage=plan.stage), (),
                        settings)
-    notes, traces = split_inputs(paths)
+    notes, traces, documents = sorted_out.split()
+    if documents:
+        plan, settings = _with_documents(plan, settings)
     if plan.live and not settings.all_records:
         if files:
             found = pushed_changes(settings)
         if found is not None:
-            plan = replace(plan, changed_lines=_notes_lines(found, notes, settings))
-    report = run_checks(plan, notes, traces, settings, unread=given.findings)
+            plan = replace(plan, changed_lines=_notes_lines(found, [*notes, *documents],
+                                                            settings))
+    report = run_checks(plan, notes, traces, settings, unread=given.findings,
+                        documents=documents)
     notices = (OFFLINE_NOTICE,) if plan.live and no_host_resolved(report) else ()
     return replace(report, findings=(*warnings, *report.findings),
                    notices=(*report.notices, *notices))
+
+
+def _with_documents(plan: Plan, settings: Settings) -> tuple[Plan, Settings]:
+    """The plan and settings of a stage that reads documents: a live stage reads their local
+    sources too (the traces' only when ``verify_files`` asks), under the repository's root
+    unless ``files_root`` or ``--root`` names one (docs/guides/documents.md)."""
+    if plan.live and SourceKind.FILE not in plan.live:
+        plan = replace(plan, live=(*plan.live, SourceKind.FILE), trace_files=False)
+    origins = settings.origins
+    if "root" not in origins.flags | origins.inputs | origins.config:
+        settings = replace(settings, root=settings.config_base)
+    return plan, settings
 
 
 def changes_to_check(settings: Settings) -> Changes | None:

@@ -15,13 +15,16 @@ if TYPE_CHECKING:  # for the type checker only: a Protocol class costs start-up 
     from typing import Protocol
 
     class Globs(Protocol):
-        """The globs of a run (its :class:`~tracecite.settings.Settings` are ones): notes and
-        traces select, exclude removes, each relative to ``config_base``."""
+        """The globs of a run (its :class:`~tracecite.settings.Settings` are ones): notes,
+        traces and documents select (notes and traces first), exclude removes, each relative
+        to ``config_base``."""
 
         @property
         def notes(self) -> Sequence[str]: ...
         @property
         def traces(self) -> Sequence[str]: ...
+        @property
+        def documents(self) -> Sequence[str]: ...
         @property
         def exclude(self) -> Sequence[str]: ...
         @property
@@ -29,29 +32,43 @@ if TYPE_CHECKING:  # for the type checker only: a Protocol class costs start-up 
 
 
 def select(paths: Iterable[str], settings: Globs) -> list[str]:
-    """The paths (each once, in order) that a notes or traces glob selects and no exclude
-    glob removes; globs see each path relative to the configuration's directory."""
+    """The paths (each once, in order) that a notes, traces or documents glob selects and no
+    exclude glob removes; globs see each path relative to the configuration's directory."""
     return sort_out(paths, settings).selected
 
 
 @dataclass(frozen=True)
 class Selection:
-    """Given paths sorted out by the globs: ``selected`` (checked), ``unselected`` (no notes
-    or traces glob matches them: TC106), and the excluded rest, which is left out on purpose
-    and not listed. Each list keeps the paths' order, each path once."""
+    """Given paths sorted out by the globs: ``selected`` (checked), ``unselected`` (no notes,
+    traces or documents glob matches them: TC106), and the excluded rest, which is left out on
+    purpose and not listed. Each list keeps the paths' order, each path once. ``documents``:
+    the selected paths that only a documents glob selects (a notes or traces glob wins,
+    docs/guides/documents.md)."""
 
     selected: list[str]
     unselected: list[str]
+    documents: frozenset[str] = frozenset()
+
+    def split(self) -> tuple[list[str], list[str], list[str]]:
+        """The selected notes, traces and documents, each in the paths' order: a file a notes
+        or traces glob selects is notes or a trace by its ``.jsonl`` suffix."""
+        from tracecite.model import is_trace
+
+        rest = [p for p in self.selected if p not in self.documents]
+        return ([p for p in rest if not is_trace(p)], [p for p in rest if is_trace(p)],
+                [p for p in self.selected if p in self.documents])
 
 
 def sort_out(paths: Iterable[str], settings: Globs) -> Selection:
     """Sort ``paths`` by the settings' globs (relative to the configuration's directory)."""
     include = _compile([*settings.notes, *settings.traces])
+    documents = _compile(settings.documents)
     exclude = _compile(settings.exclude)
     base = settings.config_base
     inside = os.path.join(os.path.abspath(base), "")  # a path under it starts with this
     chosen: dict[str, None] = {}
     unselected: dict[str, None] = {}
+    as_document: set[str] = set()
     for path in paths:
         absolute = os.path.abspath(path)
         # The prefix cut is relpath's answer for a path under the base, without its cost.
@@ -64,9 +81,12 @@ def sort_out(paths: Iterable[str], settings: Globs) -> Selection:
                 continue
         if include.fullmatch(relative):
             chosen[path] = None
+        elif documents.fullmatch(relative):
+            chosen[path] = None
+            as_document.add(path)
         else:
             unselected[path] = None
-    return Selection(list(chosen), list(unselected))
+    return Selection(list(chosen), list(unselected), frozenset(as_document))
 
 
 def leaves_out(folder: str, settings: Globs) -> bool:

@@ -42,10 +42,11 @@ _COUNT_COLUMNS = ("checked", "matched", "not_found", "unavailable", "skipped", "
                   "cached", "retried", "interrupted")
 _WHY_NOT_CHECKED = {
     "skipped": "their source is not of the kind this check reads (http(s) for live pages, "
-               "`file:` for local files), `skip_urls` matches it, or, against captured "
-               "content, the trace captured none for it (`content: null`)",
-    "unchanged": "notes records that this change does not touch (`--all-records` checks "
-                 "every record)",
+               "`file:` for local files), `skip_urls` matches it, an ignore comment stands "
+               "before a document's citation, or, against captured content, the trace "
+               "captured none for it (`content: null`)",
+    "unchanged": "notes records and document citations that this change does not touch "
+                 "(`--all-records` checks every record)",
     "interrupted": "the run was stopped before they were checked",
 }
 
@@ -104,9 +105,11 @@ def _covered(report: Report) -> list[str]:
     """What the run read, and the counts of each kind of check that ran."""
     s = report.summary
     ran = f"Stage `{report.stage}`" if report.stage else f"`{command_line(report)}`"
+    documents = (f", {count(s.document_citations, ('document citation', 'document citations'))}"
+                 if s.document_citations else "")
     read = (f"{ran} read {count(s.inputs, ('file', 'files'))}: "
             f"{count(s.records, ('notes record', 'notes records'))}, "
-            f"{count(s.citations, ('trace citation', 'trace citations'))}.")
+            f"{count(s.citations, ('trace citation', 'trace citations'))}{documents}.")
     out = [read]
     kinds = [kind for kind in CHECK_KINDS if s.kinds()[kind]]
     if not kinds:

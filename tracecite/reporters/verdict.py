@@ -184,6 +184,10 @@ def _unverified_inputs(report: Report) -> list[str]:
                    "they cite spans of the answer, not quotes")
     if report.command == "import":
         out.extend(_import_counts(s))
+    if s.document_citations and not (s.live or s.files):
+        how = "--stage online" if report.command == "hook" else "tracecite verify-docs"
+        cited = count(s.document_citations, ("document citation", "document citations"))
+        out.append(f"{cited} read; their quotes are verified against their sources: {how}")
     if s.citations and not s.captured and report.command == "check":
         citations = count(s.citations, ("citation", "citations"))
         out.append(f"trace structure checked ({citations}); quotes are checked with --evidence")

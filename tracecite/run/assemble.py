@@ -24,17 +24,26 @@ if TYPE_CHECKING:
 
 
 def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
-               settings: Settings, *, unread: Sequence[Finding] = ()) -> Report:
+               settings: Settings, *, unread: Sequence[Finding] = (),
+               documents: Sequence[str] = ()) -> Report:
     """The one report assembly: read every input, stop on a format error, then the evidence
     and the live checks the plan asks for; each kind of check counted apart. ``unread``:
-    input errors found before reading (a directory that selects no file), reported first."""
+    input errors found before reading (a directory that selects no file), reported first;
+    ``documents``: Markdown and HTML documents, read in ``settings.document_forms``
+    (docs/guides/documents.md)."""
     inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=bool(plan.live),
-                         jobs=settings.jobs)
+                         jobs=settings.jobs, documents=documents,
+                         forms=settings.document_forms)
     # The signal that stopped the run (docs/reference/commands.md): what was read is reported,
     # and nothing is fetched.
     stopped_by = inputs.stopped_by
     findings = [*unread, *inputs.format_findings(), *inputs.evidence_findings()]
     summary = inputs.summary()
+    notices: tuple[str, ...] = ()
+    if plan.list_documents and inputs.documents:
+        from tracecite.checks.documents import listing
+
+        notices = tuple(listing(d) for d in inputs.documents)
     if not offline_shard(settings):
         # Offline findings and counts are shard 1's (docs/guides/scale.md), so merged shards count
         # them once; the input errors that stop every shard are reported by each (merge drops the
@@ -44,29 +53,32 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     # nothing is fetched (docs/reference/commands.md)
     if stopped_by is not None or has_input_errors(findings):
         return stamped(Report(plan.command, warned(findings, settings.warn), summary,
-                              stopped_by=stopped_by, stage=plan.stage),
-                       [*notes, *traces], settings, dict(inputs.digests))
+                              stopped_by=stopped_by, stage=plan.stage, notices=notices),
+                       [*notes, *traces, *documents], settings, dict(inputs.digests))
     # Only this shard's sources (docs/guides/scale.md), then only the records a diff touches
     # (docs/hook.md#checking-only-what-changed).
     inputs, unchanged = inputs.in_shard(settings.shard).changed_only(plan.changed_lines)
     live_findings: list[Finding] = []
     for kind in plan.live:
-        if kind is SourceKind.FILE and not inputs.traces:
-            continue  # only traces cite file: sources
+        of_kind = inputs
+        if kind is SourceKind.FILE and not plan.trace_files:
+            of_kind = replace(inputs, traces=())  # the documents' local sources only
+        if kind is SourceKind.FILE and not (of_kind.traces or of_kind.documents):
+            continue  # only traces and documents cite file: sources
         if stopped_by is None:
-            checked = _check_live(inputs, settings, kind, _label(plan.command, kind))
+            checked = _check_live(of_kind, settings, kind, _label(plan.command, kind))
             live_findings += checked.findings
             counts, stopped_by = checked.counts, checked.stopped_by
         else:  # stopped before this check began: each of its quotes is interrupted
-            checks, skipped = _live_checks(inputs, kind, settings)
+            checks, skipped = _live_checks(of_kind, kind, settings)
             counts = Counts(skipped=skipped, interrupted=len(checks))
         if kind is SourceKind.WEB:
             counts += Counts(unchanged=unchanged)
         summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
     findings += inputs.located(live_findings)
     return stamped(Report(plan.command, warned(findings, settings.warn), summary,
-                          stopped_by=stopped_by, stage=plan.stage),
-                   [*notes, *traces], settings, dict(inputs.digests))
+                          stopped_by=stopped_by, stage=plan.stage, notices=notices),
+                   [*notes, *traces, *documents], settings, dict(inputs.digests))
 
 
 def stamped(report: Report, paths: Iterable[str], settings: Settings,

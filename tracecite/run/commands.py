@@ -15,11 +15,13 @@ from tracecite.command_table import (
     CHECK,
     COMPARE,
     IMPORT,
+    VERIFY_DOCS,
     VERIFY_FILES,
     VERIFY_NOTES,
     VERIFY_URLS,
 )
 from tracecite.findings import Report, Summary, warned
+from tracecite.model import is_trace
 from tracecite.run.assemble import run_checks, stamped
 from tracecite.run.inputs import split_inputs
 from tracecite.run.plan import Plan
@@ -31,16 +33,26 @@ if TYPE_CHECKING:
 
 def run_check(paths: Sequence[str], settings: Settings) -> Report:
     """Offline: notes format, trace structure and, with ``settings.evidence``, every quote in
-    its captured content. A directory stands for the files under it that the globs select."""
+    its captured content; documents' citations read and broken ones reported (TC140). A named
+    file is a trace by its ``.jsonl`` suffix, else notes, or with ``settings.docs`` a document;
+    a directory stands for the files under it that the globs select, each of the kind its glob
+    says (docs/guides/documents.md)."""
     given = expand_directories(paths)
-    return run_checks(Plan(CHECK.name, evidence=settings.evidence), *split_inputs(given.paths),
-                      settings, unread=given.findings)
+    # --docs: the named files that are not traces are documents; a directory's files are of
+    # the kind their glob says either way.
+    named = {p for p in paths if not os.path.isdir(p)} if settings.docs else set()
+    documents = [p for p in given.paths
+                 if p in given.documents or (p in named and not is_trace(p))]
+    chosen = set(documents)
+    notes, traces = split_inputs([p for p in given.paths if p not in chosen])
+    return run_checks(Plan(CHECK.name, evidence=settings.evidence, list_documents=True), notes,
+                      traces, settings, unread=given.findings, documents=documents)
 
 
 def run_verify_notes(paths: Sequence[str], settings: Settings) -> Report:
     """Fetch each notes URL once; every quote must be in its page's visible text (TC210). A
     directory stands for the files under it that the notes globs select."""
-    given = expand_directories(paths, traces=False)
+    given = expand_directories(paths, traces=False, documents=False)
     return run_checks(Plan(VERIFY_NOTES.name, live=(SourceKind.WEB,)), given.paths, (), settings,
                       unread=given.findings)
 
@@ -48,7 +60,7 @@ def run_verify_notes(paths: Sequence[str], settings: Settings) -> Report:
 def run_verify_urls(paths: Sequence[str], settings: Settings) -> Report:
     """Evidence check, then every cited http(s) source re-fetched and matched (TC210). A
     directory stands for the files under it that the traces globs select."""
-    given = expand_directories(paths, notes=False)
+    given = expand_directories(paths, notes=False, documents=False)
     return run_checks(Plan(VERIFY_URLS.name, evidence=True, live=(SourceKind.WEB,)), (),
                       given.paths, settings, unread=given.findings)
 
@@ -56,9 +68,18 @@ def run_verify_urls(paths: Sequence[str], settings: Settings) -> Report:
 def run_verify_files(paths: Sequence[str], settings: Settings) -> Report:
     """Evidence check, then every cited ``file:`` source re-read under the root (TC211). A
     directory stands for the files under it that the traces globs select."""
-    given = expand_directories(paths, notes=False)
+    given = expand_directories(paths, notes=False, documents=False)
     return run_checks(Plan(VERIFY_FILES.name, evidence=True, live=(SourceKind.FILE,)), (),
                       given.paths, settings, unread=given.findings)
+
+
+def run_verify_docs(paths: Sequence[str], settings: Settings) -> Report:
+    """Every citation of the documents checked against its source as it is now: web pages
+    fetched (TC210), local files read under the root (TC211). A directory stands for the
+    documents under it that the documents globs select (docs/guides/documents.md)."""
+    given = expand_directories(paths, notes=False, traces=False)
+    return run_checks(Plan(VERIFY_DOCS.name, live=(SourceKind.WEB, SourceKind.FILE)), (), (),
+                      settings, unread=given.findings, documents=given.paths)
 
 
 def run_compare(old: str, new: str, settings: Settings) -> Report:
@@ -93,6 +114,7 @@ class _TranscriptGlobs:
 
     traces: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    documents: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     config_base: str = "."
 

@@ -29,6 +29,12 @@ def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
 
     parts: list[QuoteChecks] = ([NoteChecks(n.records) for n in inputs.notes]
                                 if kind is SourceKind.WEB else [])
+    if kind is SourceKind.WEB and any(n.records for n in inputs.notes):
+        from tracecite.checks.documents import directive_checks
+
+        # A notes URL's text directive is a second quote of its record
+        # (docs/guides/documents.md).
+        parts.append(CheckList([c for n in inputs.notes for c in directive_checks(n.records)]))
     cited: list[QuoteCheck] = []
     skipped = 0
     for citation, uri, captured_at in inputs.cited():
@@ -37,6 +43,12 @@ def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
         else:
             skipped += 1
     parts.append(CheckList(cited))
+    if inputs.documents:
+        from tracecite.checks.documents import document_checks
+
+        documented, not_checked = document_checks(inputs.documents, kind, settings.root)
+        parts.append(CheckList(documented))
+        skipped += not_checked
     checks: QuoteChecks = JoinedChecks(parts)
     if kind is SourceKind.WEB and settings.skip_urls:
         from tracecite.checks.skip_urls import skips, url_glob
@@ -62,8 +74,16 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
     checks, skipped = _live_checks(inputs, kind, settings)
     progress = progress_for(enabled=settings.progress, label=label)
     cache = _cache(settings) if kind is SourceKind.WEB else None
+    rendered: frozenset[str] = frozenset()
+    if kind is SourceKind.FILE and inputs.documents:
+        from tracecite.checks.documents import markdown_targets
+
+        # Documents' Markdown sources are matched on their rendered text; a trace's file:
+        # sources on their text as it is (docs/guides/documents.md).
+        rendered = markdown_targets([checks[i] for i in range(len(checks))
+                                     if checks[i].record is not None])
     try:
-        with _loader(kind, settings) as loader:
+        with _loader(kind, settings, rendered) as loader:
             result = LiveRun(loader, concurrency=settings.concurrency,
                              parse_budget=settings.timeout, progress=progress
                              ).check(checks, cache)

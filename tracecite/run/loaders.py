@@ -29,13 +29,15 @@ def _cache(settings: Settings) -> SqliteCache | None:
 
 
 @contextmanager
-def _loader(kind: SourceKind, settings: Settings) -> Iterator[Loader]:
+def _loader(kind: SourceKind, settings: Settings, rendered: frozenset[str] = frozenset()
+            ) -> Iterator[Loader]:
     """The loader of ``kind``: pages through the run's fetcher (closed afterwards), or files
-    under the root."""
+    under the root (``rendered``: the targets of Markdown read on their rendered text)."""
     if kind is SourceKind.FILE:
         from tracecite.checks.files import FileLoader
 
-        yield FileLoader(settings.root, settings.max_bytes, settings.max_pdf_bytes)
+        yield FileLoader(settings.root, settings.max_bytes, settings.max_pdf_bytes,
+                         rendered=rendered)
         return
     from tracecite.checks.web import WebLoader
     from tracecite.fetch.fetcher import PinnedFetcher

@@ -20,11 +20,16 @@ class Plan:
     live: tuple[SourceKind, ...] = ()
     """The sources checked as they are now, in this order: web pages (notes URLs and traces'
     http(s) sources) and traces' ``file:`` sources."""
+    list_documents: bool = False
+    """Say in the report's notices which citations each document holds (``check``)."""
+    trace_files: bool = True
+    """Whether the check of ``file:`` sources reads traces' too (the hook's reads only its
+    documents' local sources unless ``verify_files`` asks, docs/hook.md)."""
     stage: str | None = None
     """The hook stage this plan is (None: a command of its own)."""
     changed_lines: Mapping[str, Sequence[tuple[int, int]]] | None = None
-    """Live checks of notes only for the records with a field line in these ranges (first, last), by
-    notes path; a notes file not in it is checked whole. The records left out are counted
-    ``unchanged`` (docs/hook.md#checking-only-what-changed: a pull request checks what it
-    changes)."""
+    """Live checks of notes only for the records with a field line in these ranges (first, last),
+    by notes path, and of documents only for the citations with a line there; a file not in it
+    is checked whole. The records left out are counted ``unchanged``
+    (docs/hook.md#checking-only-what-changed: a pull request checks what it changes)."""
 
