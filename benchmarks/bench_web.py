@@ -460,8 +460,7 @@ def _each_once(runs: Sequence[WebRun], method: str, pages: int) -> bool:
 
 def corpus_dir() -> Path | None:
     """The visible-text corpus: ``$TRACECITE_CORPUS``, or ``shared/corpus`` beside the repo."""
-    candidates = [os.environ.get("TRACECITE_CORPUS", ""),
-                  str(REPO.parent / "shared" / "corpus"), "/work/shared/corpus"]
+    candidates = [os.environ.get("TRACECITE_CORPUS", ""), str(REPO.parent / "shared" / "corpus")]
     for candidate in candidates:
         if candidate and (Path(candidate) / "readability").is_dir():
             return Path(candidate) / "readability"
