@@ -125,9 +125,10 @@ def imports_of(name: str, path: Path, known: dict[str, Path]) -> list[Import]:
             if statement.level:
                 parent = package[:len(package) - statement.level + 1]
                 base = ".".join([*parent, base] if base else parent)
-            # ``from pkg import mod`` imports the module pkg.mod; ``from mod import name``, mod.
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
-                       for alias in statement.names]
+            # ``from mod import name`` imports mod; ``from pkg import mod`` imports the module
+            # pkg.mod and pkg itself, whose __init__ it runs first and reads the name from.
+            targets = [base, *(f"{base}.{alias.name}" for alias in statement.names
+                               if f"{base}.{alias.name}" in known)]
         for target in targets:
             module = _known(target, known) if target.split(".")[0] == "tracecite" else None
             if module is not None and module != name and module not in found:

@@ -21,7 +21,7 @@ from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 
-from tracecite.inputs.documents import cite
+from tracecite.inputs.documents.cite import from_html, from_inline_html
 from tracecite.inputs.documents.chunks import pieces
 from tracecite.inputs.documents.forms import (
     QUOTE_ENTITIES,
@@ -240,7 +240,7 @@ def _html_block(doc: _Document, tokens: list[Token], index: int) -> None:
     if head and raw.endswith(head):
         start += len(raw) - len(head)
     open_ended: list[tuple[str, str, int]] = []
-    cite.from_html(doc.collector, token.content, start, open_ended)
+    from_html(doc.collector, token.content, start, open_ended)
     for text, value, at in open_ended:
         problem = cite_problem(value)
         if problem is not None:
@@ -371,7 +371,7 @@ def _inline_forms(doc: _Document, inline: InlineText) -> None:
     if "inline" in forms:
         _quotations(doc, inline)
     if "cite" in forms:
-        cite.from_inline_html(doc.collector, doc.source, inline)
+        from_inline_html(doc.collector, doc.source, inline)
     if "fragment" in forms:
         for event in inline.events:
             if event.token.type == "link_open" and id(event.token) not in doc.used_links:
