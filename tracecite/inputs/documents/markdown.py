@@ -21,8 +21,8 @@ from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 
-from tracecite.inputs.documents.cite import from_html, from_inline_html
 from tracecite.inputs.documents.chunks import pieces
+from tracecite.inputs.documents.cite import from_html, from_inline_html
 from tracecite.inputs.documents.forms import (
     QUOTE_ENTITIES,
     QUOTE_MARKS,
