@@ -219,26 +219,30 @@ def bounds_rows(table: Table, *, claims: int = 1_000_000, line_sources: int = 2_
               _problem(runs, 1) or f"≤ 256 MiB {verdict(_peak(runs) <= BOMB_GOAL)}")
     (failing,) = cached(f"trace-{claims}-failing-claims",
                         lambda p: gen_memory.failing_claims(p[0], claims), log=log)
-    size = failing.stat().st_size
     log(f"  check --evidence of {claims:,} claims whose quotes are not captured …")
-    runs = _runs([*tc, "check", str(failing), "--evidence", "--json"], repeats)
-    table.add(f"check --evidence, {claims:,} findings", megabytes(size),
-              megabytes(_peak(runs)), seconds(_wall(runs)), f"{megabytes(size)} (file)",
-              ratio(_peak(runs) / size),
-              _problem(runs, 2) or f"≤ 1 GB {verdict(_peak(runs) <= FINDINGS_GOAL)}")
+    _evidence_row(table, failing, f"{claims:,} findings", exit_code=2,
+                  goal=(FINDINGS_GOAL, "1 GB"), repeats=repeats)
     (line,) = cached(f"trace-{line_sources}-sources-one-line",
                      lambda p: gen_memory.many_on_one_line(p[0], line_sources), log=log)
-    size = line.stat().st_size
     log(f"  check --evidence of {line_sources:,} sources on one line …")
-    runs = _runs([*tc, "check", str(line), "--evidence", "--json"], repeats)
-    table.add(f"check --evidence, {line_sources:,} sources on one line", megabytes(size),
-              megabytes(_peak(runs)), seconds(_wall(runs)), f"{megabytes(size)} (file)",
-              ratio(_peak(runs) / size),
-              _problem(runs, 0) or f"≤ 300 MB {verdict(_peak(runs) <= ONE_LINE_GOAL)}")
+    _evidence_row(table, line, f"{line_sources:,} sources on one line", exit_code=0,
+                  goal=(ONE_LINE_GOAL, "300 MB"), repeats=repeats)
     table.note("bounds (full sizes: a 1.6 GB zip bomb, 1,000,000 findings, 2,000,000 sources "
                "on one line): the bomb ≤ the 256 MiB member bound (TC107, exit 1), the "
                "findings ≤ 1 GB, the line ≤ 300 MB")
     merge_rows(table, report_mb=report_mb, repeats=repeats, log=log)
+
+
+def _evidence_row(table: Table, trace: Path, what: str, *, exit_code: int,
+                  goal: tuple[float, str], repeats: int) -> None:
+    """A row of ``check --evidence --json`` of ``trace``: its peak RSS beside the file's size
+    and against ``goal`` (bytes, as written)."""
+    tc = [*tracecite_command()]
+    size = trace.stat().st_size
+    runs = _runs([*tc, "check", str(trace), "--evidence", "--json"], repeats)
+    table.add(f"check --evidence, {what}", megabytes(size), megabytes(_peak(runs)),
+              seconds(_wall(runs)), f"{megabytes(size)} (file)", ratio(_peak(runs) / size),
+              _problem(runs, exit_code) or f"≤ {goal[1]} {verdict(_peak(runs) <= goal[0])}")
 
 
 def merge_rows(table: Table, *, report_mb: float = 150, repeats: int = 1,
