@@ -311,3 +311,27 @@ def test_stream_events_saved_as_a_json_list_are_one_exchange(tmp_path: Path) -> 
     (run,) = read_runs(path, "events.json")
     assert isinstance(run, ImportedRun) and quotes(run) == [("web-search-1", BRIDGE_QUOTE)]
     assert run.name == "events-1" and run.run_id == "msg_01Stream"
+
+
+def test_a_deeply_nested_stream_event_is_no_traceback(tmp_path: Path) -> None:
+    """JSON decodes nesting that copying it would not (a RecursionError, before): a stream
+    whose message holds a deep array is read, and its bad citations are refused by path."""
+    lines = (SDK / "stream_events.jsonl").read_text(encoding="utf-8").splitlines()
+    start = json.loads(lines[0])
+    start["message"]["metadata"] = json.loads("[" * 900 + "]" * 900)
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n", encoding="utf-8")
+    assert [type(o) for o in read_runs(deep, "deep.jsonl")] == [ImportedRun]
+
+
+def test_a_text_block_whose_citations_are_no_list_is_refused(tmp_path: Path) -> None:
+    events = [json.loads(line) for line in
+              (SDK / "stream_events.jsonl").read_text(encoding="utf-8").splitlines()]
+    for event in events:
+        if event["type"] == "content_block_start" and event["content_block"]["type"] == "text":
+            event["content_block"]["citations"] = 5
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    (refused,) = read_runs(bad, "bad.jsonl")
+    assert isinstance(refused, RefusedRun)
+    assert "citations" in refused.finding.message

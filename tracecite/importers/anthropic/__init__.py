@@ -25,7 +25,6 @@ inside an exchange: :mod:`tracecite.importers.anthropic.exchange`.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import itertools
@@ -231,7 +230,9 @@ class _Stream:
                                         "succeeded")
         if kind == "message_start":
             self.line = check.line
-            self.message = copy.deepcopy(check.get(event, "message", dict, where))
+            # Shallow copies: each event is decoded afresh and read once, and a delta replaces
+            # a block's members rather than changing them in place.
+            self.message = dict(check.get(event, "message", dict, where))
             self.message["content"] = list(check.get(self.message, "content", list,
                                                      f"{where}.message"))
             return False
@@ -242,7 +243,7 @@ class _Stream:
                                         "stream from its message_start; save the whole stream")
         content: list[Any] = self.message["content"]
         if kind == "content_block_start":
-            content.append(copy.deepcopy(check.get(event, "content_block", dict, where)))
+            content.append(dict(check.get(event, "content_block", dict, where)))
         elif kind == "content_block_delta":
             number = check.index(event, "index", where)
             if number >= len(content):
@@ -260,7 +261,8 @@ class _Stream:
             block["text"] = str(block.get("text") or "") + check.text(delta, "text", where)
         elif kind == "citations_delta" and text_block:
             citation = check.get(delta, "citation", dict, where)
-            block["citations"] = [*(block.get("citations") or []), citation]
+            started = check.get(block, "citations", list, where, required=False) or []
+            block["citations"] = [*started, citation]
         elif text_block and kind not in ("text_delta", "citations_delta"):
             check.unknown(kind, f"{where}.type", "text block delta",
                           ("text_delta", "citations_delta"))
