@@ -202,3 +202,21 @@ def test_a_live_run_reads_each_file_once(root: Path, monkeypatch: pytest.MonkeyP
                                     "(no run of half the quote's 3 characters)"),  # markup
         (3, Code.FILE_MISSING, "file does not exist"),
     ]
+
+
+def test_a_markdown_source_past_the_parsers_bounds_is_tc318(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its raw HTML is parsed to render it: a bound reached there is the source's finding, not
+    a traceback of the run."""
+    from tracecite.inputs import documents
+    from tracecite.visible import ParseLimitError
+
+    def too_big(text: str) -> str:
+        raise ParseLimitError("too many elements")
+
+    monkeypatch.setattr(documents, "rendered_text", too_big)
+    (tmp_path / "page.md").write_text("<div>\n<i></i>\n</div>\n", encoding="utf-8")
+    loader = FileLoader(str(tmp_path), 1000, rendered=frozenset({"file:page.md"}))
+    with pytest.raises(FetchError) as raised:
+        loader.load("file:page.md")
+    assert raised.value.code is Code.PARSE_LIMIT

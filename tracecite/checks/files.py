@@ -134,7 +134,11 @@ class FileLoader:
         text = self.read(self.resolve(uri))
         if uri in self.rendered:
             from tracecite.inputs.documents import rendered_text
+            from tracecite.visible import ParseLimitError
 
-            return Loaded(MatchKind.TEXT, rendered_text(text))  # a str is text, never a path
+            try:  # a str is text, never a path
+                return Loaded(MatchKind.TEXT, rendered_text(text))
+            except ParseLimitError as error:  # its raw HTML past the parser's bounds
+                raise FetchError(Code.PARSE_LIMIT, str(error)) from None
         html = name.endswith(HTML_SUFFIXES)
         return Loaded(MatchKind.HTML if html else MatchKind.TEXT, text)
