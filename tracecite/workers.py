@@ -16,6 +16,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from functools import partial
@@ -111,19 +112,22 @@ def _start_worker(report: Any, stop: Connection, prepare: Any) -> None:
     ignore_interrupts()
     report.put(os.getpid())
     parent = os.getppid()  # this process's or the forkserver's, which ends with it
-    threading.Thread(target=_watch_parent, args=(stop, parent), daemon=True,
+    threading.Thread(target=watch_parent, args=(parent, stop), daemon=True,
                      name="tracecite-watch-parent").start()
     if prepare is not None:
         prepare()
 
 
-def _watch_parent(stop: Connection, parent: int) -> None:
-    """End this worker once its pool is ended (``stop``, a pipe, becomes readable) or its
-    parent is gone (the worker is then some other process's child): never a worker left
-    running for no one. A pipe, not a ``multiprocessing.Event``: setting an event waits for
-    every waiter to wake, and a worker that was killed never does."""
-    while not stop.poll(WATCH_PARENT):
-        if os.getppid() != parent:
+def watch_parent(parent: int, stop: Connection | None = None) -> None:
+    """End this worker process once its parent is gone (the worker is then some other
+    process's child), or its pool is ended (``stop``, a pipe, becomes readable): never a worker
+    left running for no one. Looked at once at the start, since the parent may have died before
+    the worker's first line ran. A pipe, not a ``multiprocessing.Event``: setting an event waits
+    for every waiter to wake, and a worker that was killed never does."""
+    while os.getppid() == parent:
+        if stop is None:
+            time.sleep(WATCH_PARENT)
+        elif stop.poll(WATCH_PARENT):
             break
     os._exit(1)
 

@@ -145,3 +145,22 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except OSError:
         return False
+
+
+def test_a_worker_that_cannot_start_costs_that_pdf_only(pdfs: dict[str, Made]) -> None:
+    with (PdfReader(1, command=["/nonexistent/tracecite-pdf-worker"]) as reader,
+          pytest.raises(PdfError) as caught):
+        reader.pages(pdfs["one-column"].path.read_bytes())
+    assert caught.value.code is Code.PDF_UNREADABLE
+    assert caught.value.reason.startswith("a PDF worker could not start")
+
+
+def test_an_engine_error_of_any_kind_is_that_pdfs_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite.pdf import text, worker
+
+    def broken(data: bytes, max_pages: int) -> tuple[str, ...]:
+        raise ValueError("something inside the engine")
+
+    monkeypatch.setattr(text, "read_pages", broken)
+    assert worker.answer(b"%PDF-1.7", 10) == (
+        "unreadable", "the PDF engine failed on it (ValueError)")

@@ -53,6 +53,7 @@ from tracecite.codes import Code
 from tracecite.fetch.connection import FetchClock
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.failures import network_errors
+from tracecite.pdf import PDF_MAGIC, is_pdf
 
 ACCEPT = "text/html,application/xhtml+xml,text/*;q=0.9,application/json;q=0.9,*/*;q=0.8"
 """The ``Accept`` request header: HTML first, then the other types read as text here."""
@@ -74,7 +75,6 @@ _NOT_ASCII_COMPATIBLE = re.compile(
     r"|ebcdic|(?:cp|ibm)-?(?:037|273|277|278|280|284|285|297|420|424|500|871|875|1026|114\d)\b",
 )
 _UTF8_BOM = b"\xef\xbb\xbf"
-_PDF_MAGIC = b"%PDF-"
 PDF_TYPE = "application/pdf"
 """The media type of a PDF."""
 _TOKEN = re.compile(r"[a-z0-9!#$%&'*+.^_`|~-]{1,64}")
@@ -108,7 +108,7 @@ def read_body(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int,
     cap = _Cap(pdf_cap if media_type == PDF_TYPE else max_bytes,
                pdf_cap if media_type == "" else None)
     body = _read_bytes(response, codings, clock, cap)
-    if media_type == PDF_TYPE or (media_type == "" and body.startswith(_PDF_MAGIC)):
+    if media_type == PDF_TYPE or (media_type == "" and is_pdf(body)):
         return media_type, bytes(body)
     return media_type, _text(body, charset)
 
@@ -125,7 +125,7 @@ class _Cap:
     def look(self, head: bytes) -> None:
         """Decide the cap from the body's first decoded bytes (enough to tell a PDF)."""
         if self.pdf is not None:
-            if head.startswith(_PDF_MAGIC):
+            if is_pdf(head):
                 self.value = self.pdf
             self.pdf = None
             self.wire = self.value
@@ -331,8 +331,8 @@ def _read_bytes(
         pieces = _decoded(pieces, _Inflater(coding))
     body = bytearray()
     for piece in pieces:
-        if cap.pdf is not None and len(body) + len(piece) >= len(_PDF_MAGIC):
-            cap.look(bytes(body[:len(_PDF_MAGIC)]) + piece[:len(_PDF_MAGIC)])
+        if cap.pdf is not None and len(body) + len(piece) >= len(PDF_MAGIC):
+            cap.look(bytes(body[:len(PDF_MAGIC)]) + piece[:len(PDF_MAGIC)])
         if len(body) + len(piece) > cap.value:
             raise FetchError(Code.TOO_LARGE, f"the decoded body is over {cap.value} bytes")
         body += piece

@@ -12,6 +12,6 @@ PDF_MAGIC = b"%PDF-"
 """How a PDF starts (a body with no type is read as a PDF when it starts so)."""
 
 
-def is_pdf(head: bytes) -> bool:
+def is_pdf(head: bytes | bytearray) -> bool:
     """Whether a body or file starting with ``head`` is a PDF."""
     return head.startswith(PDF_MAGIC)

@@ -97,7 +97,10 @@ class _Worker:
         answers = self.process.stdout.fileno()
         header = _read_exactly(answers, ANSWER.size, deadline)
         (size,) = ANSWER.unpack(header)
-        answer: tuple[str, Any] = pickle.loads(_read_exactly(answers, size, deadline))
+        try:
+            answer: tuple[str, Any] = pickle.loads(_read_exactly(answers, size, deadline))
+        except (pickle.UnpicklingError, EOFError, ValueError, TypeError):  # a garbled answer
+            raise _stopped() from None
         return answer
 
     def end(self) -> None:
@@ -199,7 +202,11 @@ class PdfReader:
                 raise RuntimeError("the PDF reader is closed")
             worker = self._idle.pop() if self._idle else None
             if worker is None:
-                worker = _Worker(self._command, self._memory)
+                try:
+                    worker = _Worker(self._command, self._memory)
+                except OSError as error:  # out of processes, file descriptors or memory
+                    raise PdfError(Code.PDF_UNREADABLE, "a PDF worker could not start "
+                                   f"({error.strerror or type(error).__name__})") from None
             self._busy.add(worker)
             return worker
 
@@ -220,10 +227,16 @@ class PdfReader:
         """End every worker now, idle or busy (a PDF under way then fails)."""
         with self._lock:
             self._closed = True
-            workers = [*self._idle, *self._busy]
+            idle, busy = [*self._idle], [*self._busy]
             self._idle.clear()
-        for worker in workers:
+        for worker in idle:
             worker.end()
+        for worker in busy:
+            # Killed only: the thread reading its answer sees the pipe close, then ends and
+            # reaps it itself (closing the pipes here would pull its file descriptors from
+            # under that read).
+            with contextlib.suppress(OSError):
+                worker.process.kill()
 
 
 def pdf_pages(data: bytes, *, reader: PdfReader | None = None) -> tuple[str, ...]:

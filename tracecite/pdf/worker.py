@@ -50,16 +50,6 @@ def _cap_memory(limit: int) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _watch_parent(parent: int) -> None:
-    """End this worker once its parent is gone (it is then another process's child): looked at
-    first at once, since the parent may have died before this worker's first line ran."""
-    from tracecite.workers import WATCH_PARENT
-
-    while os.getppid() == parent:
-        threading.Event().wait(WATCH_PARENT)
-    os._exit(1)
-
-
 def answer(data: bytes, max_pages: int) -> tuple[str, Any]:
     """What the worker answers for one PDF (see the module docstring)."""
     from tracecite.pdf.text import PdfUnreadable, read_pages
@@ -72,17 +62,20 @@ def answer(data: bytes, max_pages: int) -> tuple[str, Any]:
         return "missing", ""
     except MemoryError:
         return "unreadable", "reading the PDF needs more memory than the PDF worker's cap"
+    except Exception as error:  # anything else the engine raises: this PDF's, named by kind
+        return "unreadable", f"the PDF engine failed on it ({type(error).__name__})"
 
 
 def main(argv: list[str] | None = None) -> int:
     """Serve requests until standard input closes."""
     from tracecite.stops import ignore_interrupts
+    from tracecite.workers import watch_parent
 
     args = sys.argv[1:] if argv is None else argv
     ignore_interrupts()
     # The parent's id as it gave it: read here, the parent could already be gone.
     parent = int(args[1]) if len(args) > 1 else os.getppid()
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
+    threading.Thread(target=watch_parent, args=(parent,), daemon=True,
                      name="tracecite-watch-parent").start()
     _cap_memory(int(args[0]) if args else 0)
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
