@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
+from tracecite.inputs.documents.forms import ATTRIBUTION_DASHES, QUOTE_ENTITIES, QUOTE_MARKS
+
 _BOUNDARY = re.compile(r"\n[ \t]*\n(?=[^ \t\n])")
 # Patterns start at a "\n": the text is searched with one put before it, which is much faster
 # than "^" in MULTILINE mode (that tries every character).
@@ -27,13 +29,14 @@ _REGION = re.compile(
     re.IGNORECASE,
 )
 _ENDS = {"comment": "-->", "pi": "?>", "cdata": "]]>", "decl": ">"}
-_QUOTE_MARKS = ('"', "\u201c", "\u00ab", "\u201e", "&quot;", "&ldquo;", "&laquo;", "&bdquo;",
-                "&#")
-_DASHES = ("\u2014", "\u2015", "--")
+# The marks the forms look for (forms.py), so that a paragraph this filter passes over can
+# hold none of them.
+_QUOTE_MARKS = (*QUOTE_MARKS, *QUOTE_ENTITIES)
+_DASHES = ATTRIBUTION_DASHES
 _BLOCK_QUOTE = re.compile(r"\n[ \t]*>")
 _OPEN_BLOCKQUOTE = re.compile(r"<blockquote(?=[\s>/])", re.I)
 _CLOSE_BLOCKQUOTE = re.compile(r"</blockquote", re.I)
-_ANY = ('"', "\u201c", "\u00ab", "\u201e", "&", ":~:", "cite", "tracecite", "]:", ">")
+_ANY = (*QUOTE_MARKS, "&", ":~:", "cite", "tracecite", "]:", ">")
 
 
 def _regions(text: str) -> list[tuple[int, int]]:

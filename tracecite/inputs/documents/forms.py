@@ -28,7 +28,8 @@ MIN_WORDS = 4
 _BETWEEN = re.compile(r"[ \t\n]*(?:,[ \t\n]*)?(?:\([ \t\n]*)?")
 """What may stand between a closing quotation mark and its link: spaces, one comma, one ``(``."""
 
-_ATTRIBUTION = ("—", "―", "--")
+ATTRIBUTION_DASHES = ("—", "―", "--")
+"""How an attribution line starts (``-- `` is ``--`` and a space)."""
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
@@ -74,7 +75,7 @@ def only_between(text: str) -> bool:
 
 def is_attribution(text: str) -> bool:
     """Whether a paragraph's rendered text starts as an attribution line does."""
-    return text.lstrip().startswith(_ATTRIBUTION)
+    return text.lstrip().startswith(ATTRIBUTION_DASHES)
 
 
 def is_same_document(url: str) -> bool:
