@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Cli
 from tests.pdf.make_pdfs import Made
 
@@ -102,3 +104,28 @@ def test_a_cited_pdf_that_is_not_base64(cli: Cli, tmp_path: Path) -> None:
     (finding,) = cli("import", "anthropic", path, "-o", tmp_path / "out",
                      "--json").json()["findings"]
     assert finding["code"] == "TC107" and "is not base64" in finding["message"]
+
+
+def test_an_imports_pdfs_are_read_by_one_worker(
+        cli: Cli, tmp_path: Path, pdfs: dict[str, Made],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three exchanges citing PDFs: one PDF worker started for the import, not one a PDF."""
+    from tracecite.pdf import reader
+
+    started: list[object] = []
+    worker = reader._Worker
+
+    def counted(*args: Any) -> Any:
+        started.append(args)
+        return worker(*args)
+
+    monkeypatch.setattr(reader, "_Worker", counted)
+    pdf = pdfs["headers-footers"].path.read_bytes()
+    first = pdfs["headers-footers"].found[0]
+    path = tmp_path / "exchanges.jsonl"
+    path.write_text("".join(json.dumps(_exchange(pdf, [_page(first, 1, 2)])) + "\n"
+                            for _ in range(3)), encoding="utf-8")
+    res = cli("import", "anthropic", path, "-o", tmp_path / "out", "--json")
+    assert res.exit == 0, res.out
+    assert len(list((tmp_path / "out").glob("*.jsonl"))) == 3
+    assert len(started) == 1

@@ -108,7 +108,10 @@ def run_import(fmt: str, paths: Sequence[str], out: str | None,
     tally = _Tally(skip_unsupported)
     names: set[str] = set()
     first: Trace | None = None  # without OUT: the one run's trace
-    with Staged(out) as staged:
+    from tracecite.pdf.reader import shared_reader
+
+    # One PDF worker for every PDF the transcripts cite, started only if one is.
+    with shared_reader(), Staged(out) as staged:
         for path in paths:
             for run, text in _read(read, path, tally):
                 trace = Trace(_unique(run.name, names), text)

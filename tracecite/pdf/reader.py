@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from tracecite.codes import Code
@@ -239,11 +240,30 @@ class PdfReader:
                 worker.process.kill()
 
 
+_shared: list[PdfReader] = []
+"""The reader of :func:`shared_reader`'s block, while one is open."""
+
+
+@contextlib.contextmanager
+def shared_reader() -> Iterator[None]:
+    """Within the block, :func:`pdf_pages` reads every PDF with one worker, started at the
+    first PDF and ended with the block (an import reads its transcripts' PDFs so), instead of
+    a worker started and ended for each PDF."""
+    with PdfReader(1) as reader:
+        _shared.append(reader)
+        try:
+            yield
+        finally:
+            _shared.remove(reader)
+
+
 def pdf_pages(data: bytes, *, reader: PdfReader | None = None) -> tuple[str, ...]:
     """The text of each page of the PDF ``data`` (docs/guides/pdf.md), read in a worker
     process within the PDF limits; raises :class:`PdfError` with the code and the reason.
-    For importers: ``reader``, when given, is used (and kept); else one worker is started for
-    this PDF and ended after it."""
+    For importers: ``reader`` when given, else the one of an open :func:`shared_reader`
+    block, else a worker started for this PDF and ended after it."""
+    if reader is None and _shared:
+        reader = _shared[-1]
     if reader is not None:
         return reader.pages(data)
     with PdfReader(1) as own:
