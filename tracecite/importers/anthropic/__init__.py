@@ -311,12 +311,16 @@ def _exchanges(lines: _Lines, display: str) -> tuple[Iterable[Item], bool]:
     first = _next_filled(each, head)
     if first is None:
         raise Unsupported(display, "$", "the file holds no exchange")
-    if isinstance(_parsed(first[1]), dict):
+    value = _parsed(first[1])
+    if isinstance(value, dict):
         second = _next_filled(each, head)
-        if second is not None:
-            rest = (item for item in each if item[1].strip())
-            return ((functools.partial(_jsonl_line, line, n, display), "$", n)
-                    for n, line in itertools.chain((first, second), rest)), True
+        if second is None:  # one object on one line: the document, decoded already
+            return [(functools.partial(_itself, value), "$", None)], False
+        rest = (item for item in each if item[1].strip())
+        return itertools.chain(
+            [(functools.partial(_itself, value), "$", first[0])],
+            ((functools.partial(_jsonl_line, line, n, display), "$", n)
+             for n, line in itertools.chain((second,), rest))), True
     head += (line for _, line in each)  # a document's lines: it is parsed whole
     return _document("".join(head), display)
 
