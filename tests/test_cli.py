@@ -88,8 +88,21 @@ CASES = [
          "TC100", 1, files={"a.jsonl": TRACE_OK}),
     Case("usage-per-host-too-many", ("verify-notes", "n.md", "--per-host", "65", "--json"),
          "TC100", 1, files={"n.md": NOTES_OK}),
-    Case("usage-per-host-for-files", ("verify-files", "a.jsonl", "--per-host", "2", "--json"),
+    # A common option is taken by every command, and checked there as anywhere (a command it
+    # has no effect on says so in a notice: tests/test_cli_common_options.py).
+    Case("usage-per-host-zero-for-files",
+         ("verify-files", "a.jsonl", "--per-host", "0", "--json"), "TC100", 1,
+         files={"a.jsonl": TRACE_OK}),
+    Case("usage-timeout-too-long-for-check", ("check", "a.jsonl", "--timeout", "50", "--json"),
          "TC100", 1, files={"a.jsonl": TRACE_OK}),
+    Case("usage-fail-after-without-cache-for-compare",
+         ("compare", "a.jsonl", "a.jsonl", "--fail-after", "2", "--json"), "TC100", 1,
+         files={"a.jsonl": TRACE_OK}),
+    # A command's own option stays refused where it means nothing.
+    Case("usage-root-for-check", ("check", "a.jsonl", "--root", ".", "--json"), "TC100", 1,
+         files={"a.jsonl": TRACE_OK}),
+    Case("usage-evidence-for-merge", ("merge", "r.json", "--evidence", "--json"), "TC100", 1,
+         files={"r.json": "{}"}),
     # ---- TC101/TC102: reading inputs ----
     Case("unreadable-missing-notes", ("check", "missing.md", "--json"), "TC101", 1,
          file="missing.md"),

@@ -943,10 +943,12 @@ def test_bad_per_host_is_tc100(
     assert no_dns == []
 
 
-def test_verify_files_has_no_per_host(cli: Cli, tmp_path: Path) -> None:
-    res = cli("verify-files", files_trace(tmp_path, "file:doc.txt"), "--json", "--per-host", "2")
-    assert (res.exit, res.codes()) == (1, ["TC100"])
-    assert "unrecognized arguments: --per-host" in res.json()["findings"][0]["message"]
+def test_verify_files_takes_per_host_without_effect(cli: Cli, tmp_path: Path,
+                                                   root: Path) -> None:
+    res = cli("verify-files", files_trace(tmp_path, "file:doc.txt"), "--root", root, "--json",
+              "--per-host", "2")
+    assert (res.exit, res.codes()) == (0, [])
+    assert res.json()["notices"] == ["--per-host has no effect on verify-files"]
 
 
 @pytest.mark.parametrize("option", [

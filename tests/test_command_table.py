@@ -13,7 +13,7 @@ import pytest
 from tracecite import api
 from tracecite.checks.kinds import SourceKind
 from tracecite.cli import build_parser
-from tracecite.command_table import COMMANDS, HOOK, Command
+from tracecite.command_table import COMMANDS, COMMON_GROUPS, HOOK, Command
 from tracecite.errors import UsageError
 from tracecite.findings import Report
 from tracecite.hook.stages import stage_plan
@@ -40,7 +40,10 @@ def test_every_command_has_its_subparser_with_its_arguments_and_groups(command: 
     assert {argument.name for argument in command.arguments} <= dests
     flags = {o.name for o in OPTIONS if o.flag is not None and o.group in command.groups}
     assert flags <= dests
-    others = {o.name for o in OPTIONS if o.flag is not None} - flags
+    # Every command takes the common options too; another command's own ones, never.
+    common = {o.name for o in OPTIONS if o.flag is not None and o.group in COMMON_GROUPS}
+    assert common <= dests
+    others = {o.name for o in OPTIONS if o.flag is not None} - flags - common
     assert not others & dests, command.name
     assert COMMAND_GROUPS[command.name] == command.groups
 
@@ -54,8 +57,10 @@ def test_every_command_has_a_library_function_that_takes_its_arguments(command: 
     values = [_DUMMY[argument.name] for argument in command.arguments]
     inspect.signature(function).bind(*values, settings=Settings())
     assert callable(command.run())
-    # Its options are its groups' (output-only ones aside): another command's are refused.
-    foreign = next(o.name for o in OPTIONS if o.group not in command.groups and o.group != "action")
+    # Its options are its groups' and the common ones (output-only ones aside): another
+    # command's own are refused.
+    foreign = next(o.name for o in OPTIONS if o.group not in (*command.groups, *COMMON_GROUPS)
+                   and o.group != "action")
     with pytest.raises(UsageError, match=f"{command.name} takes no option '{foreign}'"):
         function(*values, **{foreign: None})
 

@@ -14,8 +14,10 @@ options to a :class:`~tracecite.findings.Report`.
 Options are the command line's, by the names of the settings table
 (:data:`tracecite.settings.OPTIONS`): ``timeout=``, ``concurrency=``, ``evidence=``,
 ``cache=``, ``warn=[...]``, ``shard="2/4"``, …, with the same checks and bounds as the flags.
-A function takes the options of its command only (its record's option groups in
-:data:`tracecite.command_table.COMMANDS`, the table every command is defined in). The output
+A function takes the options of its command (its record's option groups in
+:data:`tracecite.command_table.COMMANDS`, the table every command is defined in) and the
+common options, as the command line does: one that has no effect on the command is checked,
+then named in the report's notices (``per_host= has no effect on check``). The output
 options (``format``, ``report_files``, ``quiet``, ``debug``, ``sarif_category``,
 ``no_progress``) are the command line's: a library call prints nothing and writes no report
 file; format a report with ``report.to_json()`` or :data:`tracecite.reporters.REPORTERS`.
@@ -25,7 +27,7 @@ Errors:
 - A problem of the inputs (a malformed notes file or trace, a missing file) is a finding in
   the returned report, with exit code 1, as on the command line; so are quotes not found
   (exit 2).
-- A bad option (an unknown name, an option of another command, a value out of bounds) raises
+- A bad option (an unknown name, another command's own option, a value out of bounds) raises
   :class:`UsageError` (its ``finding`` is TC100); ``hook`` raises :class:`TraceCiteError` for a
   configuration file it cannot use (TC104) or a git state it cannot read (TC103). Both carry
   the finding the command line would report, in ``error.finding``.
@@ -63,7 +65,7 @@ from tracecite.command_table import (
 )
 from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Report
-from tracecite.settings import BY_NAME, Settings
+from tracecite.settings import BY_NAME, Settings, inert_notices, takes
 from tracecite.surroundings import settings_for
 
 __all__ = ["Report", "TraceCiteError", "UsageError", "check", "compare", "hook",
@@ -201,7 +203,9 @@ def _run(command: Command, settings: Settings, *values: object, **extra: object)
 
     with one_run():
         report = command.run()(*values, settings=settings, **extra)
-    return _sharded(replace(report, findings=tuple(report.sorted_findings())), settings)
+    notices = (*report.notices, *inert_notices(command.name, settings))
+    return _sharded(replace(report, findings=tuple(report.sorted_findings()), notices=notices),
+                    settings)
 
 
 def _settings(command: Command, options: Mapping[str, Any], settings: Settings | None
@@ -213,11 +217,10 @@ def _settings(command: Command, options: Mapping[str, Any], settings: Settings |
         if options:
             raise UsageError(f"{command.name}: give settings= or keyword options, not both")
         return settings
-    groups = command.groups
     given: dict[str, Any] = {}
     for name, value in options.items():
         row = BY_NAME.get(name)
-        if row is None or name in _OUTPUT_ONLY or row.group not in groups:
+        if row is None or name in _OUTPUT_ONLY or not takes(command.name, row):
             raise UsageError(f"{command.name} takes no option {name!r}")
         if row.many and isinstance(value, (tuple, list)):
             value = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in value]

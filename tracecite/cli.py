@@ -29,7 +29,7 @@ from tracecite.errors import TraceCiteError, UsageError
 from tracecite.findings import Finding, Report
 from tracecite.reporters import REPORTERS, OutputStyle, write_report
 from tracecite.reporters.escape import location, printable
-from tracecite.settings import Origins, action_values, add_flags, flag_values
+from tracecite.settings import Origins, action_values, add_flags, flag_values, inert_notices
 from tracecite.stops import StopSignals, signal_name, signal_of, signals_blocked, write_whole
 from tracecite.streams import is_terminal, write_stderr
 from tracecite.surroundings import read_surroundings, settings_for
@@ -183,9 +183,14 @@ def _is_color(stream: TextIO | None) -> bool:
 
 def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequence[str] = (),
          stdout: TextIO | None = None, origins: Origins | None = None,
-         sarif_category: str | None = None) -> None:
+         sarif_category: str | None = None, aside: Sequence[str] = ()) -> None:
     """Write the report to each ``FORMAT:PATH`` report file, then to stdout in ``fmt``, and with
     ``github`` also the Markdown step summary to ``$GITHUB_STEP_SUMMARY`` when it is set.
+
+    ``aside``: notices of the report that the console says on stderr, one dim line each
+    (unless ``quiet``), instead of among the report's notes on stdout: options that have no
+    effect on the command, which are about the command line, not the inputs. Every other
+    format, and every report file, keeps them in the report's notices.
 
     Report files come first: one that cannot be written is a usage error (TC100), reported
     instead of this report, so stdout never carries two (``origins``: how it names the file's
@@ -203,6 +208,11 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
             named = (origins or Origins()).report_file(file_format)
             raise UsageError(f"{named} cannot be written ({reason})") from None
     out = stdout if stdout is not None else sys.stdout
+    if fmt == "console" and aside:
+        report = dataclasses.replace(report, notices=tuple(
+            n for n in report.notices if n not in aside))
+        if not quiet:
+            _say_aside(aside)
     if out is not None:  # None: Python started with stdout closed (``>&-``)
         write_report(fmt, report, OutputStyle(color=_is_color(out), quiet=quiet,
                                               sarif_category=sarif_category), out)
@@ -214,6 +224,23 @@ def emit(report: Report, fmt: str, *, quiet: bool = False, report_files: Sequenc
         except OSError as exc:
             write_stderr("tracecite: warning: the step summary ($GITHUB_STEP_SUMMARY) cannot "
                              f"be written ({exc.strerror or 'error'})\n")
+
+
+def _say_aside(notices: Sequence[str]) -> None:
+    """Each notice as one line on stderr, dim on a terminal that takes colour."""
+    lines = [f"tracecite: note: {printable(notice)}" for notice in notices]
+    if not _is_color(sys.stderr):
+        write_stderr("".join(f"{line}\n" for line in lines))
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, color_system="standard", width=10_000,
+                      highlight=False, emoji=False, markup=False, soft_wrap=True)
+    for line in lines:
+        console.print(Text(line, style="dim"))
+    write_stderr(buffer.getvalue())
 
 
 def write_step_summary(report: Report, path: str,
@@ -343,7 +370,8 @@ def _write(report: Report, settings: Settings, stdout: TextIO | None) -> Report:
     try:
         emit(report, settings.format or _default_format(), quiet=settings.quiet,
              report_files=settings.report_files, stdout=stdout, origins=settings.origins,
-             sarif_category=settings.sarif_category)
+             sarif_category=settings.sarif_category,
+             aside=inert_notices(report.command, settings))
     except BrokenPipeError:
         _reader_gone(stdout)
         with contextlib.suppress(OSError, ValueError):

@@ -45,8 +45,8 @@ class Command:
     name: str
     help: str
     groups: tuple[str, ...]
-    """Option groups of :data:`tracecite.settings.OPTIONS` whose flags it takes, in ``--help``
-    order."""
+    """Option groups of :data:`tracecite.settings.OPTIONS` whose options act on it, in ``--help``
+    order (it takes the common ones it lacks as well: :data:`COMMON_GROUPS`)."""
     arguments: tuple[Argument, ...]
     library: str
     """The :mod:`tracecite.api` function's name."""
@@ -57,6 +57,10 @@ class Command:
     stdout_unless: str | None = None
     """The option without which its result goes to stdout (``import`` without ``-o``): then
     the report goes to stderr."""
+    inert: tuple[str, ...] = ()
+    """Options of its groups that have no effect on it all the same (``verify-files`` fetches
+    no web page, so the fetcher's ``user_agent`` means nothing to it): taken like the common
+    options it lacks (:data:`COMMON_GROUPS`), with a notice."""
     stages: tuple[Plan, ...] = ()
     """``hook``: each stage's plan, its live checks of web pages followed by those of
     ``file:`` sources when the settings' ``verify_files`` asks (see
@@ -78,6 +82,12 @@ class Command:
         return tuple(plan.stage for plan in self.stages if plan.stage is not None)
 
 
+COMMON_GROUPS: tuple[str, ...] = ("read", "load", "web", "output")
+"""The groups of the common options, which every command takes (docs/reference/commands.md,
+"Common options"), so one command line of shared options serves every command. A command whose
+own groups lack one still parses its flags and checks their values as usual (a bad one is
+TC100), then drops them, with a notice that they have no effect on it."""
+
 _FILES = Argument("files", "FILE", "notes files, and traces (*.jsonl); documents with --docs",
                   nargs="+")
 _TRACES = Argument("files", "TRACE", "traces (*.jsonl)", nargs="+")
@@ -93,14 +103,16 @@ VERIFY_URLS = Command("verify-urls", "evidence, then every cited http(s) source 
                       _LIVE, (_TRACES,), "verify_urls", "tracecite.run.commands:run_verify_urls")
 VERIFY_FILES = Command("verify-files", "evidence, then every cited file: source re-read",
                        ("files", "read", "load", "output"), (_TRACES,), "verify_files",
-                       "tracecite.run.commands:run_verify_files")
+                       "tracecite.run.commands:run_verify_files",
+                       inert=("user_agent", "connect_to", "allow_net", "ca_cert"))
 VERIFY_DOCS = Command("verify-docs",
                       "the quotes of Markdown and HTML documents, against their live or local "
                       "sources", ("documents", "files", "read", "load", "web", "output"),
                       (Argument("files", "DOC", "Markdown and HTML documents, or folders of "
                                                 "them", nargs="+"),),
                       "verify_docs", "tracecite.run.commands:run_verify_docs")
-COMPARE = Command("compare", "compare two traces' captured sources by stable URI", ("output",),
+COMPARE = Command("compare", "compare two traces' captured sources by stable URI",
+                  ("read", "output"),
                   (Argument("old", "OLD", "the earlier trace"),
                    Argument("new", "NEW", "the later trace")),
                   "compare", "tracecite.run.commands:run_compare")

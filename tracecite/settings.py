@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from tracecite import values
-from tracecite.command_table import COMMANDS, HOOK, VERIFY_DOCS
+from tracecite.command_table import COMMANDS, COMMON_GROUPS, HOOK, VERIFY_DOCS
 from tracecite.errors import UsageError
 from tracecite.fetch.limits import (
     DEFAULT_CONCURRENCY,
@@ -269,7 +269,36 @@ REFUSED_KEYS: frozenset[str] = frozenset({"allow_net", "connect_to", "ca_cert"})
 
 COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
     name: command.groups for name, command in COMMANDS.items()}
-"""The option groups whose flags each command takes."""
+"""The option groups whose options act on each command."""
+
+
+def acts_on(command: str, option: Option) -> bool:
+    """Whether ``option`` has an effect on ``command``: it is of one of the command's groups
+    and not one the command lists as inert."""
+    found = COMMANDS.get(command)
+    if found is None:
+        return False
+    return option.group in found.groups and option.name not in found.inert
+
+
+def takes(command: str, option: Option) -> bool:
+    """Whether ``command`` accepts ``option``: it acts on it, or it is a common option
+    (:data:`~tracecite.command_table.COMMON_GROUPS`), which every command accepts."""
+    return acts_on(command, option) or (command in COMMANDS and option.group in COMMON_GROUPS)
+
+
+def inert_options(command: str) -> tuple[Option, ...]:
+    """The options ``command`` accepts that have no effect on it, in ``--help`` order."""
+    return tuple(o for o in OPTIONS if takes(command, o) and not acts_on(command, o))
+
+
+def inert_notices(command: str, settings: Settings) -> tuple[str, ...]:
+    """One notice for each option given to ``command`` (as a flag, an Action input or a
+    keyword option) that has no effect on it; a configuration file's values say nothing (a
+    shared configuration is normal)."""
+    given = settings.origins.flags | settings.origins.inputs
+    return tuple(f"{settings.origins.name(o.name)} has no effect on {command}"
+                 for o in inert_options(command) if o.name in given)
 
 
 @dataclass(frozen=True)
@@ -401,31 +430,53 @@ class Settings:
 # ---- the three sources ----------------------------------------------------------------------
 
 def add_flags(parser: argparse.ArgumentParser, command: str) -> None:
-    """Add the flags of ``command``'s option groups; unset flags parse as None (or ``[]``)."""
-    groups = COMMAND_GROUPS[command]
+    """Add the flags ``command`` takes (:func:`takes`); unset flags parse as None (or ``[]``).
+    Those that have no effect on it are parsed and checked as the others are, but left out
+    of ``--help``, whose epilog says so (see :func:`inert_epilog`)."""
     titles = {"output": "output", "load": "loading sources", "web": "loading sources",
               "files": "file: sources", "hook": "hook", "check": "check",
               "read": "reading inputs", "transcripts": "importing transcripts"}
     # Each help section's add_argument, the section made on its first flag.
     adders: dict[str, Callable[..., argparse.Action]] = {}
-    for group in groups:
-        for option in OPTIONS:
-            if option.group != group or option.flag is None:
-                continue
-            title = titles[group]
+    own = COMMAND_GROUPS[command]
+    for option in sorted(OPTIONS, key=lambda o: _help_order(own, o.group)):
+        if option.flag is None or not takes(command, option):
+            continue
+        if acts_on(command, option):
+            title = titles[option.group]
             add = adders.get(title) or adders.setdefault(
                 title, parser.add_argument_group(title).add_argument)
-            names = [option.flag] + ([option.short] if option.short else [])
-            if option.switch:
-                add(*names, dest=option.name, action="store_true", default=None,
-                    help=option.help)
-            else:
-                add(*names, dest=option.name, type=_argument_type(option),
-                    action="append" if option.many else "store", default=None,
-                    metavar=option.metavar, help=option.help)
-    if "output" in groups:
-        adders["output"]("--json", action="store_const", const="json", dest="format",
-                         help="same as --format json")
+            shown = option.help
+        else:
+            add, shown = parser.add_argument, argparse.SUPPRESS
+        names = [option.flag] + ([option.short] if option.short else [])
+        if option.switch:
+            add(*names, dest=option.name, action="store_true", default=None, help=shown)
+        else:
+            add(*names, dest=option.name, type=_argument_type(option),
+                action="append" if option.many else "store", default=None,
+                metavar=option.metavar, help=shown)
+    adders["output"]("--json", action="store_const", const="json", dest="format",
+                     help="same as --format json")
+    parser.epilog = inert_epilog(command)
+
+
+def _help_order(own: tuple[str, ...], group: str) -> int:
+    """Where ``group``'s flags come in ``--help``: the command's own groups in their order,
+    then the rest (stable: the table's order within a group)."""
+    return own.index(group) if group in own else len(own)
+
+
+def inert_epilog(command: str) -> str | None:
+    """The ``--help`` epilog of a command that takes common options without effect on it
+    (None: it has none)."""
+    inert = [o.flag for o in inert_options(command) if o.flag is not None]
+    if not inert:
+        return None
+    shown = ", ".join(inert[:3]) + (", …" if len(inert) > 3 else "")
+    return (f"It also accepts the common options that have no effect on it ({shown}: see "
+            f"docs/reference/commands.md#common-options), so one set of options serves every "
+            f"command; each one given is checked as usual and named in a notice.")
 
 
 def _argument_type(option: Option) -> Callable[[str], Any]:
@@ -514,13 +565,14 @@ def _checked(command: str, settings: Settings) -> Settings:
         if not os.path.isdir(os.path.dirname(os.path.abspath(settings.cache))):
             raise UsageError(f"{name('cache')} {settings.cache!r} is in a directory "
                              f"that does not exist")
-    if settings.ca_cert is not None and command != "verify-files":
+    if settings.ca_cert is not None and acts_on(command, BY_NAME["ca_cert"]):
         settings = replace(settings, ca_bundle=_ca_bundle(settings.ca_cert, name("ca_cert")))
     needs_root = command in ("verify-files", VERIFY_DOCS.name) or (
         command == "hook" and settings.stage != "offline" and settings.verify_files)
     if needs_root and not os.path.isdir(settings.root):
         raise UsageError(f"the file: sources' root ({name('root')}) names no directory")
-    return settings
+    # Checked as for any command, then dropped: an option without effect changes nothing.
+    return replace(settings, **{o.name: o.default for o in inert_options(command)})
 
 
 def _ca_bundle(path: str, named: str) -> ssl.SSLContext:
