@@ -11,9 +11,19 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any, Final
 
-__all__ = ["HTML_NAMESPACE", "Comment", "Element"]
+__all__ = ["HTML_NAMESPACE", "Comment", "CopiedElement", "Element"]
 
 HTML_NAMESPACE: Final = "http://www.w3.org/1999/xhtml"
+
+
+class CopiedElement(ET.Element):
+    """The ElementTree element of a copy html5lib made of another element, not of a start tag
+    of the source: its adoption agency and its reconstruction of active formatting elements copy
+    an ``<a>`` left open across blocks into each of them. It renders as any element does; what
+    finds an element again by its start tag in the source skips it
+    (:mod:`tracecite.inputs.documents.cite`), or one ``<a>`` would be cited twice."""
+
+    __slots__ = ()
 
 
 class Element:
@@ -117,7 +127,14 @@ class Element:
         items = self._element.items()
         if items:
             clone._element.attrib.update(items)
+        clone.mark_copy()
         return clone
+
+    def mark_copy(self) -> None:
+        """Make this new, childless element a copy of another (:class:`CopiedElement`)."""
+        copy = CopiedElement(self._element.tag)
+        copy.attrib.update(self._element.items())
+        self._element = copy
 
     def reparentChildren(self, newParent: Any) -> None:
         """Move this element's text and children to the end of ``newParent``."""

@@ -148,6 +148,27 @@ class TreeBuilder(_EtreeTreeBuilder):  # type: ignore[misc]  # html5lib is untyp
         super().reset()
         self.openElements = OpenElements()
         self.activeFormattingElements = FormattingElements()
+        self._copying = False
+
+    def reconstructActiveFormattingElements(self) -> None:
+        """html5lib's steps; the elements they insert are copies (:class:`CopiedElement`),
+        made of no start tag of the source."""
+        active = self.activeFormattingElements
+        if not active or active[-1] == Marker or active[-1] in self.openElements:
+            return  # html5lib's first steps: nothing to reconstruct (nearly always)
+        self._copying = True
+        try:
+            super().reconstructActiveFormattingElements()
+        finally:
+            self._copying = False
+
+    def createElement(self, token: dict[str, Any]) -> Any:
+        """html5lib's element for ``token``, marked as a copy while formatting elements are
+        reconstructed."""
+        element = super().createElement(token)
+        if self._copying:
+            element.mark_copy()
+        return element
 
     def insertElementNormal(self, token: dict[str, Any]) -> Any:
         """Insert an element for ``token`` at the current node, or beside it past the cap."""

@@ -228,3 +228,24 @@ def test_inline_columns_count_tabs_and_crlf_as_written(tmp_path: Path) -> None:
 def test_a_footnote_whose_first_link_is_a_heading_is_no_source(tmp_path: Path) -> None:
     text = 'A "one two three four"[^n].\n\n[^n]: [see](#below) and [x](https://e.org)\n'
     assert citations(tmp_path, text) == []
+
+
+@pytest.mark.parametrize("text", [
+    '"one two three four" [S](https://e.org/p#:~:text=a%ZZ)\n',
+    "> One two three four.\n>\n> — [S](https://e.org/p#:~:text=a%ZZ)\n",
+])
+def test_a_bad_directive_after_a_quote_is_one_tc140(tmp_path: Path, text: str) -> None:
+    # The quote's citation fails for its directive alone: its link is taken, so the link
+    # gives no second TC140 as a fragment.
+    document = read(tmp_path, text)
+    assert document.citations == ()
+    assert [p.code for p in document.problems] == [Code.DOC_CITATION_INVALID]
+
+
+def test_misnested_links_in_html_are_one_citation_each(tmp_path: Path) -> None:
+    # The HTML parser's adoption agency copies the <a> into each block it was open across.
+    text = ("<!doctype html><html><body>\n"
+            "<p><a href='https://e.org/p#:~:text=frag'><b>one</p><p>two</b></a></p>\n"
+            "</body></html>\n")
+    [found] = citations(tmp_path, text, "page.html")
+    assert (found.form, found.quote, found.line) == ("fragment", "frag", 2)

@@ -4,7 +4,8 @@ files and as raw HTML in Markdown (docs/guides/documents.md#citation-forms).
 HTML is parsed by html5lib (the parser the live checks use); an element's quote is its visible
 text as a browser shows it. html5lib's tree has no source positions, so each element is found
 again in the source by its start tag: the n-th ``<q`` written (comments skipped) is the n-th
-``q`` element.
+``q`` element. The copies html5lib makes of an ``<a>`` left open across blocks (misnested
+markup) have no start tag of their own and are skipped, so each ``<a>`` cites once.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def from_html(collector: Collector, text: str, base: int,
     # html5lib is imported only when a document holds HTML that may cite: most Markdown
     # never needs it, and it takes longer to import than a page takes to parse.
     from tracecite.visible import DEFAULT_BUDGET, ParseLimitError
+    from tracecite.visible.nodes import CopiedElement
     from tracecite.visible.parser import BoundedParser
     from tracecite.visible.render import render
 
@@ -60,8 +62,8 @@ def from_html(collector: Collector, text: str, base: int,
     seen = {"blockquote": 0, "q": 0, "a": 0}
     for element in root.iter():
         name = element.tag if isinstance(element.tag, str) else ""
-        if name not in seen:
-            continue
+        if name not in seen or isinstance(element, CopiedElement):
+            continue  # a copy has no start tag of its own: its original is the citation
         index = seen[name]
         seen[name] += 1
         at = tags[name][index] if index < len(tags[name]) else 0

@@ -150,17 +150,18 @@ class Collector:
 
     def add(self, form: str, quote: str, url: str, place: Place, *,
             claim: str | None = None) -> bool:
-        """Keep a citation at ``place``. False when it is none: not a form asked for, an empty
-        quote, a same-document link, a text directive that does not decode (a TC140)."""
+        """Keep a citation at ``place``. True when its link is taken: a citation kept, or one
+        that fails for its text directive alone (a TC140: its link must give no second one as
+        a ``fragment``). False when it is none: not a form asked for, an empty quote, a
+        same-document link."""
         if form not in self.forms or is_same_document(url):
             return False
         quote = normalise(quote)
         if not quote or not url:
             return False
         ok, directive = self.directive(url, place.offset)
-        if not ok:
-            return False
-        self._found.append(_Found(form, quote, url, place, directive, claim))
+        if ok:
+            self._found.append(_Found(form, quote, url, place, directive, claim))
         return True
 
     def citations(self) -> tuple[DocumentCitation, ...]:
