@@ -261,6 +261,26 @@ def test_the_library_verify_docs(tmp_path: Path) -> None:
         api.verify_docs([doc], evidence=True)  # an option of another command
 
 
+def test_each_document_link_is_resolved_once_for_both_live_checks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite.checks import documents
+
+    resolved: list[str] = []
+    real = documents.source_of
+
+    def counted(document: str, url: str, root: str) -> Any:
+        resolved.append(url)
+        return real(document, url, root)
+
+    monkeypatch.setattr(documents, "source_of", counted)
+    write(tmp_path / "source.md", "The quick brown fox.\n")
+    doc = write(tmp_path / "a.md", blockquote("The quick brown fox.", "source.md") + "\n"
+                + blockquote("Four words to mail.", "mailto:a@example.org"))
+    report = api.verify_docs([doc], root=str(tmp_path))
+    assert report.summary.files.matched == 1 and report.summary.live.skipped == 1
+    assert sorted(resolved) == ["mailto:a@example.org", "source.md"]
+
+
 # ---- notes: a URL's text directive -------------------------------------------------------
 
 def test_a_notes_url_directive_is_a_second_quote_of_the_record(cli: Cli, site: Site,

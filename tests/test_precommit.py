@@ -88,13 +88,15 @@ SAMPLE_PATHS = [
     "traces/a.jsonl", "eval/traces/b/c.jsonl", "traces/a.json", "data.jsonl", "mytraces/a.jsonl",
     "traces.jsonl", "docs/.notes", "runs/agent-run.jsonl", "eval/runs/a.jsonl", "reruns/a.jsonl",
     "docs/page.html", "docs/deep/page.htm", "site/index.html", "GUIDE.MD", "a.markdown",
+    "site/page.xhtml",
     "agent-output.jsonl", "docs/sources.md", "src/app.py", "logo.png", "notes.txt",
 ]
 # What a configuration may select besides the defaults: the hooks' `files:` must pass it, so
 # that TraceCite's globs decide (a file they do not select is a TC106 warning, never silence).
 CONFIGURED = Settings(notes=("docs/sources.md", "*.notes", "*.notes.txt"),
                       traces=("*.jsonl",), documents=("**/*.md", "**/*.markdown",
-                                                      "**/*.html", "**/*.htm"))
+                                                      "**/*.html", "**/*.htm",
+                                                      "**/*.xhtml"))
 KEPT_OUT = {"notes", "traces/a.json", "a.notes.rst", "src/app.py", "logo.png", "notes.txt"}
 
 

@@ -21,6 +21,20 @@ def is_trace(path: str) -> bool:
     return path.lower().endswith(TRACE_SUFFIX)
 
 
+DOCUMENT_SUFFIXES: dict[str, str] = {".md": "markdown", ".markdown": "markdown",
+                                     ".html": "html", ".htm": "html", ".xhtml": "html"}
+"""The one table of document names (case ignored) and the kind each is read as, a document's
+and a local source's alike: Markdown, or HTML matched on its visible text
+(docs/reference/commands.md)."""
+
+
+def document_kind(path: str) -> str | None:
+    """``markdown`` or ``html`` by the name's suffix (:data:`DOCUMENT_SUFFIXES`), None for
+    neither."""
+    dot = path.rfind(".")
+    return DOCUMENT_SUFFIXES.get(path[dot:].lower()) if dot != -1 else None
+
+
 @dataclass(frozen=True)
 class NoteRecord:
     """One ``claim:``/``quote:``/``url:`` record of a notes file (1-based ``index`` and lines);

@@ -112,6 +112,7 @@ def test_sort_out_lists_the_unselected_but_not_the_excluded(tmp_path: Path) -> N
     ("pyproject.toml", "docs/a.txt", "'notes'", "the [tool.tracecite] table of pyproject.toml"),
     ("cfg/.tracecite.toml", "a.md", "'documents' (or 'notes')", "in cfg/.tracecite.toml"),
     (None, "site/page.html", "'documents' (or 'notes')", "the default globs apply"),
+    (None, "site/page.XHTML", "'documents' (or 'notes')", "the default globs apply"),
 ])
 def test_not_selected_names_the_key_and_the_configuration(
         config_path: str | None, path: str, key: str, where: str) -> None:

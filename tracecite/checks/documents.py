@@ -14,6 +14,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote as percent_encoded
 from urllib.parse import unquote
@@ -21,7 +22,13 @@ from urllib.parse import unquote
 from tracecite.checks.kinds import SourceKind
 from tracecite.checks.quotes import QuoteCheck
 from tracecite.matching import normalise
-from tracecite.model import DocumentCitation, NoteRecord, NoteRecords, TextDirective
+from tracecite.model import (
+    DocumentCitation,
+    NoteRecord,
+    NoteRecords,
+    TextDirective,
+    document_kind,
+)
 
 if TYPE_CHECKING:
     from tracecite.inputs.documents import DocumentFile
@@ -31,7 +38,6 @@ _MARK = "\x00text-directive\x00"
 a document holds."""
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
-MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
 def directive_quote(directive: TextDirective) -> str:
@@ -98,20 +104,34 @@ def quotes_of(citation: DocumentCitation) -> list[str]:
     return quotes
 
 
-def document_checks(documents: Iterable[DocumentFile], kind: SourceKind, root: str
-                    ) -> tuple[list[QuoteCheck], int]:
-    """The checks of the documents' citations whose source is of ``kind``, and how many
-    citations are skipped: those marked ``<!-- tracecite: ignore -->`` (a document's
-    ``skipped``) and those whose link is of no kind checked, each counted once, in the web
-    check."""
-    checks: list[QuoteCheck] = []
+@dataclass(frozen=True)
+class DocumentChecks:
+    """The checks of documents' citations, each link resolved once for every live check of a
+    run: those of web pages, those of local files, and how many citations are skipped (those
+    marked ``<!-- tracecite: ignore -->``, a document's ``skipped``, and those whose link is of
+    no kind checked), counted once, in the web check."""
+
+    web: tuple[QuoteCheck, ...] = ()
+    files: tuple[QuoteCheck, ...] = ()
+    skipped: int = 0
+
+    def of_kind(self, kind: SourceKind) -> tuple[list[QuoteCheck], int]:
+        """The checks of sources of ``kind``, and the citations skipped that its check counts."""
+        if kind is SourceKind.WEB:
+            return list(self.web), self.skipped
+        return list(self.files), 0
+
+
+def document_checks(documents: Iterable[DocumentFile], root: str) -> DocumentChecks:
+    """The checks of the documents' citations by the kind of source each link names
+    (:func:`source_of`, once per link and folder: a page is cited by many citations)."""
+    checks: dict[SourceKind, list[QuoteCheck]] = {SourceKind.WEB: [], SourceKind.FILE: []}
     skipped = 0
-    # A link is resolved once per folder it is written in: a page is cited by many citations.
     resolved: dict[tuple[str, str], tuple[SourceKind | None, str]] = {}
     for document in documents:
         for citation in document.citations:
             if citation.ignored:
-                skipped += kind is SourceKind.WEB
+                skipped += 1
                 continue
             where = (os.path.dirname(citation.file), citation.url)
             found = resolved.get(where)
@@ -119,21 +139,20 @@ def document_checks(documents: Iterable[DocumentFile], kind: SourceKind, root: s
                 found = resolved[where] = source_of(citation.file, citation.url, root)
             source, target = found
             if source is None:
-                skipped += kind is SourceKind.WEB
+                skipped += 1
                 continue
-            if source is not kind:
-                continue
-            checks.extend(QuoteCheck(q, target, citation.file, citation.line,
-                                     record=citation.ordinal, column=citation.column)
-                          for q in quotes_of(citation))
-    return checks, skipped
+            checks[source].extend(QuoteCheck(q, target, citation.file, citation.line,
+                                             record=citation.ordinal, column=citation.column)
+                                  for q in quotes_of(citation))
+    return DocumentChecks(tuple(checks[SourceKind.WEB]), tuple(checks[SourceKind.FILE]),
+                          skipped)
 
 
 def markdown_targets(checks: Sequence[QuoteCheck]) -> frozenset[str]:
     """The ``file:`` targets of documents' checks that name Markdown: matched on their
     rendered text (docs/guides/documents.md)."""
     return frozenset(c.target for c in checks
-                     if unquote(c.target.split("#", 1)[0]).lower().endswith(MARKDOWN_SUFFIXES))
+                     if document_kind(unquote(c.target.split("#", 1)[0])) == "markdown")
 
 
 def directive_checks(records: Sequence[NoteRecord]) -> Iterator[QuoteCheck]:

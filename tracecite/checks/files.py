@@ -18,8 +18,8 @@ from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.live.records import Loaded
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
+from tracecite.model import document_kind
 
-HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 PDF_SUFFIX = ".pdf"
 
 
@@ -140,5 +140,5 @@ class FileLoader:
                 return Loaded(MatchKind.TEXT, rendered_text(text))
             except ParseLimitError as error:  # its raw HTML past the parser's bounds
                 raise FetchError(Code.PARSE_LIMIT, str(error)) from None
-        html = name.endswith(HTML_SUFFIXES)
+        html = document_kind(name) == "html"
         return Loaded(MatchKind.HTML if html else MatchKind.TEXT, text)

@@ -10,10 +10,7 @@ from typing import TYPE_CHECKING
 
 from tracecite.codes import Code
 from tracecite.findings import Finding
-from tracecite.model import is_trace
-
-DOCUMENT_SUFFIXES = (".md", ".markdown", ".html", ".htm")
-"""The names a document has (docs/guides/documents.md)."""
+from tracecite.model import document_kind, is_trace
 
 if TYPE_CHECKING:
     from tracecite.settings import Settings
@@ -24,7 +21,7 @@ def not_selected(path: str, settings: Settings) -> Finding:
     message names the keys to change and where (docs/reference/reports.md#honest-summaries)."""
     if is_trace(path):
         keys = "'traces'"
-    elif path.lower().endswith(DOCUMENT_SUFFIXES):
+    elif document_kind(path) is not None:
         keys = "'documents' (or 'notes')"
     else:
         keys = "'notes'"

@@ -17,6 +17,7 @@ from tracecite.inputs.notes import NotesFile, read_notes
 from tracecite.model import DOCUMENT_FORMS, Citation, NoteRecord, NoteRecords, is_trace
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
+    from tracecite.checks.documents import DocumentChecks
     from tracecite.checks.evidence import EvidenceScan
     from tracecite.inputs.documents import DocumentFile
 
@@ -45,6 +46,9 @@ class Inputs:
     digests: tuple[tuple[str, str], ...] = ()
     """``(path, SHA-256)`` of each input read, hashed while it was read (for the run's digest,
     docs/reference/reports.md#the-run)."""
+    documented: DocumentChecks | None = None
+    """The documents' citations as checks, their links resolved once for every live check of
+    the run (:meth:`with_document_checks`); None: not resolved yet."""
 
     def format_findings(self) -> list[Finding]:
         """Notes format, trace structure and documents' broken citations (TC140), in the
@@ -94,6 +98,23 @@ class Inputs:
                     - sum(len(d.citations) for d in kept_documents))
         return (replace(self, notes=tuple(kept_notes), documents=tuple(kept_documents)),
                 left_out)
+
+    def with_document_checks(self, root: str) -> Inputs:
+        """These inputs with their documents' citations made into checks once, links resolved
+        against ``root`` (after :meth:`in_shard` and :meth:`changed_only`, which choose the
+        citations): every live check of the run takes its kind's from them."""
+        if not self.documents or self.documented is not None:
+            return self
+        return replace(self, documented=self.documents_checks(root))
+
+    def documents_checks(self, root: str) -> DocumentChecks:
+        """The documents' citations as checks: as :meth:`with_document_checks` resolved them,
+        else resolved now against ``root``."""
+        if self.documented is not None:
+            return self.documented
+        from tracecite.checks.documents import document_checks
+
+        return document_checks(self.documents, root)
 
     def in_shard(self, shard: tuple[int, int] | None) -> Inputs:
         """These inputs as shard ``(K, N)`` of the live checks sees them (docs/guides/scale.md):

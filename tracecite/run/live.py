@@ -44,9 +44,7 @@ def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
             skipped += 1
     parts.append(CheckList(cited))
     if inputs.documents:
-        from tracecite.checks.documents import document_checks
-
-        documented, not_checked = document_checks(inputs.documents, kind, settings.root)
+        documented, not_checked = inputs.documents_checks(settings.root).of_kind(kind)
         parts.append(CheckList(documented))
         skipped += not_checked
     checks: QuoteChecks = JoinedChecks(parts)

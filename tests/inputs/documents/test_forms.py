@@ -249,3 +249,19 @@ def test_misnested_links_in_html_are_one_citation_each(tmp_path: Path) -> None:
             "</body></html>\n")
     [found] = citations(tmp_path, text, "page.html")
     assert (found.form, found.quote, found.line) == ("fragment", "frag", 2)
+
+
+def test_xhtml_is_html_for_documents_and_their_local_sources(tmp_path: Path) -> None:
+    from tracecite.checks.documents import markdown_targets
+    from tracecite.checks.quotes import QuoteCheck
+    from tracecite.inputs.documents import kind_of
+
+    assert [kind_of(n) for n in ("a.xhtml", "b.XHTML", "c.htm", "d.MD", "e.txt")] == [
+        "html", "html", "html", "markdown", None]
+    # Read as HTML, Markdown's link syntax in its text is no link (as Markdown it would be).
+    text = '<html><body>\n\n"one two three four" [S](https://e.org/a)\n\n</body></html>\n'
+    assert citations(tmp_path, text, "page.xhtml") == []
+    assert len(citations(tmp_path, text, "page.md")) == 1
+    checks = [QuoteCheck("q", target, "d.md", 1) for target in
+              ("file:a.xhtml", "file:b.MD", "file:c.markdown#part", "file:d.txt")]
+    assert markdown_targets(checks) == {"file:b.MD", "file:c.markdown#part"}

@@ -17,13 +17,11 @@ from tracecite.findings import Finding
 from tracecite.inputs.documents.forms import Collector
 from tracecite.inputs.documents.locate import Source
 from tracecite.inputs.files import read_text
-from tracecite.model import DOCUMENT_FORMS, DocumentCitation
+from tracecite.model import DOCUMENT_FORMS, DocumentCitation, document_kind
 
 MARKDOWN = "markdown"
 HTML = "html"
 KINDS = (MARKDOWN, HTML)
-
-_SUFFIXES = {".md": MARKDOWN, ".markdown": MARKDOWN, ".html": HTML, ".htm": HTML}
 
 
 @dataclass(frozen=True)
@@ -38,9 +36,9 @@ class DocumentFile:
 
 
 def kind_of(path: str) -> str | None:
-    """``markdown`` or ``html`` by the file's suffix (case ignored), None for neither."""
-    dot = path.rfind(".")
-    return _SUFFIXES.get(path[dot:].lower()) if dot != -1 else None
+    """``markdown`` or ``html`` by the file's suffix (case ignored; ``.xhtml`` is HTML), None
+    for neither: :func:`tracecite.model.document_kind`, the one table of document names."""
+    return document_kind(path)
 
 
 def read_document(path: str, *, forms: frozenset[str] = frozenset(DOCUMENT_FORMS),
