@@ -780,3 +780,65 @@ def test_a_missing_file_is_tc101(tmp_path: Path) -> None:
         runs_of(tmp_path / "gone.eval", "logs/gone.eval")
     assert caught.value.finding.code is Code.INPUT_UNREADABLE
     assert caught.value.finding.file == "logs/gone.eval"
+
+
+class _FailingFile:
+    """A file whose reads give its first ``good`` bytes, then fail as a disk does (EIO): a
+    read past them fails whole."""
+
+    def __init__(self, path: Path, good: int) -> None:
+        self._file = path.open("rb")
+        self._left = good
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0 or size > self._left:
+            raise OSError(5, "Input/output error")
+        data = self._file.read(size)
+        self._left -= len(data)
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._file, name)
+
+    def __enter__(self) -> _FailingFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
+
+
+@pytest.mark.parametrize(("good", "make"), [
+    (0, zip_archive), (1, zip_archive), (1, zstd_archive),  # the directory, or a member
+])
+def test_an_archive_the_disk_cannot_read_is_tc101_not_tc107(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, good: int,
+        make: Callable[[Path, list[tuple[str, bytes]]], Path]) -> None:
+    import tracecite.importers.inspect as inspect_importer
+
+    if make is zstd_archive:
+        pytest.importorskip("zstandard")
+    path = make(tmp_path / "run.eval", members_of(load()))
+    if good:
+        data = path.read_bytes()  # the end record and the directory are read, no member
+        good = len(data) - data.find(b"PK\x01\x02") + 100
+    monkeypatch.setattr(inspect_importer, "open_input",
+                        lambda name, **kw: _FailingFile(Path(name), good))
+    with pytest.raises(TraceCiteError) as caught:
+        outcomes_of(path, "logs/run.eval")
+    assert caught.value.finding.code is Code.INPUT_UNREADABLE
+    assert caught.value.finding.file == "logs/run.eval"
+    assert "Input/output error" in caught.value.finding.message
+
+
+def test_a_member_offset_before_the_file_is_still_a_corrupt_archive(tmp_path: Path) -> None:
+    # The end record's directory offset made larger: zipfile takes the difference for bytes
+    # prepended to the archive and seeks before its start for the first member (EINVAL).
+    path = zip_archive(tmp_path / "run.eval", members_of(load()), zipfile.ZIP_STORED)
+    data = bytearray(path.read_bytes())
+    end = data.rfind(b"PK\x05\x06")
+    (offset,) = struct.unpack("<I", data[end + 16:end + 20])
+    data[end + 16:end + 20] = struct.pack("<I", offset + 1000)
+    path.write_bytes(bytes(data))
+    error = unsupported(path)
+    assert error.finding.code is Code.IMPORT_UNSUPPORTED
+    assert "corrupt" in error.finding.message

@@ -1,7 +1,8 @@
 """The ``.eval`` archive of an Inspect AI log, a member at a time: each member's bytes checked
 against its CRC, zstd members (which current Inspect writes, and ``zipfile`` reads only from
 Python 3.14) decompressed with the ``zstandard`` package of the ``tracecite[inspect]`` extra.
-Whatever is wrong with the archive is TC107, located by :class:`Place`.
+Whatever is wrong with the archive is TC107, located by :class:`Place`; a file the disk cannot
+read is TC101, as any input.
 
 Bounded (docs/guides/importers.md): a member whose size decompressed is past the run's bound
 (``--max-member-bytes``) is TC107 "too large" before a byte of it is decompressed, and a member
@@ -9,6 +10,7 @@ is read in chunks that never go past its declared size, so a zip bomb costs at m
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import struct
 import zipfile
@@ -16,7 +18,9 @@ import zlib
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol, cast
 
+from tracecite.errors import TraceCiteError
 from tracecite.importers.model import Unsupported
+from tracecite.inputs.files import unreadable
 
 INSTALL_HINT = "install tracecite[inspect]"
 """What a zstd-compressed archive needs when the ``zstandard`` package is missing."""
@@ -24,14 +28,17 @@ INSTALL_HINT = "install tracecite[inspect]"
 ZIP_MAGIC = b"PK\x03\x04"
 _ZSTD = 93  # the zip compression method number of zstd
 _CHUNK = 1 << 20
-CORRUPT: tuple[type[Exception], ...] = (zipfile.BadZipFile, zlib.error, EOFError, OSError,
-                                         ValueError)
+CORRUPT: tuple[type[Exception], ...] = (zipfile.BadZipFile, zlib.error, EOFError, ValueError)
+"""What a truncated or corrupt archive raises as it is read; an OSError may be either that or
+a disk's error, which :func:`read_error` tells apart."""
 try:
     import lzma
 except ImportError:  # pragma: no cover - a Python built without lzma
     pass
 else:
     CORRUPT += (lzma.LZMAError,)
+READ_FAILURES: tuple[type[Exception], ...] = (*CORRUPT, OSError)
+"""Everything reading the archive may raise that :func:`read_error` turns into a finding."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,19 @@ class Place:
     def error(self, json_path: str, what: str, *, line: int | None = None) -> Unsupported:
         where = json_path if self.member is None else f"{self.member}: {json_path}"
         return Unsupported(self.display, where, what, line=line)
+
+
+def read_error(exc: Exception, place: Place, corrupt: str) -> TraceCiteError:
+    """What an error while the archive is read (one of :data:`CORRUPT`, or an OSError) says:
+    TC101, the input cannot be read, for a disk's error, even one ``zipfile`` turned into
+    "not a zip file"; else TC107 ``corrupt``, a seek before the file's start (EINVAL, where the
+    offsets of a corrupt archive point) among them."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__context__
+    if isinstance(cause, OSError) and cause.errno != errno.EINVAL:
+        return TraceCiteError(unreadable(place.display, cause))
+    return place.error("$", corrupt)
 
 
 def member_bytes(archive: zipfile.ZipFile, opened: BinaryIO, info: zipfile.ZipInfo,
@@ -65,8 +85,8 @@ def member_bytes(archive: zipfile.ZipFile, opened: BinaryIO, info: zipfile.ZipIn
     except NotImplementedError:
         raise place.error("$", "the member is compressed with a method TraceCite cannot "
                                "read") from None
-    except CORRUPT:
-        raise place.error("$", "the member is truncated or corrupt") from None
+    except READ_FAILURES as exc:
+        raise read_error(exc, place, "the member is truncated or corrupt") from None
 
 
 class _Reader(Protocol):
@@ -121,7 +141,7 @@ def _zstd_member(opened: BinaryIO, info: zipfile.ZipInfo, place: Place) -> bytea
         raise place.error("$", "the member is compressed with zstd, which needs the zstandard "
                                f"package: {INSTALL_HINT}") from None
     corrupt = place.error("$", "the member is truncated or corrupt")
-    failures: tuple[type[Exception], ...] = (zstandard.ZstdError, *CORRUPT)
+    failures: tuple[type[Exception], ...] = (zstandard.ZstdError, *READ_FAILURES)
     try:
         opened.seek(info.header_offset)
         local = opened.read(30)
@@ -135,8 +155,8 @@ def _zstd_member(opened: BinaryIO, info: zipfile.ZipInfo, place: Place) -> bytea
                 cast(BinaryIO, _Window(opened, info.compress_size)), read_across_frames=True,
                 closefd=False) as reader:
             out = _chunks(reader, info.file_size, place)
-    except failures:
-        raise corrupt from None
+    except failures as exc:
+        raise read_error(exc, place, "the member is truncated or corrupt") from None
     if len(out) != info.file_size or zlib.crc32(out) != info.CRC:
         raise corrupt
     return out

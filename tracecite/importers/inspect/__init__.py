@@ -78,7 +78,13 @@ from typing import BinaryIO
 from tracecite.codes import Code
 from tracecite.errors import TraceCiteError
 from tracecite.findings import Finding
-from tracecite.importers.eval_archive import CORRUPT, ZIP_MAGIC, Place, member_bytes
+from tracecite.importers.eval_archive import (
+    READ_FAILURES,
+    ZIP_MAGIC,
+    Place,
+    member_bytes,
+    read_error,
+)
 from tracecite.importers.inspect.sample import (
     SampleReader,
     object_at,
@@ -169,9 +175,9 @@ def _archive_runs(opened: BinaryIO, display: str, max_bytes: int) -> Iterator[Ru
     try:
         archive = zipfile.ZipFile(opened)
         infos = archive.infolist()
-    except CORRUPT:
-        raise place.error("$", "not a readable .eval archive (zip): truncated or corrupt; "
-                          + _AS_WRITTEN) from None
+    except READ_FAILURES as exc:
+        raise read_error(exc, place, "not a readable .eval archive (zip): truncated or "
+                         "corrupt; " + _AS_WRITTEN) from None
     with archive:
         # A sample logged again (requeued) is a second member of the same name; the last one
         # is the sample, as Inspect reads it.
