@@ -204,6 +204,40 @@ def test_a_citation_of_a_page_never_read_has_no_error(tmp_path: Path) -> None:
     assert cited(run) == [(PAGE, None, None)]
 
 
+def search_use(*urls: str, use_id: str = "srv0") -> dict[str, Any]:
+    results = [{"type": "web_search_result", "url": url, "title": "t",
+                "encrypted_content": "x"} for url in urls]
+    return {"type": "tool_use", "tool_type": "web_search", "id": use_id, "name": "web_search",
+            "arguments": json.dumps({"query": "q"}), "result": json.dumps(results)}
+
+
+def test_a_page_found_by_a_search_whose_every_read_failed_is_unread_not_uncaptured(
+        tmp_path: Path) -> None:
+    # Found, then never read: the citation is of a source the agent could not read (its
+    # error set: TC204 under check --evidence), not of the search result (TC203, a warning).
+    run = only_run(log_of(tmp_path, sample(
+        user(), calls(("c1", {"url": PAGE})),
+        tool("c1", error={"type": "timeout", "message": "no answer in 30 s"}),
+        final(url_cite(), before=(search_use(PAGE),)))))
+    assert cited(run) == [(PAGE, None, "timeout: no answer in 30 s")]
+    found = only_run(log_of(tmp_path, sample(  # found and never tried: the search result
+        user(), final(url_cite(), before=(search_use(PAGE),)))))
+    assert cited(found) == [(PAGE, None, None)]
+    assert [c.tool for c in found.calls] == ["web_search"]
+
+
+def test_the_imported_trace_of_it_is_tc204(tmp_path: Path) -> None:
+    from tracecite import api
+
+    log = log_of(tmp_path, sample(
+        user(), calls(("c1", {"url": PAGE})), tool("c1", error={"type": "timeout"}),
+        final(url_cite(), before=(search_use(PAGE),))))
+    assert api.import_transcripts("inspect", [log], tmp_path / "out").exit_code == 0
+    report = api.check(sorted((tmp_path / "out").iterdir()), evidence=True)
+    assert [f.code for f in report.findings] == [Code.CITES_UNREAD_SOURCE]
+    assert report.exit_code == 2
+
+
 # -- Anthropic's web fetch ---------------------------------------------------------------------
 
 def test_a_web_fetch_is_the_page_a_url_or_document_citation_quotes(tmp_path: Path) -> None:

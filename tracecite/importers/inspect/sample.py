@@ -413,9 +413,10 @@ NewSource = Callable[..., ImportedSource]
 
 class _Captures:
     """The sources of a run by same-page key (:func:`page_key`): a citation's URL names the
-    last capture of its page, else the last search result of it (found, not read), else a
-    source without content: with the ``error`` of its last read when every read of it failed,
-    without one when the sample never tried to read it."""
+    last capture of its page; else, when every read of it failed, a source without content
+    with the ``error`` of its last read (the agent never read what it cites: TC204), even if a
+    search found it; else the last search result of it (found, never tried: TC203); else a
+    source without content and without an error."""
 
     def __init__(self, failed: dict[str, str]) -> None:
         self._failed = failed
@@ -431,7 +432,7 @@ class _Captures:
         key = page_key(url)
         if key in self._last:
             return self._last[key]
-        if key in self._last_found:
+        if key in self._last_found and key not in self._failed:
             return self._last_found[key]
         if key not in self._uncaptured:
             self._uncaptured[key] = new_source(url, None, error=self._failed.get(key))
