@@ -333,8 +333,19 @@ def test_names_stay_unique_when_ids_differ_only_in_type(tmp_path: Path) -> None:
     first = copy.deepcopy(log["samples"][2])
     second = copy.deepcopy(first)
     first["id"], second["id"] = 1, "1"
-    runs = runs_of(write_log(tmp_path, {**log, "samples": [first, second]}))
-    assert [run.name for run in runs] == ["log-1-epoch-1", "log-1-epoch-1-2"]
+    path = write_log(tmp_path, {**log, "samples": [first, second]})
+    assert [run.name for run in runs_of(path)] == ["log-1-epoch-1", "log-1-epoch-1"]
+    # The import makes the names it writes unique, across samples and logs alike (one rule
+    # for every vendor), compared without case.
+    third = copy.deepcopy(first)
+    third["id"] = "A"
+    (tmp_path / "more").mkdir()
+    other = write_log(tmp_path / "more", {**log, "samples": [third, {**third, "id": "a"}]})
+    report = api.import_transcripts("inspect", [path, other], tmp_path / "out")
+    assert report.exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "log-1-epoch-1-2.trace.jsonl", "log-1-epoch-1.trace.jsonl",
+        "log-A-epoch-1.trace.jsonl", "log-a-epoch-1-2.trace.jsonl"]
 
 
 def test_an_eval_without_a_name_is_tc107(tmp_path: Path) -> None:

@@ -164,10 +164,10 @@ def _json_runs(data: bytes, display: str) -> Iterator[RunOutcome]:
         raise place.error("$.samples", "expected a list of samples")
     if not samples:
         raise place.error("$.samples", f"the log holds no sample; {_RUN_FIRST}")
-    names = _Names(Path(display).stem)
+    stem = Path(display).stem
     for index in range(len(samples)):
         sample, samples[index] = samples[index], None  # each sample freed once it is a run
-        yield _outcome(place, f"$.samples[{index}]", sample, label, names)
+        yield _outcome(place, f"$.samples[{index}]", sample, label, stem)
 
 
 def _archive_runs(opened: BinaryIO, display: str, max_bytes: int) -> Iterator[RunOutcome]:
@@ -194,7 +194,7 @@ def _archive_runs(opened: BinaryIO, display: str, max_bytes: int) -> Iterator[Ru
                    if name.startswith(_SAMPLES) and name.endswith(".json")]
         if not samples:
             raise place.error("$", f"the archive holds no sample ({_SAMPLES}…); {_RUN_FIRST}")
-        names = _Names(Path(display).stem)
+        stem = Path(display).stem
         for info in samples:
             member_place = Place(display, info.filename)
             data = member_bytes(archive, opened, info, member_place, max_bytes)
@@ -205,12 +205,11 @@ def _archive_runs(opened: BinaryIO, display: str, max_bytes: int) -> Iterator[Ru
                 continue
             # The member's bytes are freed once decoded (_parse), its JSON once the run is
             # made of it, before the run is written.
-            yield _outcome(member_place, "$", sample, label, names)
+            yield _outcome(member_place, "$", sample, label, stem)
             del sample
 
 
-def _outcome(place: Place, root: str, sample: object, label: str,
-             names: _Names) -> RunOutcome:
+def _outcome(place: Place, root: str, sample: object, label: str, stem: str) -> RunOutcome:
     """What one sample comes to: its run, a refused run naming it (TC107) or, for a sample
     that ended in an error, a skipped one (TC108)."""
     try:
@@ -227,7 +226,7 @@ def _outcome(place: Place, root: str, sample: object, label: str,
             file=place.display))
     try:
         return reader.run(f"{label}/{sample_id}/epoch-{epoch}",
-                          names.name(str(sample_id), epoch))
+                          _run_name(stem, str(sample_id), epoch))
     except Unsupported as exc:
         return RefusedRun(who, exc.finding)
 
@@ -276,21 +275,11 @@ def _label(log: dict[str, object], place: Place) -> str:
     return eval_id or task
 
 
-class _Names:
-    """File stems for the runs of one log: safe as file names, unique among them."""
-
-    def __init__(self, stem: str) -> None:
-        self._stem = _safe(stem)
-        self._taken: set[str] = set()
-
-    def name(self, sample_id: str, epoch: int) -> str:
-        base = f"{self._stem}-{_safe(sample_id)}-epoch-{epoch}"
-        name, count = base, 1
-        while name in self._taken:  # ids 1 and "1" are two samples of the same name
-            count += 1
-            name = f"{base}-{count}"
-        self._taken.add(name)
-        return name
+def _run_name(stem: str, sample_id: str, epoch: int) -> str:
+    """The file stem of a sample's run: the log's, the sample's id and its epoch, each safe as
+    a file name. Two samples may share it (ids 1 and "1"): the import makes each written
+    name unique among all its runs, whatever the vendor (:mod:`tracecite.importers.command`)."""
+    return f"{_safe(stem)}-{_safe(sample_id)}-epoch-{epoch}"
 
 
 def _safe(text: str) -> str:
