@@ -409,9 +409,34 @@ def test_a_fetched_url_that_looks_like_a_document_is_one_source(tmp_path: Path) 
     assert [call.tool for call in run.calls] == ["web_fetch"]
 
 
-def test_a_fetch_time_that_is_no_rfc_3339_date_is_not_kept(tmp_path: Path) -> None:
+@pytest.mark.parametrize("retrieved", ["yesterday", "2025-02-30T00:00:00Z",
+                                       "2025-01-02T03:04:05+01:00"])
+def test_a_fetch_time_is_kept_as_the_anthropic_importer_keeps_it(tmp_path: Path,
+                                                                 retrieved: str) -> None:
+    from tracecite.importers.anthropic import read_runs as read_exchanges
+    from tracecite.importers.model import ImportedRun
+
     result = fetched(PAGE, {"type": "text", "media_type": "text/plain", "data": TEXT})
-    result["content"]["retrieved_at"] = "yesterday"
+    result["content"]["retrieved_at"] = retrieved
     run = only_run(log_of(tmp_path, sample(user(), final(url_cite(),
                                                          before=(fetch_use(PAGE, result),)))))
-    assert run.calls[0].sources[0].captured_at is None
+    # The same web fetch result in a Messages API exchange: one rule for both importers.
+    exchange = tmp_path / "exchange.json"
+    exchange.write_text(json.dumps({
+        "request": {"model": "m", "max_tokens": 9,
+                    "messages": [{"role": "user", "content": "go"}]},
+        "response": {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+                     "stop_reason": "end_turn", "content": [
+                         {"type": "server_tool_use", "id": "srv1", "name": "web_fetch",
+                          "input": {"url": PAGE}},
+                         result,
+                         {"type": "text", "text": "The answer.", "citations": [
+                             {"type": "char_location", "document_index": 0,
+                              "cited_text": QUOTE, "start_char_index": 0,
+                              "end_char_index": 1}]}]}}), encoding="utf-8")
+    [anthropic] = list(read_exchanges(exchange, exchange.name))
+    assert isinstance(anthropic, ImportedRun), anthropic
+    kept = None if retrieved.startswith(("y", "2025-02-30")) else retrieved
+    captured = [s.captured_at for call in anthropic.calls for s in call.sources]
+    assert run.calls[0].sources[0].captured_at == kept
+    assert captured == [kept]

@@ -86,3 +86,15 @@ def test_check_reports_it_with_file_and_line_and_never_the_value(tmp_path: Path,
     [finding] = run.json()["findings"]
     assert (finding["code"], finding["file"], finding["line"]) == ("TC123", str(trace), 2)
     assert "CANARY" not in run.out + run.err
+
+
+@pytest.mark.parametrize(("retrieved", "kept"), [
+    ("2025-01-02T03:04:05Z", True), ("2025-01-02T03:04:05.5+01:00", True),
+    ("2025-13-02T03:04:05Z", False), ("2025-01-02", False), ("yesterday", False), ("", False),
+    (None, False), (1735787045, False),
+])
+def test_a_vendors_retrieved_at_is_a_captured_at_only_as_rfc_3339(retrieved: object,
+                                                                 kept: bool) -> None:
+    from tracecite.inputs.captured import captured_at_of
+
+    assert captured_at_of(retrieved) == (retrieved if kept else None)

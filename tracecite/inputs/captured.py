@@ -40,3 +40,12 @@ def wayback_timestamp(text: str) -> str | None:
     # Not strftime: its %Y does not pad years before 1000 everywhere.
     return (f"{moment.year:04d}{moment.month:02d}{moment.day:02d}"
             f"{moment.hour:02d}{moment.minute:02d}{moment.second:02d}")
+
+
+def captured_at_of(retrieved: object) -> str | None:
+    """A vendor's time of reading a page (Anthropic's ``retrieved_at``, as the Messages API
+    and Inspect keep it) as a trace source's ``captured_at``: kept only when it is the RFC 3339
+    date and time a ``captured_at`` must be, else None: anything else is not known."""
+    if isinstance(retrieved, str) and wayback_timestamp(retrieved) is not None:
+        return retrieved
+    return None

@@ -22,7 +22,7 @@ from tracecite.importers.model import (
     ImportedSource,
     Unsupported,
 )
-from tracecite.inputs.captured import wayback_timestamp
+from tracecite.inputs.captured import captured_at_of
 from tracecite.inputs.checker import json_type_of
 
 REQUEST_CALL = "request-documents"
@@ -415,10 +415,9 @@ class Exchange:
         url = self.text(result, "url", rpath)
         if not url.strip():
             self.fail(f"{rpath}.url", "an empty url")
-        retrieved = self.get(result, "retrieved_at", str, rpath, required=False)
-        # Kept only as the RFC 3339 date a trace's captured_at must be
-        # (docs/web-over-time.md#archived-copies).
-        captured_at = retrieved if retrieved and wayback_timestamp(retrieved) else None
+        # docs/web-over-time.md#archived-copies
+        captured_at = captured_at_of(self.get(result, "retrieved_at", str, rpath,
+                                              required=False))
         document = self.get(result, "content", dict, rpath)
         call.ok = True
         for source_id in self.document(document, f"{rpath}.content", url=url,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote_to_bytes, urlsplit, urlunsplit
 
 from tracecite.checks.compare import stable_uri
-from tracecite.inputs.captured import wayback_timestamp
+from tracecite.inputs.captured import captured_at_of
 
 _TRACKING = frozenset({"fbclid", "gclid", "msclkid", "mc_cid", "mc_eid"})
 _URL_ARGUMENTS = ("url", "uri")
@@ -100,10 +100,7 @@ def web_fetch(result: str, arguments: str) -> Fetched:
     fetched_url = content.get("url")
     if isinstance(fetched_url, str) and fetched_url:
         url = fetched_url
-    retrieved = content.get("retrieved_at")
-    # Kept only as the RFC 3339 date a trace's captured_at must be: anything else is not known.
-    retrieved_at = (retrieved if isinstance(retrieved, str)
-                    and wayback_timestamp(retrieved) is not None else None)
+    retrieved_at = captured_at_of(content.get("retrieved_at"))
     document = content.get("content")
     source = document.get("source") if isinstance(document, dict) else None
     if not isinstance(source, dict):
