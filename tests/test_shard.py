@@ -69,11 +69,15 @@ def test_a_bad_shard_is_tc100_naming_the_flag_or_the_input(cli: Cli, tmp_path: P
     assert not BY_NAME["shard"].config, "one configuration would make every shard the same"
 
 
-def test_only_the_live_commands_and_hook_take_a_shard(cli: Cli, tmp_path: Path) -> None:
+def test_only_the_live_commands_and_hook_act_on_a_shard(cli: Cli, tmp_path: Path) -> None:
+    # A common option: the others take it, say it has no effect, and are no shard.
     trace = write_trace(tmp_path / "t.jsonl", [call(), result(), answer()])
     for argv in (["check", trace], ["compare", trace, trace]):
-        run = cli(*argv, "--shard", "1/2", "--json")
-        assert run.exit == 1 and run.codes() == ["TC100"]
+        run = cli(*argv, "--shard", "2/2", "--json")
+        assert run.exit == 0 and run.codes() == []
+        assert run.json()["shard"] is None
+        assert run.json()["notices"] == [f"--shard has no effect on {argv[0]}"]
+        assert cli(*argv, "--shard", "3/2", "--json").codes() == ["TC100"]
 
 
 def test_the_shard_of_a_uri_is_the_documented_hash() -> None:
