@@ -118,14 +118,15 @@ def match_pages(raw: Sequence[str], quotes: Sequence[str]) -> list[Verdict]:
     newline), else why not: the diagnosis names the pages (docs/guides/pdf.md#near-misses)."""
     from tracecite.pdf.text import page_text
 
-    text = "\n".join(page_text(page) for page in raw)
+    pages = tuple(page_text(page) for page in raw)
+    text = "\n".join(pages)
     matcher = MatchText(text)
     found = [matcher.contains(q) for q in quotes]
     if all(found):
         return list(found)
     from tracecite.checks.diagnosis import Diagnoser, PdfPages
 
-    diagnoser = Diagnoser([normalise(text)], pdf=PdfPages(tuple(raw)))
+    diagnoser = Diagnoser([normalise(text)], pdf=PdfPages(tuple(raw), pages))
     return [True if hit else diagnoser.diagnose(q) for q, hit in zip(quotes, found, strict=True)]
 
 
