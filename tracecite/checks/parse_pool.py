@@ -228,6 +228,11 @@ class ParsePool:
         if self.forks:
             self._launch(prepare=False)
 
+    def start_pdf(self) -> None:
+        """Start the PDF workers now, when the run's sources name PDFs: each loads the PDF
+        engine while the run loads its first sources (:meth:`PdfReader.start`)."""
+        self._pdf_reader().start()
+
     def _launch(self, *, prepare: bool) -> None:
         if self._workers < 2:
             return

@@ -78,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=watch_parent, args=(parent,), daemon=True,
                      name="tracecite-watch-parent").start()
     _cap_memory(int(args[0]) if args else 0)
+    # The engine is loaded now, while the run is still loading the first PDF, not once it came.
+    with contextlib.suppress(ImportError):  # without it, each request answers "missing"
+        import pypdfium2  # type: ignore[import-untyped]  # noqa: F401  # no types shipped
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     while True:
         header = _read_exactly(requests, REQUEST.size)
