@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import MatchKind
+from tracecite.codes import Code
 from tracecite.fetch.limits import MAX_TIMEOUT
 from tracecite.findings import Diagnosis
 from tracecite.matching import MatchText, normalise
@@ -176,6 +177,119 @@ def _nothing() -> None:
     """A first job, so that forked workers are forked now (see ParsePool.fork_now)."""
 
 
+PDF_HELD = 64 * 1024 * 1024
+"""Bytes of PDF bodies a run keeps in memory while they wait for a PDF worker (bodies past
+it wait in an unlinked temporary file): with ``--max-pdf-bytes`` up to 32 MiB and dozens of
+sources loading at once, the waiting bodies alone could otherwise take a gigabyte."""
+
+
+class _Spooled:
+    """A PDF body waiting on disk, in a temporary file that has no name (unlinked as it is
+    made): it goes when it is read back or closed, or with the process, however it ends."""
+
+    def __init__(self, data: bytes) -> None:
+        import tempfile
+
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by take() or close()
+        try:
+            self._file.write(data)
+        except BaseException:
+            self._file.close()
+            raise
+
+    def take(self) -> bytes:
+        """The body, read back; the file is gone after."""
+        try:
+            self._file.seek(0)
+            return self._file.read()
+        finally:
+            self._file.close()
+
+    def close(self) -> None:
+        """Drop the body unread."""
+        self._file.close()
+
+
+class _PdfQueue:
+    """The run's PDFs on their way to its PDF workers: each is read by one of a few threads
+    (as many as the workers hold PDFs, :data:`~tracecite.pdf.reader.QUEUED` each), so the
+    loader that handed it over goes on loading. Bodies waiting in memory total at most
+    ``held`` bytes (one body always may); the others wait in a :class:`_Spooled` file."""
+
+    def __init__(self, reader: PdfReader, held: int, workers: int) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from tracecite.pdf.reader import QUEUED
+
+        self._reader = reader
+        self._held = held
+        self._in_memory = 0
+        self._lock = threading.Lock()
+        self._spooled: set[_Spooled] = set()
+        self._threads = ThreadPoolExecutor(QUEUED * workers, thread_name_prefix="tracecite-pdf")
+
+    def submit(self, data: bytes, quotes: list[str]) -> Future[list[Verdict]]:
+        """Queue one PDF: the future holds its verdicts, or its
+        :class:`~tracecite.pdf.reader.PdfError`."""
+        size = len(data)
+        with self._lock:
+            kept = self._in_memory == 0 or self._in_memory + size <= self._held
+            if kept:
+                self._in_memory += size
+        body: bytes | _Spooled = data if kept else self._spool(data)
+        del data  # a spooled body is the file's alone once the caller lets go of it
+        try:
+            return self._threads.submit(self._read, body, quotes, size)
+        except RuntimeError:  # shut down: the run is stopping
+            self._drop(body, size)
+            raise
+
+    def _spool(self, data: bytes) -> bytes | _Spooled:
+        try:
+            spooled = _Spooled(data)
+        except OSError:  # no room on disk either: it waits in memory, as it would have
+            with self._lock:
+                self._in_memory += len(data)
+            return data
+        with self._lock:
+            self._spooled.add(spooled)
+        return spooled
+
+    def _drop(self, body: bytes | _Spooled, size: int) -> None:
+        with self._lock:
+            if isinstance(body, _Spooled):
+                self._spooled.discard(body)
+            else:
+                self._in_memory -= size
+        if isinstance(body, _Spooled):
+            body.close()
+
+    def _read(self, body: bytes | _Spooled, quotes: list[str], size: int) -> list[Verdict]:
+        from tracecite.pdf.reader import PdfError
+
+        try:
+            try:
+                data = body.take() if isinstance(body, _Spooled) else body
+            except (OSError, ValueError):  # ValueError: closed, the run is stopping
+                raise PdfError(Code.PDF_UNREADABLE, "the PDF could not be read back from the "
+                               "temporary file it waited in") from None
+            return match_pages(self._reader.raw_pages(data), quotes)
+        finally:
+            self._drop(body, size)
+
+    def cancel(self) -> None:
+        """Cancel the PDFs not begun (their futures say so) and take no more."""
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        """Once the reader is closed: drop every body still spooled (cancelled, unread)."""
+        with self._lock:
+            spooled = [*self._spooled]
+            self._spooled.clear()
+        for body in spooled:
+            body.close()
+
+
 class ParsePool:
     """Worker processes for HTML parsing, one per core (:func:`~tracecite.workers.cores`),
     started by :meth:`start` (or :meth:`fork_now`) or on first use.
@@ -188,7 +302,7 @@ class ParsePool:
     thread instead.
     """
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, *, pdf_held: int = PDF_HELD) -> None:
         from tracecite.workers import cores, start_method
 
         self._workers = workers if workers is not None else cores()
@@ -196,6 +310,8 @@ class ParsePool:
         self._lock = threading.Lock()  # loader threads ask for the executor at the same time
         self._closed = False
         self._pdf: PdfReader | None = None  # started with the first PDF
+        self._pdfs: _PdfQueue | None = None  # the PDFs waiting for it
+        self._pdf_held = pdf_held
         # Read here, on the run's thread, never on a loader thread's (see start_method).
         self._method = start_method() if self._workers >= 2 else "none"
 
@@ -265,20 +381,20 @@ class ParsePool:
                budget: float = MAX_TIMEOUT) -> Future[list[Verdict]]:
         """``match_quotes`` in a worker process when it pays (HTML with 2+ cores); otherwise
         it runs here and the future is already done. A PDF (``text`` its bytes) is read by
-        one of the pool's PDF workers, the calling thread waiting for it, within the PDF
-        limits (a PDF that cannot be read: the future holds a
-        :class:`~tracecite.pdf.reader.PdfError`)."""
+        one of the pool's PDF workers within the PDF limits (a PDF that cannot be read: the
+        future holds a :class:`~tracecite.pdf.reader.PdfError`); the caller goes on at once,
+        the PDF waiting its turn in memory or, past ``pdf_held`` bytes of PDFs waiting, in an
+        unlinked temporary file (:class:`_PdfQueue`)."""
         from concurrent.futures import Future
 
         if kind is MatchKind.HTML and self._workers >= 2 and isinstance(text, str):
             return self._get_pool().executor.submit(_match_in_worker, kind, text,
                                                     list(quotes), budget)
+        if isinstance(text, bytes):
+            return self._pdf_queue().submit(text, list(quotes))
         future: Future[list[Verdict]] = Future()
         try:
-            if isinstance(text, bytes):
-                future.set_result(match_pages(self._pdf_reader().raw_pages(text), quotes))
-            else:
-                future.set_result(match_quotes(kind, text, quotes, budget=budget))
+            future.set_result(match_quotes(kind, text, quotes, budget=budget))
         except Exception as error:  # handed to whoever reads the future
             future.set_exception(error)
         return future
@@ -293,11 +409,23 @@ class ParsePool:
                 self._pdf = PdfReader(max(1, self._workers))
             return self._pdf
 
+    def _pdf_queue(self) -> _PdfQueue:
+        reader = self._pdf_reader()
+        with self._lock:
+            if self._pdfs is None:
+                self._pdfs = _PdfQueue(reader, self._pdf_held, max(1, self._workers))
+            return self._pdfs
+
     def _end_pdf(self) -> None:
         with self._lock:
             reader, self._pdf = self._pdf, None
+            pdfs, self._pdfs = self._pdfs, None
+        if pdfs is not None:
+            pdfs.cancel()  # those not begun; the rest fail as their workers end
         if reader is not None:
             reader.close()
+        if pdfs is not None:
+            pdfs.close()
 
     def close(self) -> None:
         """Stop the workers."""
