@@ -178,9 +178,26 @@ def _nothing() -> None:
 
 
 PDF_HELD = 64 * 1024 * 1024
-"""Bytes of PDF bodies a run keeps in memory while they wait for a PDF worker (bodies past
-it wait in an unlinked temporary file): with ``--max-pdf-bytes`` up to 32 MiB and dozens of
-sources loading at once, the waiting bodies alone could otherwise take a gigabyte."""
+"""Bytes of PDF bodies a run keeps in memory while they wait for a PDF worker or are with one;
+a body that would pass it waits in an unlinked temporary file (:class:`_Spooled`). With
+``--max-pdf-bytes`` up to 32 MiB and dozens of loaders waiting for a worker, the waiting bodies
+alone could otherwise take a gigabyte."""
+
+
+class HandedOver:
+    """A PDF body handed to the parse pool: once :meth:`take` has it, nothing else holds it (the
+    loader keeps this wrapper, never the bytes), so a body that waits on disk is not also
+    kept in memory by the caller's frame."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data
+
+    def take(self) -> bytes:
+        """The body, once; the wrapper is empty after."""
+        data, self._data = self._data, None
+        if data is None:
+            raise RuntimeError("the PDF body was already taken")
+        return data
 
 
 class _Spooled:
@@ -210,79 +227,71 @@ class _Spooled:
         self._file.close()
 
 
-class _PdfQueue:
-    """The run's PDFs on their way to its PDF workers: each is read by one of a few threads
-    (as many as the workers hold PDFs, :data:`~tracecite.pdf.reader.QUEUED` each), so the
-    loader that handed it over goes on loading. Bodies waiting in memory total at most
-    ``held`` bytes (one body always may); the others wait in a :class:`_Spooled` file."""
+class _PdfBodies:
+    """The PDF bodies of one run between their load and their worker's answer: at most
+    ``held`` bytes of them in memory (one body always may), the others in :class:`_Spooled`
+    files until a worker has room for them."""
 
-    def __init__(self, reader: PdfReader, held: int, workers: int) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        from tracecite.pdf.reader import QUEUED
-
-        self._reader = reader
+    def __init__(self, held: int) -> None:
         self._held = held
         self._in_memory = 0
         self._lock = threading.Lock()
         self._spooled: set[_Spooled] = set()
-        self._threads = ThreadPoolExecutor(QUEUED * workers, thread_name_prefix="tracecite-pdf")
 
-    def submit(self, data: bytes, quotes: list[str]) -> Future[list[Verdict]]:
-        """Queue one PDF: the future holds its verdicts, or its
-        :class:`~tracecite.pdf.reader.PdfError`."""
+    def read(self, reader: PdfReader, handed: HandedOver, quotes: Sequence[str]
+             ) -> list[Verdict]:
+        """Match ``quotes`` in the PDF ``handed`` over, read by one of ``reader``'s workers;
+        raises :class:`~tracecite.pdf.reader.PdfError`."""
+        data = handed.take()
         size = len(data)
         with self._lock:
             kept = self._in_memory == 0 or self._in_memory + size <= self._held
             if kept:
                 self._in_memory += size
-        body: bytes | _Spooled = data if kept else self._spool(data)
-        del data  # a spooled body is the file's alone once the caller lets go of it
-        try:
-            return self._threads.submit(self._read, body, quotes, size)
-        except RuntimeError:  # shut down: the run is stopping
-            self._drop(body, size)
-            raise
+        spooled = None if kept else self._spool(data)
+        if spooled is not None:
+            del data  # on disk now: the only copy in memory goes
 
-    def _spool(self, data: bytes) -> bytes | _Spooled:
+            def body() -> bytes:
+                assert spooled is not None
+                return self._read_back(spooled)
+        else:
+            def body() -> bytes:
+                return data
+        try:
+            return match_pages(reader.raw_pages_of(body), quotes)
+        finally:
+            with self._lock:
+                if spooled is None:
+                    self._in_memory -= size
+                else:
+                    self._spooled.discard(spooled)
+            if spooled is not None:
+                spooled.close()
+
+    def _spool(self, data: bytes) -> _Spooled | None:
         try:
             spooled = _Spooled(data)
         except OSError:  # no room on disk either: it waits in memory, as it would have
             with self._lock:
                 self._in_memory += len(data)
-            return data
+            return None
         with self._lock:
             self._spooled.add(spooled)
         return spooled
 
-    def _drop(self, body: bytes | _Spooled, size: int) -> None:
-        with self._lock:
-            if isinstance(body, _Spooled):
-                self._spooled.discard(body)
-            else:
-                self._in_memory -= size
-        if isinstance(body, _Spooled):
-            body.close()
-
-    def _read(self, body: bytes | _Spooled, quotes: list[str], size: int) -> list[Verdict]:
+    @staticmethod
+    def _read_back(spooled: _Spooled) -> bytes:
         from tracecite.pdf.reader import PdfError
 
         try:
-            try:
-                data = body.take() if isinstance(body, _Spooled) else body
-            except (OSError, ValueError):  # ValueError: closed, the run is stopping
-                raise PdfError(Code.PDF_UNREADABLE, "the PDF could not be read back from the "
-                               "temporary file it waited in") from None
-            return match_pages(self._reader.raw_pages(data), quotes)
-        finally:
-            self._drop(body, size)
-
-    def cancel(self) -> None:
-        """Cancel the PDFs not begun (their futures say so) and take no more."""
-        self._threads.shutdown(wait=False, cancel_futures=True)
+            return spooled.take()
+        except (OSError, ValueError):  # ValueError: closed, the run is stopping
+            raise PdfError(Code.PDF_UNREADABLE, "the PDF could not be read back from the "
+                           "temporary file it waited in") from None
 
     def close(self) -> None:
-        """Once the reader is closed: drop every body still spooled (cancelled, unread)."""
+        """Drop every body still waiting on disk (the run is over or stopping)."""
         with self._lock:
             spooled = [*self._spooled]
             self._spooled.clear()
@@ -310,8 +319,7 @@ class ParsePool:
         self._lock = threading.Lock()  # loader threads ask for the executor at the same time
         self._closed = False
         self._pdf: PdfReader | None = None  # started with the first PDF
-        self._pdfs: _PdfQueue | None = None  # the PDFs waiting for it
-        self._pdf_held = pdf_held
+        self._pdf_bodies = _PdfBodies(pdf_held)  # the PDFs waiting for it or with it
         # Read here, on the run's thread, never on a loader thread's (see start_method).
         self._method = start_method() if self._workers >= 2 else "none"
 
@@ -377,24 +385,27 @@ class ParsePool:
                                                  "tracecite.visible"])
             return self._pool
 
-    def submit(self, kind: MatchKind, text: str | bytes, quotes: Sequence[str], *,
+    def submit(self, kind: MatchKind, text: str | bytes | HandedOver, quotes: Sequence[str], *,
                budget: float = MAX_TIMEOUT) -> Future[list[Verdict]]:
         """``match_quotes`` in a worker process when it pays (HTML with 2+ cores); otherwise
-        it runs here and the future is already done. A PDF (``text`` its bytes) is read by
-        one of the pool's PDF workers within the PDF limits (a PDF that cannot be read: the
-        future holds a :class:`~tracecite.pdf.reader.PdfError`); the caller goes on at once,
-        the PDF waiting its turn in memory or, past ``pdf_held`` bytes of PDFs waiting, in an
-        unlinked temporary file (:class:`_PdfQueue`)."""
+        it runs here and the future is already done. A PDF (``text`` its bytes, best
+        :class:`HandedOver`) is read by one of the pool's PDF workers within the PDF limits,
+        the calling thread waiting for it (a PDF that cannot be read: the future holds a
+        :class:`~tracecite.pdf.reader.PdfError`); while it waits, past ``pdf_held`` bytes of
+        PDFs in memory, it waits in an unlinked temporary file (:class:`_PdfBodies`)."""
         from concurrent.futures import Future
 
         if kind is MatchKind.HTML and self._workers >= 2 and isinstance(text, str):
             return self._get_pool().executor.submit(_match_in_worker, kind, text,
                                                     list(quotes), budget)
-        if isinstance(text, bytes):
-            return self._pdf_queue().submit(text, list(quotes))
         future: Future[list[Verdict]] = Future()
         try:
-            future.set_result(match_quotes(kind, text, quotes, budget=budget))
+            if isinstance(text, (bytes, HandedOver)):
+                handed = HandedOver(text) if isinstance(text, bytes) else text
+                del text
+                future.set_result(self._pdf_bodies.read(self._pdf_reader(), handed, quotes))
+            else:
+                future.set_result(match_quotes(kind, text, quotes, budget=budget))
         except Exception as error:  # handed to whoever reads the future
             future.set_exception(error)
         return future
@@ -409,23 +420,12 @@ class ParsePool:
                 self._pdf = PdfReader(max(1, self._workers))
             return self._pdf
 
-    def _pdf_queue(self) -> _PdfQueue:
-        reader = self._pdf_reader()
-        with self._lock:
-            if self._pdfs is None:
-                self._pdfs = _PdfQueue(reader, self._pdf_held, max(1, self._workers))
-            return self._pdfs
-
     def _end_pdf(self) -> None:
         with self._lock:
             reader, self._pdf = self._pdf, None
-            pdfs, self._pdfs = self._pdfs, None
-        if pdfs is not None:
-            pdfs.cancel()  # those not begun; the rest fail as their workers end
         if reader is not None:
             reader.close()
-        if pdfs is not None:
-            pdfs.close()
+        self._pdf_bodies.close()
 
     def close(self) -> None:
         """Stop the workers."""

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tracecite.codes import Code
@@ -254,9 +254,15 @@ class PdfReader:
     def raw_pages(self, data: bytes) -> tuple[str, ...]:
         """The text of each page of the PDF ``data`` as the engine gives it, before the PDF
         rules; raises :class:`PdfError`."""
+        return self.raw_pages_of(lambda: data)
+
+    def raw_pages_of(self, body: Callable[[], bytes]) -> tuple[str, ...]:
+        """:meth:`raw_pages` of the PDF that ``body`` gives, called once a worker has room for
+        it (a body that waited on disk is read back only then)."""
         if not engine_installed():
             raise PdfError(Code.PDF_ENGINE_MISSING, ENGINE_MISSING)
         with self._slots:
+            data = body()
             while True:
                 worker = self._take()
                 try:
