@@ -15,6 +15,7 @@ The rules, on each page's text only:
 
 from __future__ import annotations
 
+import ctypes
 import re
 
 __all__ = ["ENGINE", "HYPHEN_BREAK", "HYPHEN_MARKS", "LIGATURES", "LIGATURE_TABLE", "PdfUnreadable",
@@ -88,7 +89,7 @@ def engine_version() -> str | None:
     return ", ".join(parts)
 
 
-def read_pages(data: bytes, max_pages: int) -> tuple[str, ...]:
+def read_pages(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int) -> tuple[str, ...]:
     """Each page's text, in order, as the engine gives it (the PDF rules are applied by
     :func:`page_text`, in the run's process); raises :class:`PdfUnreadable`
     (encrypted with a password, damaged, over ``max_pages`` pages, no text layer) and
