@@ -287,3 +287,34 @@ def test_a_stop_during_a_pdf_ends_the_run_and_its_pdf_workers(
     from tests.pdf.test_reader import _alive
 
     assert not any(_alive(pid) for pid in workers)
+
+
+def test_verify_files_starts_the_workers_its_sources_need(
+        cli: Cli, tmp_path: Path, pdfs: dict[str, Made], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A run of PDFs forked HTML parse workers it never used, and started its PDF workers only
+    # once its first PDF was loaded.
+    from tracecite.checks.parse_pool import ParsePool
+
+    started: list[str] = []
+    for name in ("fork_now", "start_pdf"):
+        real = getattr(ParsePool, name)
+
+        def counted(pool: ParsePool, name: str = name, real: Any = real) -> None:
+            started.append(name)
+            real(pool)
+        monkeypatch.setattr(ParsePool, name, counted)
+    made = pdfs["one-column"]
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "report.pdf").write_bytes(made.path.read_bytes())
+    (root / "page.html").write_text("<p>On the page.</p>", encoding="utf-8")
+    trace = files_trace(tmp_path / "t.jsonl", [("file:report.pdf", made.found[0])])
+    res = cli("verify-files", trace, "--root", root, "--json")
+    assert (res.exit, res.json()["summary"]["files"]["matched"]) == (0, 1)
+    assert started == ["start_pdf"]
+    trace = files_trace(tmp_path / "t2.jsonl", [("file:report.pdf", made.found[0]),
+                                                ("file:page.html", "On the page.")])
+    started.clear()
+    res = cli("verify-files", trace, "--root", root, "--json")
+    assert (res.exit, res.json()["summary"]["files"]["matched"]) == (0, 2)
+    assert started == ["fork_now", "start_pdf"]

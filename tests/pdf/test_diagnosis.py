@@ -3,6 +3,11 @@ the pages it names, on page texts as the engine gives them (no engine needed).""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
 from tracecite.checks.parse_pool import match_pages
 from tracecite.findings import Diagnosis
 
@@ -78,3 +83,26 @@ def test_the_message_phrase_names_the_pages_and_never_text() -> None:
     # An HTML diagnosis's "where" is a place in the markup, not a page.
     hidden = phrase(Diagnosis(("hidden",), quote_chars=4, where="script"))
     assert "of the PDF" not in hidden
+
+
+def test_the_page_texts_are_worked_out_once_per_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each miss used to apply the PDF rules to every page again to name its pages.
+    from tracecite.checks import diagnosis
+    from tracecite.pdf import text
+
+    calls = {"page_text": 0, "with_starts": 0}
+
+    def counted(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            calls[name] += 1
+            return function(*args)
+        return call
+
+    monkeypatch.setattr(text, "page_text", counted("page_text", text.page_text))
+    monkeypatch.setattr(diagnosis, "with_starts", counted("with_starts", diagnosis.with_starts))
+    quotes = ["NOTHING ELSE HAPPENED", "Nothing else happened in the last quarter of the decade.",
+              "THE BOARD MET", "A WELLKNOWN AUDITOR"]
+    verdicts = match_pages(PAGES, quotes)
+    assert all(isinstance(v, Diagnosis) and v.where for v in verdicts)
+    assert calls["page_text"] == len(PAGES)  # once per page, for the matching
+    assert calls["with_starts"] == 1 + 3  # the pages' starts once; the three layouts once

@@ -103,10 +103,10 @@ def test_a_hostile_pdf_costs_that_pdf_only(pdfs: dict[str, Made], how: str) -> N
 def test_closing_ends_every_worker(pdfs: dict[str, Made]) -> None:
     reader = PdfReader(2)
     reader.pages(pdfs["one-column"].path.read_bytes())
-    processes = [w.process for w in reader._idle]
-    assert processes and all(p.poll() is None for p in processes)
+    processes = reader.processes()
+    assert processes and all(_alive(p) for p in processes)
     reader.close()
-    assert all(p.poll() is not None for p in processes)
+    assert not any(_alive(p) for p in processes)
     with pytest.raises(RuntimeError):
         reader.pages(pdfs["one-column"].path.read_bytes())
 
@@ -124,8 +124,8 @@ def test_workers_end_when_their_parent_is_killed(pdfs: dict[str, Made], tmp_path
         "from tracecite.pdf.reader import PdfReader\n"
         f"reader = PdfReader(1, command={[*HOSTILE, 'hang']!r})\n"
         "threading.Thread(target=reader.pages, args=(b'%PDF-1.7 spin',), daemon=True).start()\n"
-        "while not reader._busy: time.sleep(0.01)\n"
-        "print(next(iter(reader._busy)).process.pid, flush=True)\n"
+        "while not reader.processes(busy=True): time.sleep(0.01)\n"
+        "print(reader.processes(busy=True)[0], flush=True)\n"
         "time.sleep(60)\n"
     )
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
@@ -164,3 +164,51 @@ def test_an_engine_error_of_any_kind_is_that_pdfs_reason(monkeypatch: pytest.Mon
     monkeypatch.setattr(text, "read_pages", broken)
     assert worker.answer(b"%PDF-1.7", 10) == (
         "unreadable", "the PDF engine failed on it (ValueError)")
+
+
+def test_started_ahead_the_workers_read_the_first_pdfs(pdfs: dict[str, Made]) -> None:
+    with PdfReader(2) as reader:
+        reader.start()
+        started = reader.processes()
+        assert len(started) == 2 and all(_alive(p) for p in started)
+        data = pdfs["one-column"].path.read_bytes()
+        assert reader.pages(data) == reader.pages(data)
+        assert reader.processes() == started  # no other worker was needed
+
+
+def test_pdfs_queued_behind_each_other_get_their_own_answers(pdfs: dict[str, Made]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    readable = [made.path.read_bytes() for made in pdfs.values() if made.unreadable is None]
+    with PdfReader(2) as alone:
+        expected = [alone.pages(data) for data in readable]
+    with PdfReader(1) as reader, ThreadPoolExecutor(4) as threads:
+        # One worker, up to two PDFs sent to it at once, answers read in the order sent.
+        for _ in range(3):
+            assert list(threads.map(reader.pages, readable)) == expected
+        assert len(reader.processes()) == 1
+
+
+def test_a_pdf_queued_behind_a_hostile_one_is_read_by_another_worker(
+        pdfs: dict[str, Made]) -> None:
+    import threading
+
+    benign = pdfs["one-column"].path.read_bytes() + b"\n%benign\n"
+    with PdfReader(1, budget=1.0, command=[*HOSTILE, "hang"]) as reader:
+        failed: list[PdfError] = []
+
+        def hostile() -> None:
+            with pytest.raises(PdfError) as caught:
+                reader.pages(b"%PDF-1.7 spin")
+            failed.append(caught.value)
+
+        spinning = threading.Thread(target=hostile)
+        spinning.start()
+        while not reader.processes(busy=True):
+            time.sleep(0.01)
+        first = reader.processes(busy=True)
+        time.sleep(0.1)  # its PDF is in the worker: this one waits behind it
+        assert reader.pages(benign)  # not TC323: that worker never began on it
+        spinning.join()
+        assert "took over 1 s" in failed[0].reason
+        assert reader.processes() != first

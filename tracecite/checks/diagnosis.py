@@ -79,7 +79,6 @@ from typing import TYPE_CHECKING
 
 from tracecite.findings import Diagnosis
 from tracecite.pdf.layout import layout_pages, page_names, with_starts
-from tracecite.pdf.text import page_text
 
 if TYPE_CHECKING:  # the tree is html5lib's, built before a diagnosis is asked for
     import xml.etree.ElementTree as ET
@@ -256,10 +255,12 @@ class HtmlPage:
 @dataclass(frozen=True)
 class PdfPages:
     """What the diagnosis reads of a PDF besides its text: each page's text as the engine gave
-    it, before the PDF rules (:func:`tracecite.pdf.text.page_text`), to name pages and to join
-    its lines in other ways (``layout``)."""
+    it, before the PDF rules (:func:`tracecite.pdf.text.page_text`), to join its lines in
+    other ways (``layout``), and ``pages``, the same with the rules applied (the text matched),
+    to name pages."""
 
     raw: tuple[str, ...]
+    pages: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,7 @@ class Diagnoser:
         self._page = page
         self._pdf = pdf
         self._layouts: list[tuple[str, list[tuple[int, int]]]] | None = None
+        self._starts: list[tuple[int, int]] | None = None  # where each PDF page starts
         self._seconds = seconds
         self._memory = memory
         self._budget = _Budget(seconds, memory)
@@ -337,7 +339,8 @@ class Diagnoser:
             assert self._pdf is not None
             if not self._budget.fits(4 * sum(len(p) for p in self._pdf.raw)):
                 return None
-            self._layouts = [with_starts(pages) for pages in layout_pages(self._pdf.raw)]
+            self._layouts = [with_starts(pages)
+                             for pages in layout_pages(self._pdf.raw, self._pdf.pages)]
         for text, starts in self._layouts:
             at = text.find(quote)
             if at >= 0:
@@ -356,8 +359,7 @@ class Diagnoser:
         start = _offset_in_text(text, chunks, found.spans[0][0], folds, joined, changes)
         end = _offset_in_text(text, chunks, max(0, found.spans[-1][1] - 1), folds, joined,
                               changes)
-        starts = with_starts([page_text(p) for p in self._pdf.raw])[1]
-        return page_names(starts, start, end + 1)
+        return page_names(self._page_starts(), start, end + 1)
 
     def _pages_at(self, stretch: str) -> str | None:
         """For a PDF, the pages of the first place ``stretch`` (a run of the quote) is in the
@@ -367,8 +369,15 @@ class Diagnoser:
         at = self._texts[0].find(stretch)
         if at < 0:
             return None
-        starts = with_starts([page_text(p) for p in self._pdf.raw])[1]
-        return page_names(starts, at, at + len(stretch))
+        return page_names(self._page_starts(), at, at + len(stretch))
+
+    def _page_starts(self) -> list[tuple[int, int]]:
+        """Where each page of the PDF starts in its normalised text: worked out once per
+        source, whatever the number of quotes that miss it."""
+        if self._starts is None:
+            assert self._pdf is not None
+            self._starts = with_starts(self._pdf.pages)[1]
+        return self._starts
 
     # -- folds and quote transforms -----------------------------------------------------------
 

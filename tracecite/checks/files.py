@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from urllib.parse import unquote
 
 from tracecite.checks.kinds import MatchKind, SourceKind
@@ -52,13 +52,21 @@ def _os_failure(exc: OSError, verb: str) -> FetchError:
     return FetchError(Code.FILE_UNREADABLE, f"file cannot be {verb} ({exc.strerror or 'error'})")
 
 
+def _html_name(uri: str) -> bool:
+    """Whether ``uri`` names an HTML file (by its name, as :meth:`FileLoader.load` reads it)."""
+    try:
+        return file_uri_path(uri).lower().endswith(HTML_SUFFIXES)
+    except FetchError:  # its load fails: nothing to parse
+        return False
+
+
 class FileLoader:
     """Reads ``file:`` sources under ``root`` with the size cap, for the live run (see
     :class:`~tracecite.checks.live.records.Loader`). Files have no host: nothing is limited per
     host."""
 
     kind = SourceKind.FILE
-    expects_html = False  # the parse workers start with the first HTML file, if any
+    expects_html = False  # the parse workers start only when an HTML file is cited
     hosts = None
 
     def __init__(self, root: str, max_bytes: int, max_pdf_bytes: int | None = None, *,
@@ -69,6 +77,11 @@ class FileLoader:
                                                                          max_pdf_bytes)
         # Documents' Markdown sources: matched on their rendered text (docs/guides/documents.md).
         self.rendered = rendered
+
+    def cites_html(self, uris: Iterable[str]) -> bool:
+        """Whether any of ``uris`` names an HTML file matched on its visible text (the parse
+        workers are for those only)."""
+        return any(uri not in self.rendered and _html_name(uri) for uri in uris)
 
     def resolve(self, uri: str) -> str:
         """The real path of a ``file:`` URI, refused (TC321) if outside the root."""

@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from tracecite.checks.kinds import MatchKind
+from tracecite.codes import Code
 from tracecite.fetch.limits import MAX_TIMEOUT
 from tracecite.findings import Diagnosis
 from tracecite.matching import MatchText, normalise
@@ -118,14 +119,15 @@ def match_pages(raw: Sequence[str], quotes: Sequence[str]) -> list[Verdict]:
     newline), else why not: the diagnosis names the pages (docs/guides/pdf.md#near-misses)."""
     from tracecite.pdf.text import page_text
 
-    text = "\n".join(page_text(page) for page in raw)
+    pages = tuple(page_text(page) for page in raw)
+    text = "\n".join(pages)
     matcher = MatchText(text)
     found = [matcher.contains(q) for q in quotes]
     if all(found):
         return list(found)
     from tracecite.checks.diagnosis import Diagnoser, PdfPages
 
-    diagnoser = Diagnoser([normalise(text)], pdf=PdfPages(tuple(raw)))
+    diagnoser = Diagnoser([normalise(text)], pdf=PdfPages(tuple(raw), pages))
     return [True if hit else diagnoser.diagnose(q) for q, hit in zip(quotes, found, strict=True)]
 
 
@@ -175,6 +177,128 @@ def _nothing() -> None:
     """A first job, so that forked workers are forked now (see ParsePool.fork_now)."""
 
 
+PDF_HELD = 64 * 1024 * 1024
+"""Bytes of PDF bodies a run keeps in memory while they wait for a PDF worker or are with one;
+a body that would pass it waits in an unlinked temporary file (:class:`_Spooled`). With
+``--max-pdf-bytes`` up to 32 MiB and dozens of loaders waiting for a worker, the waiting bodies
+alone could otherwise take a gigabyte."""
+
+
+class HandedOver:
+    """A PDF body handed to the parse pool: once :meth:`take` has it, nothing else holds it (the
+    loader keeps this wrapper, never the bytes), so a body that waits on disk is not also
+    kept in memory by the caller's frame."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data
+
+    def take(self) -> bytes:
+        """The body, once; the wrapper is empty after."""
+        data, self._data = self._data, None
+        if data is None:
+            raise RuntimeError("the PDF body was already taken")
+        return data
+
+
+class _Spooled:
+    """A PDF body waiting on disk, in a temporary file that has no name (unlinked as it is
+    made): it goes when it is read back or closed, or with the process, however it ends."""
+
+    def __init__(self, data: bytes) -> None:
+        import tempfile
+
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by take() or close()
+        try:
+            self._file.write(data)
+        except BaseException:
+            self._file.close()
+            raise
+
+    def take(self) -> bytes:
+        """The body, read back; the file is gone after."""
+        try:
+            self._file.seek(0)
+            return self._file.read()
+        finally:
+            self._file.close()
+
+    def close(self) -> None:
+        """Drop the body unread."""
+        self._file.close()
+
+
+class _PdfBodies:
+    """The PDF bodies of one run between their load and their worker's answer: at most
+    ``held`` bytes of them in memory (one body always may), the others in :class:`_Spooled`
+    files until a worker has room for them."""
+
+    def __init__(self, held: int) -> None:
+        self._held = held
+        self._in_memory = 0
+        self._lock = threading.Lock()
+        self._spooled: set[_Spooled] = set()
+
+    def read(self, reader: PdfReader, handed: HandedOver, quotes: Sequence[str]
+             ) -> list[Verdict]:
+        """Match ``quotes`` in the PDF ``handed`` over, read by one of ``reader``'s workers;
+        raises :class:`~tracecite.pdf.reader.PdfError`."""
+        data = handed.take()
+        size = len(data)
+        with self._lock:
+            kept = self._in_memory == 0 or self._in_memory + size <= self._held
+            if kept:
+                self._in_memory += size
+        spooled = None if kept else self._spool(data)
+        if spooled is not None:
+            del data  # on disk now: the only copy in memory goes
+
+            def body() -> bytes:
+                assert spooled is not None
+                return self._read_back(spooled)
+        else:
+            def body() -> bytes:
+                return data
+        try:
+            return match_pages(reader.raw_pages_of(body), quotes)
+        finally:
+            with self._lock:
+                if spooled is None:
+                    self._in_memory -= size
+                else:
+                    self._spooled.discard(spooled)
+            if spooled is not None:
+                spooled.close()
+
+    def _spool(self, data: bytes) -> _Spooled | None:
+        try:
+            spooled = _Spooled(data)
+        except OSError:  # no room on disk either: it waits in memory, as it would have
+            with self._lock:
+                self._in_memory += len(data)
+            return None
+        with self._lock:
+            self._spooled.add(spooled)
+        return spooled
+
+    @staticmethod
+    def _read_back(spooled: _Spooled) -> bytes:
+        from tracecite.pdf.reader import PdfError
+
+        try:
+            return spooled.take()
+        except (OSError, ValueError):  # ValueError: closed, the run is stopping
+            raise PdfError(Code.PDF_UNREADABLE, "the PDF could not be read back from the "
+                           "temporary file it waited in") from None
+
+    def close(self) -> None:
+        """Drop every body still waiting on disk (the run is over or stopping)."""
+        with self._lock:
+            spooled = [*self._spooled]
+            self._spooled.clear()
+        for body in spooled:
+            body.close()
+
+
 class ParsePool:
     """Worker processes for HTML parsing, one per core (:func:`~tracecite.workers.cores`),
     started by :meth:`start` (or :meth:`fork_now`) or on first use.
@@ -187,7 +311,7 @@ class ParsePool:
     thread instead.
     """
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, *, pdf_held: int = PDF_HELD) -> None:
         from tracecite.workers import cores, start_method
 
         self._workers = workers if workers is not None else cores()
@@ -195,6 +319,7 @@ class ParsePool:
         self._lock = threading.Lock()  # loader threads ask for the executor at the same time
         self._closed = False
         self._pdf: PdfReader | None = None  # started with the first PDF
+        self._pdf_bodies = _PdfBodies(pdf_held)  # the PDFs waiting for it or with it
         # Read here, on the run's thread, never on a loader thread's (see start_method).
         self._method = start_method() if self._workers >= 2 else "none"
 
@@ -227,6 +352,11 @@ class ParsePool:
         if self.forks:
             self._launch(prepare=False)
 
+    def start_pdf(self) -> None:
+        """Start the PDF workers now, when the run's sources name PDFs: each loads the PDF
+        engine while the run loads its first sources (:meth:`PdfReader.start`)."""
+        self._pdf_reader().start()
+
     def _launch(self, *, prepare: bool) -> None:
         if self._workers < 2:
             return
@@ -255,13 +385,14 @@ class ParsePool:
                                                  "tracecite.visible"])
             return self._pool
 
-    def submit(self, kind: MatchKind, text: str | bytes, quotes: Sequence[str], *,
+    def submit(self, kind: MatchKind, text: str | bytes | HandedOver, quotes: Sequence[str], *,
                budget: float = MAX_TIMEOUT) -> Future[list[Verdict]]:
         """``match_quotes`` in a worker process when it pays (HTML with 2+ cores); otherwise
-        it runs here and the future is already done. A PDF (``text`` its bytes) is read by
-        one of the pool's PDF workers, the calling thread waiting for it, within the PDF
-        limits (a PDF that cannot be read: the future holds a
-        :class:`~tracecite.pdf.reader.PdfError`)."""
+        it runs here and the future is already done. A PDF (``text`` its bytes, best
+        :class:`HandedOver`) is read by one of the pool's PDF workers within the PDF limits,
+        the calling thread waiting for it (a PDF that cannot be read: the future holds a
+        :class:`~tracecite.pdf.reader.PdfError`); while it waits, past ``pdf_held`` bytes of
+        PDFs in memory, it waits in an unlinked temporary file (:class:`_PdfBodies`)."""
         from concurrent.futures import Future
 
         if kind is MatchKind.HTML and self._workers >= 2 and isinstance(text, str):
@@ -269,8 +400,10 @@ class ParsePool:
                                                     list(quotes), budget)
         future: Future[list[Verdict]] = Future()
         try:
-            if isinstance(text, bytes):
-                future.set_result(match_pages(self._pdf_reader().raw_pages(text), quotes))
+            if isinstance(text, (bytes, HandedOver)):
+                handed = HandedOver(text) if isinstance(text, bytes) else text
+                del text
+                future.set_result(self._pdf_bodies.read(self._pdf_reader(), handed, quotes))
             else:
                 future.set_result(match_quotes(kind, text, quotes, budget=budget))
         except Exception as error:  # handed to whoever reads the future
@@ -292,6 +425,7 @@ class ParsePool:
             reader, self._pdf = self._pdf, None
         if reader is not None:
             reader.close()
+        self._pdf_bodies.close()
 
     def close(self) -> None:
         """Stop the workers."""

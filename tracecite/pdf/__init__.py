@@ -15,3 +15,10 @@ PDF_MAGIC = b"%PDF-"
 def is_pdf(head: bytes | bytearray) -> bool:
     """Whether a body or file starting with ``head`` is a PDF."""
     return head.startswith(PDF_MAGIC)
+
+
+def named_pdf(uri: str) -> bool:
+    """Whether ``uri``'s path ends in ``.pdf``: a hint that the source is a PDF, to start the
+    PDF workers before it is loaded (what it is read as is decided once it is)."""
+    path = uri.split("#", 1)[0].split("?", 1)[0]
+    return path.lower().endswith(".pdf")

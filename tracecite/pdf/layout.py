@@ -9,19 +9,18 @@ import re
 from collections.abc import Sequence
 
 from tracecite.matching import normalise
-from tracecite.pdf.text import LIGATURE_TABLE, page_text
+from tracecite.pdf.text import HYPHEN_BREAK, HYPHEN_MARKS, LIGATURE_TABLE
 
 __all__ = ["layout_pages", "page_names", "with_starts"]
 
-_HYPHEN_MARK = re.compile("[\ufffe\x02](?:\r\n|\r|\n)?")
-_HYPHEN_AT_BREAK = re.compile("[-\u00ad\u2010][^\\S\r\n]*(?:\r\n|\r|\n)[^\\S\r\n]*")
 _DIGITS = re.compile(r"\d+")
 
 
 def _hyphens_kept(raw: str) -> str:
-    """A page's text with every hyphenated line end joined keeping its hyphen."""
+    """A page's text with every hyphenated line end joined keeping its hyphen (the patterns
+    :func:`tracecite.pdf.text.page_text` joins without it)."""
     text = raw.translate(LIGATURE_TABLE)
-    return _HYPHEN_AT_BREAK.sub("-", _HYPHEN_MARK.sub("-", text))
+    return HYPHEN_BREAK.sub("-", HYPHEN_MARKS.sub("-", text))
 
 
 def _without_running(pages: list[str]) -> list[str]:
@@ -45,11 +44,12 @@ def _without_running(pages: list[str]) -> list[str]:
     return out
 
 
-def layout_pages(raw: Sequence[str]) -> list[list[str]]:
-    """The PDF's pages with their lines joined the other ways ``layout`` tries: hyphens at
-    line ends kept; running headers and footers left out; both."""
+def layout_pages(raw: Sequence[str], pages: Sequence[str]) -> list[list[str]]:
+    """The PDF's pages (``raw`` as the engine gave them, ``pages`` with the PDF rules applied)
+    with their lines joined the other ways ``layout`` tries: hyphens at line ends kept; running
+    headers and footers left out; both."""
     kept = [_hyphens_kept(page) for page in raw]
-    return [kept, _without_running([page_text(p) for p in raw]), _without_running(kept)]
+    return [kept, _without_running(list(pages)), _without_running(kept)]
 
 
 def with_starts(pages: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:

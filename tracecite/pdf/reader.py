@@ -3,9 +3,11 @@
 :data:`MEMORY_CAP` bytes of address space per worker.
 
 A worker is a process of its own (:mod:`tracecite.pdf.worker`), started with ``subprocess``
-(safe while the run's loader threads hold locks) when a PDF first needs one, and kept for the
-next PDF. A worker that crashes, passes the budget or runs out of memory costs the PDF it was
-reading (:class:`PdfError`, TC323) and is replaced: never the run, never another PDF.
+(safe while the run's loader threads hold locks) when a PDF first needs one or ahead of the
+run's first PDF (:meth:`PdfReader.start`), and kept for the next PDF. A worker that crashes,
+passes the budget or runs out of memory costs the PDF it was reading (:class:`PdfError`,
+TC323) and is replaced: never the run, never another PDF (one waiting for that worker goes to
+another).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tracecite.codes import Code
@@ -69,7 +71,10 @@ def worker_command() -> list[str]:
 
 
 class _Worker:
-    """One worker process and its pipes."""
+    """One worker process and its pipes. It reads one PDF at a time; a second may wait in its
+    request pipe meanwhile (:data:`QUEUED`), so it starts on it as soon as it has answered,
+    without waiting for the run's thread to hand it over. Answers come back in the order sent:
+    each asker reads its own at its turn."""
 
     def __init__(self, command: list[str], memory: int) -> None:
         import tracecite
@@ -83,18 +88,53 @@ class _Worker:
             [*command, str(memory), str(os.getpid())], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, close_fds=True,
             env=env)
+        self.broken = False  # it died, passed a budget or was killed: it takes nothing more
+        self._sending = threading.Lock()
+        self._turns = threading.Condition()
+        self._sent = 0  # requests written, in order
+        self._answered = 0  # answers read, in order
+        self._answered_at = 0.0  # when the last one was read: the next PDF's reading began
 
     def ask(self, data: bytes, max_pages: int, budget: float) -> tuple[str, Any]:
-        """Send one PDF and wait for its answer, at most ``budget`` seconds after it was sent;
-        raises :class:`PdfError` when the worker dies or the budget passes."""
+        """Send one PDF and wait for its answer, at most ``budget`` seconds after the worker
+        could start on it (it was sent and the PDF before it answered); raises
+        :class:`PdfError` when the worker dies or the budget passes while reading it, and
+        :class:`_NotRead` when the worker is gone before it started on it."""
         assert self.process.stdin is not None and self.process.stdout is not None
-        request = self.process.stdin.fileno()
-        try:
-            _write_all(request, REQUEST.pack(len(data), max_pages))
-            _write_all(request, data)
-        except OSError:  # BrokenPipeError: the worker is gone
-            raise _stopped() from None
-        deadline = time.monotonic() + budget
+        with self._sending:
+            if self.broken:
+                raise _NotRead()
+            turn = self._sent
+            self._sent += 1
+            try:
+                _write_all(self.process.stdin.fileno(), REQUEST.pack(len(data), max_pages))
+                _write_all(self.process.stdin.fileno(), data)
+            except OSError:  # BrokenPipeError: the worker is gone
+                self.broken = True
+                with self._turns:
+                    first = self._answered == turn
+                    self._turns.notify_all()
+                raise _stopped() if first else _NotRead() from None
+            sent = time.monotonic()
+        with self._turns:
+            while self._answered != turn and not self.broken:
+                self._turns.wait()
+            if self.broken:  # the PDF before this one ended the worker: this one never began
+                raise _NotRead()
+            deadline = max(sent, self._answered_at) + budget
+            try:
+                answer = self._read_answer(deadline)
+            except BaseException:
+                self.broken = True
+                self._turns.notify_all()
+                raise
+            self._answered += 1
+            self._answered_at = time.monotonic()
+            self._turns.notify_all()
+        return answer
+
+    def _read_answer(self, deadline: float) -> tuple[str, Any]:
+        assert self.process.stdout is not None
         answers = self.process.stdout.fileno()
         header = _read_exactly(answers, ANSWER.size, deadline)
         (size,) = ANSWER.unpack(header)
@@ -104,14 +144,27 @@ class _Worker:
             raise _stopped() from None
         return answer
 
-    def end(self) -> None:
-        """Kill the process and reap it."""
+    def kill(self) -> None:
+        """Kill the process (whoever reads or writes its pipes then sees them close)."""
+        self.broken = True
         with contextlib.suppress(OSError):  # already reaped
             self.process.kill()
+
+    def end(self) -> None:
+        """Kill the process and reap it; once no thread uses its pipes."""
+        self.kill()
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 stream.close()
+
+
+QUEUED = 2
+"""PDFs a worker holds at once: the one it reads and the next, waiting in its pipe."""
+
+
+class _NotRead(Exception):
+    """The worker was gone before it began on this PDF: another worker reads it."""
 
 
 def _stopped() -> PdfError:
@@ -146,7 +199,11 @@ class _Late(Exception):
 class PdfReader:
     """Up to ``workers`` PDF worker processes, shared by a run's loader threads; each PDF is
     read within ``budget`` seconds and ``max_pages`` pages, each worker under ``memory``
-    bytes. ``command``: the worker's command line (:func:`worker_command`)."""
+    bytes. ``command``: the worker's command line (:func:`worker_command`).
+
+    Workers start with the first PDFs, or ahead of them (:meth:`start`). A PDF goes to an idle
+    worker, else behind the PDF of a worker reading only one (:data:`QUEUED`): no worker waits
+    for the run's threads between two PDFs."""
 
     def __init__(self, workers: int = 1, *, budget: float = PARSE_BUDGET,
                  max_pages: int = MAX_PAGES, memory: int = MEMORY_CAP,
@@ -155,10 +212,10 @@ class PdfReader:
         self._max_pages = max_pages
         self._memory = memory
         self._command = command if command is not None else worker_command()
-        self._slots = threading.BoundedSemaphore(max(1, workers))
+        self._count = max(1, workers)
+        self._slots = threading.BoundedSemaphore(QUEUED * self._count)
         self._lock = threading.Lock()
-        self._idle: list[_Worker] = []
-        self._busy: set[_Worker] = set()
+        self._load: dict[_Worker, int] = {}  # each live worker: the PDFs it holds
         self._closed = False
 
     def __enter__(self) -> PdfReader:
@@ -166,6 +223,26 @@ class PdfReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def start(self) -> None:
+        """Start every worker now, when the run knows PDFs are coming: each loads the engine
+        while the run goes on loading its first sources. A worker that cannot start is left
+        for the first PDF to try again (and report)."""
+        if not engine_installed():
+            return
+        with self._lock:
+            while not self._closed and len(self._load) < self._count:
+                try:
+                    worker = _Worker(self._command, self._memory)
+                except OSError:
+                    return
+                self._load[worker] = 0
+
+    def processes(self, *, busy: bool = False) -> list[int]:
+        """The process ids of the live workers (``busy``: of those holding a PDF)."""
+        with self._lock:
+            return [w.process.pid for w, load in self._load.items()
+                    if not w.broken and (load > 0 or not busy)]
 
     def pages(self, data: bytes) -> tuple[str, ...]:
         """The text of each page of the PDF ``data``, with the PDF rules applied
@@ -177,20 +254,31 @@ class PdfReader:
     def raw_pages(self, data: bytes) -> tuple[str, ...]:
         """The text of each page of the PDF ``data`` as the engine gives it, before the PDF
         rules; raises :class:`PdfError`."""
+        return self.raw_pages_of(lambda: data)
+
+    def raw_pages_of(self, body: Callable[[], bytes]) -> tuple[str, ...]:
+        """:meth:`raw_pages` of the PDF that ``body`` gives, called once a worker has room for
+        it (a body that waited on disk is read back only then)."""
         if not engine_installed():
             raise PdfError(Code.PDF_ENGINE_MISSING, ENGINE_MISSING)
         with self._slots:
-            worker = self._take()
-            try:
-                status, value = worker.ask(data, self._max_pages, self._budget)
-            except _Late:
-                self._discard(worker)
-                raise PdfError(Code.PDF_UNREADABLE,
-                               f"reading the PDF took over {self._budget:g} s") from None
-            except BaseException:
-                self._discard(worker)
-                raise
-            self._give_back(worker)
+            data = body()
+            while True:
+                worker = self._take()
+                try:
+                    status, value = worker.ask(data, self._max_pages, self._budget)
+                except _NotRead:  # never begun: another worker reads it
+                    continue
+                except _Late:
+                    worker.kill()
+                    raise PdfError(Code.PDF_UNREADABLE,
+                                   f"reading the PDF took over {self._budget:g} s") from None
+                except BaseException:
+                    worker.kill()
+                    raise
+                finally:
+                    self._give_back(worker)
+                break
         if status == "pages":
             return tuple(value)
         if status == "missing":
@@ -198,46 +286,52 @@ class PdfReader:
         raise PdfError(Code.PDF_UNREADABLE, str(value))
 
     def _take(self) -> _Worker:
+        """The worker to send a PDF to: an idle one, else a new one while there are fewer
+        than ``workers``, else the one holding fewest (a slot is held: one has room)."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the PDF reader is closed")
-            worker = self._idle.pop() if self._idle else None
-            if worker is None:
+            live = [w for w in self._load if not w.broken]
+            idle = [w for w in live if self._load[w] == 0]
+            if idle:
+                worker = idle[0]
+            elif len(live) < self._count:
                 try:
                     worker = _Worker(self._command, self._memory)
                 except OSError as error:  # out of processes, file descriptors or memory
                     raise PdfError(Code.PDF_UNREADABLE, "a PDF worker could not start "
                                    f"({error.strerror or type(error).__name__})") from None
-            self._busy.add(worker)
+                self._load[worker] = 0
+            else:
+                worker = min(live, key=self._load.__getitem__)
+            self._load[worker] += 1
             return worker
 
     def _give_back(self, worker: _Worker) -> None:
+        """One PDF of ``worker``'s is done; a worker that is broken (or of a closed reader) is
+        ended by the last thread that used it."""
         with self._lock:
-            self._busy.discard(worker)
-            if not self._closed:
-                self._idle.append(worker)
-                return
-        worker.end()
-
-    def _discard(self, worker: _Worker) -> None:
-        with self._lock:
-            self._busy.discard(worker)
-        worker.end()
+            self._load[worker] -= 1
+            last = self._load[worker] == 0 and (worker.broken or self._closed)
+            if last:
+                del self._load[worker]
+        if last:
+            worker.end()
 
     def close(self) -> None:
         """End every worker now, idle or busy (a PDF under way then fails)."""
         with self._lock:
             self._closed = True
-            idle, busy = [*self._idle], [*self._busy]
-            self._idle.clear()
+            idle = [w for w, load in self._load.items() if load == 0]
+            busy = [w for w, load in self._load.items() if load > 0]
+            for worker in idle:
+                del self._load[worker]
         for worker in idle:
             worker.end()
         for worker in busy:
-            # Killed only: the thread reading its answer sees the pipe close, then ends and
-            # reaps it itself (closing the pipes here would pull its file descriptors from
-            # under that read).
-            with contextlib.suppress(OSError):
-                worker.process.kill()
+            # Killed only: the threads using its pipes see them close; the last of them ends
+            # and reaps it (closing the pipes here would pull file descriptors from under them).
+            worker.kill()
 
 
 _shared: list[PdfReader] = []

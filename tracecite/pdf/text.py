@@ -15,10 +15,11 @@ The rules, on each page's text only:
 
 from __future__ import annotations
 
+import ctypes
 import re
 
-__all__ = ["ENGINE", "LIGATURES", "LIGATURE_TABLE", "PdfUnreadable", "engine_version", "page_text",
-           "read_pages"]
+__all__ = ["ENGINE", "HYPHEN_BREAK", "HYPHEN_MARKS", "LIGATURES", "LIGATURE_TABLE", "PdfUnreadable",
+           "engine_version", "page_text", "read_pages"]
 
 ENGINE = "pypdfium2"
 """The Python package of the PDF engine (the ``pdf`` extra)."""
@@ -36,8 +37,13 @@ LIGATURES: dict[str, str] = {
 
 LIGATURE_TABLE: dict[int, str] = {ord(char): letters for char, letters in LIGATURES.items()}
 """:data:`LIGATURES` as a ``str.translate`` table."""
-_HYPHEN_MARKS = re.compile("[\ufffe\x02](?:\r\n|\r|\n)?")
-_LINE_END_HYPHEN = re.compile("[-\u00ad\u2010][^\\S\r\n]*(?:\r\n|\r|\n)[^\\S\r\n]*(?=(.))")
+
+HYPHEN_MARKS = re.compile("[\ufffe\x02](?:\r\n|\r|\n)?")
+"""PDFium's mark of a hyphenated line end, with the line break after it if any."""
+
+HYPHEN_BREAK = re.compile("[-\u00ad\u2010][^\\S\r\n]*(?:\r\n|\r|\n)[^\\S\r\n]*(?=(.))")
+"""A hyphen left at a line's end and the line break after it, when a line follows; group 1
+is the next line's first character. The layout diagnosis joins these keeping the hyphen."""
 
 
 class PdfUnreadable(Exception):
@@ -51,8 +57,8 @@ def _join(match: re.Match[str]) -> str:
 def page_text(raw: str) -> str:
     """One page's text as PDFium gave it, with the PDF rules applied (module docstring)."""
     text = raw.translate(LIGATURE_TABLE)
-    text = _HYPHEN_MARKS.sub("", text)
-    return _LINE_END_HYPHEN.sub(_join, text)
+    text = HYPHEN_MARKS.sub("", text)
+    return HYPHEN_BREAK.sub(_join, text)
 
 
 def engine_version() -> str | None:
@@ -83,7 +89,7 @@ def engine_version() -> str | None:
     return ", ".join(parts)
 
 
-def read_pages(data: bytes, max_pages: int) -> tuple[str, ...]:
+def read_pages(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int) -> tuple[str, ...]:
     """Each page's text, in order, as the engine gives it (the PDF rules are applied by
     :func:`page_text`, in the run's process); raises :class:`PdfUnreadable`
     (encrypted with a password, damaged, over ``max_pages`` pages, no text layer) and

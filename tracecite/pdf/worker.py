@@ -13,12 +13,14 @@ ends when its standard input closes or its parent is gone.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import io
 import os
 import pickle
 import struct
 import sys
 import threading
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 REQUEST = struct.Struct("<QI")
 """A request's header: the PDF's size in bytes, the page limit."""
@@ -37,6 +39,20 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
     return bytes(data)
 
 
+def _read_body(stream: io.BufferedReader, size: int) -> ctypes.Array[ctypes.c_char] | None:
+    """A PDF's ``size`` bytes, read straight into the buffer the engine opens (no copy of a
+    PDF of up to 32 MiB on its way in); None if the stream ends first."""
+    body = (ctypes.c_char * size)()
+    view = memoryview(body).cast("B")
+    got = 0
+    while got < size:
+        read = stream.readinto(view[got:])
+        if not read:
+            return None
+        got += read
+    return body
+
+
 def _cap_memory(limit: int) -> None:
     """Cap this process's address space: past it an allocation fails (MemoryError in Python,
     a failed allocation in the engine) instead of taking the machine's memory."""
@@ -50,7 +66,7 @@ def _cap_memory(limit: int) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def answer(data: bytes, max_pages: int) -> tuple[str, Any]:
+def answer(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int) -> tuple[str, Any]:
     """What the worker answers for one PDF (see the module docstring)."""
     from tracecite.pdf.text import PdfUnreadable, read_pages
 
@@ -78,13 +94,17 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=watch_parent, args=(parent,), daemon=True,
                      name="tracecite-watch-parent").start()
     _cap_memory(int(args[0]) if args else 0)
-    requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    # The engine is loaded now, while the run is still loading the first PDF, not once it came.
+    with contextlib.suppress(ImportError):  # without it, each request answers "missing"
+        import pypdfium2  # type: ignore[import-untyped]  # noqa: F401  # no types shipped
+    requests = cast("io.BufferedReader", sys.stdin.buffer)  # a pipe's: a BufferedReader
+    answers = sys.stdout.buffer
     while True:
         header = _read_exactly(requests, REQUEST.size)
         if header is None:
             return 0
         size, max_pages = REQUEST.unpack(header)
-        data = _read_exactly(requests, size)
+        data = _read_body(requests, size)
         if data is None:
             return 0
         reply = pickle.dumps(answer(data, max_pages), protocol=pickle.HIGHEST_PROTOCOL)

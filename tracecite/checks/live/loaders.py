@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from tracecite.checks.live.records import Fetched, Loader, Progress
 from tracecite.checks.live.scheduler import _Sources
 from tracecite.checks.live.tally import Tally
-from tracecite.checks.parse_pool import ParsePool, Verdict
+from tracecite.checks.parse_pool import HandedOver, ParsePool, Verdict
 from tracecite.checks.quotes import LoadInfo, QuoteChecks
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
@@ -231,18 +231,21 @@ class LoaderThreads:
                 self._done.put(NotModified(k, loaded.info, fetched))
                 return
             quotes = self._checks.quotes(group)
+            kind, info = loaded.kind, loaded.info
+            # The page is the parser's from here: this frame keeps no reference to it (a PDF
+            # that waits for a worker may wait on disk, docs/guides/pdf.md#limits).
+            text = HandedOver(loaded.text) if isinstance(loaded.text, bytes) else loaded.text
+            del loaded
             self._parse_slots.acquire()
             try:
-                parsed = self._parser.submit(loaded.kind, loaded.text, quotes,
-                                             budget=self._parse_budget)
+                parsed = self._parser.submit(kind, text, quotes, budget=self._parse_budget)
             except BaseException:
                 self._parse_slots.release()
                 raise
+            del text
         except BaseException as error:  # settled (FetchError) or raised (a bug) by the run
             self._done.put(LoadFailed(k, error))
             return
-        info = loaded.info
-        del loaded  # the page is the parser's now: this frame need not keep it
         kept = quotes if fetched is not None else None  # the cache stores their verdicts
 
         def parse_done(future: Future[list[Verdict]]) -> None:

@@ -7,11 +7,13 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Sequence
 
+from tracecite.checks.files import FileLoader
 from tracecite.checks.live.loaders import LoaderThreads, LoadLimits
 from tracecite.checks.live.records import LiveResult, Loader, NoProgress, Progress
 from tracecite.checks.live.tally import Tally, VerdictCache
 from tracecite.checks.parse_pool import ParsePool
 from tracecite.checks.quotes import QuoteCheck, QuoteChecks, as_checks
+from tracecite.pdf import named_pdf
 from tracecite.stops import StopToken
 
 
@@ -53,11 +55,15 @@ class LiveRun:
         stop = StopToken()  # the run's: its loader threads poll it
         try:
             with ParsePool(self._parse_workers) as parser:
+                targets = [columns.target(group[0]) for group in groups.values()]
                 # Before any thread of ours runs (see ParsePool): forked workers must be.
                 if self._loader.expects_html:
                     parser.start()
-                else:
+                elif not isinstance(self._loader, FileLoader) or self._loader.cites_html(
+                        targets):
                     parser.fork_now()
+                if any(named_pdf(target) for target in targets):
+                    parser.start_pdf()  # after the fork: forked workers keep no PDF pipe
                 self._progress.start(len(groups))
                 try:
                     LoaderThreads(self._loader, columns, groups, parser, self._limits, stop
