@@ -55,7 +55,7 @@ def _os_failure(exc: OSError, verb: str) -> FetchError:
 def _html_name(uri: str) -> bool:
     """Whether ``uri`` names an HTML file (by its name, as :meth:`FileLoader.load` reads it)."""
     try:
-        return file_uri_path(uri).lower().endswith(HTML_SUFFIXES)
+        return document_kind(file_uri_path(uri)) == "html"
     except FetchError:  # its load fails: nothing to parse
         return False
 
