@@ -203,7 +203,8 @@ def _captures(path: str) -> tuple[tuple[Finding, ...], _Captures, str]:
     run's digest), the trace read once (its citations and source index are not kept)."""
     digest = digest_alongside(path)
     captures = _Captures()
-    scan = scan_trace(path, sink=captures.add)
+    # The answer read ahead: its long line is then not held by the reading's end.
+    scan = scan_trace(path, sink=captures.add, read_ahead=True)
     # The sink sees every source the index holds, in the index's order (inputs.validator).
     offset_at = scan.sources.offset_at
     captures.offsets = array("q", (offset_at(n) for n in captures.offsets))
