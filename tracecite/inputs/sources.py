@@ -148,31 +148,41 @@ class IdTable:
         return -1
 
     def _compact(self) -> None:
-        """Move the ids from the dict to the compact form (once there are many of them)."""
+        """Move the ids from the dict to the compact form (once there are many of them): each
+        placed at once, in a table made a quarter full (they are distinct: nothing is looked
+        up, and the table is not doubled again and again as they go in)."""
         small, self._small = self._small, None
-        for key in small or ():
-            self.add(key)
+        keys = list(small or ())
+        size = _FIRST_TABLE
+        while size < 4 * len(keys):
+            size *= 2
+        table = self._table = array("Q", bytes(8 * size))
+        mask = size - 1
+        ids, ends = self._ids, self._ends
+        for number, key in enumerate(keys, start=1):
+            ids += key.encode("utf-8", "surrogatepass")
+            ends.append(len(ids))
+            h = hash(key) & _LOW
+            i = h & mask
+            while table[i]:
+                i = (i + 1) & mask
+            table[i] = h << 32 | number
 
     def _id(self, number: int) -> str:
         start = self._ends[number - 1] if number else 0
         return self._ids[start:self._ends[number]].decode("utf-8", "surrogatepass")
 
-    def _free(self, h: int) -> int:
-        """The place in the table where an id of hash ``h`` not in it goes."""
-        table = self._table
-        mask = len(table) - 1
-        i = h & mask
-        while table[i]:
-            i = (i + 1) & mask
-        return i
-
     def _grow(self) -> None:
         """Double the table (once it is half full: probes stay short)."""
         old = self._table
-        self._table = array("Q", bytes(16 * len(old)))
+        table = self._table = array("Q", bytes(16 * len(old)))
+        mask = len(table) - 1
         for entry in old:
-            if entry:
-                self._table[self._free(entry >> 32)] = entry
+            if entry:  # placed where an id of its hash not in the table goes
+                i = (entry >> 32) & mask
+                while table[i]:
+                    i = (i + 1) & mask
+                table[i] = entry
 
 
 SMALL_IDS = 1 << 16
