@@ -31,6 +31,19 @@ def test_digest_alongside_is_the_file_digest(tmp_path: Path, monkeypatch: pytest
     assert digest_alongside(str(tmp_path / "missing"))() == file_digest(str(tmp_path / "gone"))
 
 
+@pytest.mark.parametrize("size", [0, 1, 64 * 1024 + 1, 3 * files.DIGEST_BLOCK + 5])
+def test_the_file_digest_is_the_sha256_of_its_bytes(tmp_path: Path, size: int) -> None:
+    """Read a block at a time into one buffer: empty, smaller than a block, and across
+    several blocks with a part of one at the end."""
+    import hashlib
+    import random
+
+    data = random.Random(size).randbytes(size)
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(data)
+    assert file_digest(str(path)) == hashlib.sha256(data).hexdigest()
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_the_run_digest_is_the_files_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             cli: Cli, jobs: str) -> None:

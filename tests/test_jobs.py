@@ -285,6 +285,16 @@ def test_results_come_back_in_input_order_from_this_process_and_its_workers(
     assert len(pids) == workers
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_two_large_files_are_read_one_here_and_one_in_a_worker(workers: int) -> None:
+    """Two items, each a run of its own (compare's two traces): this process reads one of
+    them while a worker reads the other, instead of waiting while one worker reads both."""
+    read = jobs._parallel(where_read, [0, 1], [2 << 20, 1 << 20], workers).results()
+    assert [item for item, _ in read] == [0, 1]
+    assert read[1][1] == HERE  # the lighter one, here; the heavier one in a worker
+    assert read[0][1] != HERE
+
+
 def test_the_heaviest_run_is_left_to_a_worker() -> None:
     """However fast this process is, a worker reads something: the heaviest run, which is
     queued first."""

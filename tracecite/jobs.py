@@ -185,7 +185,9 @@ def _read_in_pool(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[in
             elif future.exception() is not None:
                 future.result()  # raises it
         queued[:] = waiting
-        while len(queued) < workers_here * QUEUED_PER_WORKER and to_read:
+        # The last run waiting is this process's to read: queued for a worker too, two large
+        # files (compare's two traces) were both read by the one worker, this process idle.
+        while len(queued) < workers_here * QUEUED_PER_WORKER and len(to_read) > 1:
             k = to_read.popleft()
             futures[k] = pool.executor.submit(_read_run, read, [items[i] for i in runs[k]])
             queued.append(futures[k])

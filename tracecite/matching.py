@@ -30,6 +30,21 @@ def digest(text: str) -> str:
     return hashlib.sha256(normalise(text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def found_as_is(text: str, normalised_quote: str, start: int) -> bool:
+    """Whether a normalised quote found in a text not normalised (at ``start``, where
+    ``text.find`` found it) is sure to be in the normalised text too; if not, the text must
+    be looked at more closely (:class:`MatchText`).
+
+    A normalised quote has no leading, trailing or repeated whitespace, so if it occurs in the
+    raw text it still occurs once the text's whitespace collapses, unless normalising to NFC
+    changes the text across the match's edges (a mark after it composing with its last letter,
+    say). ASCII at both edges rules that out: an ASCII character starts a new NFC segment and
+    never composes with what precedes it. This saves normalising most sources whole.
+    """
+    end = start + len(normalised_quote)
+    return normalised_quote[:1] < "\x80" and (end == len(text) or text[end] < "\x80")
+
+
 class MatchText:
     """A text prepared once for many quote look-ups."""
 
@@ -42,18 +57,11 @@ class MatchText:
 
     def contains(self, normalised_quote: str) -> bool:
         """Whether an already normalised quote occurs in the normalised text."""
-        # Fast path: a normalised quote has no leading, trailing or repeated whitespace, so if
-        # it occurs in the raw text it still occurs once the text's whitespace collapses,
-        # unless normalising to NFC changes the text across the match's edges (a mark after
-        # it composing with its last letter, say). ASCII at both edges rules that out: an
-        # ASCII character starts a new NFC segment and never composes with what precedes it.
-        # Otherwise an NFC text rules it out too. This saves normalising most sources whole.
         raw = self._raw
         start = raw.find(normalised_quote)
-        if start != -1:
-            end = start + len(normalised_quote)
-            if normalised_quote[:1] < "\x80" and (end == len(raw) or raw[end] < "\x80"):
-                return True
+        if start != -1 and found_as_is(raw, normalised_quote, start):
+            return True
+        # Otherwise an NFC text rules it out too.
         if self._normalised is None:
             if self._raw_is_nfc is None:
                 self._raw_is_nfc = unicodedata.is_normalized("NFC", raw)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Cli, answer, call, result, source, write_trace
+from tests.conftest import Cli, answer, call, cite, claim, result, source, write_trace
 from tracecite.checks.compare import stable_uri
 
 
@@ -251,6 +251,22 @@ def test_format_errors_stop_the_comparison(cli: Cli, tmp_path: Path) -> None:
     assert "changes" not in report
     assert {f["code"] for f in report["findings"]} == {"TC123", "TC130"}
     assert "TC101" in cli("compare", old, tmp_path / "missing.jsonl", "--json").codes()
+
+
+@pytest.mark.parametrize("last", [True, False], ids=["answer-last", "answer-first"])
+def test_an_answers_format_errors_are_those_check_finds(cli: Cli, tmp_path: Path,
+                                                        last: bool) -> None:
+    """compare reads the answer on the last line ahead of the rest (as check --evidence does),
+    and elsewhere as it comes: its findings are check's, in the same order, either way."""
+    bad = answer([claim(citations=[cite("s9"), cite("s1", quote=3)]), claim(citations=[]),
+                  {"text": 1}])
+    events = [call(), result(sources=[source()])]
+    old = write_trace(tmp_path / "old.jsonl", [*events, bad] if last else [bad, *events])
+    new = trace_with(tmp_path, "new.jsonl", source("b", "https://b/", "y"))
+    found = cli("compare", old, new, "--json").json()["findings"]
+    checked = cli("check", old, "--json").json()["findings"]
+    assert found == checked
+    assert {f["code"] for f in found} >= {"TC122", "TC123", "TC131"}
 
 
 def test_console_summary(cli: Cli, tmp_path: Path) -> None:

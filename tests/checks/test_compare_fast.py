@@ -107,20 +107,23 @@ def test_contents_captured_differently_are_compared_normalised(
     assert [f.code for f in findings] == [Code.SOURCE_CHANGED] * len(changed)
 
 
+@pytest.mark.parametrize("jobs", [1, 2])  # the lines read again here, or one trace's in a worker
 def test_a_trace_changed_before_its_line_is_read_again(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    monkeypatch.setattr(tracecite.jobs, "MIN_PARALLEL_BYTES", 0)
     old, new = _pair(tmp_path, "a b c", "a b d")
-    read = compare._captures
+    lines_of = compare._lines_of
+    seen: list[object] = []
 
-    def then_change(path: str) -> tuple[object, ...]:
-        done = read(path)
-        if path == str(new):  # the new trace changes after its first reading
+    def then_change(captures: object, wanted: object) -> compare.Lines:
+        seen.append(captures)
+        if len(seen) == 2:  # the new trace changes after its first reading
             new.write_text(new.read_text(encoding="utf-8").replace("a b d", "a b e"),
                            encoding="utf-8")
-        return done
+        return lines_of(captures, wanted)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(compare, "_captures", then_change)
-    findings, changes = compare.compare_traces(str(old), str(new), jobs=1)
+    monkeypatch.setattr(compare, "_lines_of", then_change)
+    findings, changes = compare.compare_traces(str(old), str(new), jobs=jobs)
     assert changes is None
     assert [(f.code, f.file) for f in findings] == [(Code.INPUT_UNREADABLE, str(new))]
 

@@ -169,6 +169,18 @@ def test_an_id_table_is_a_set_numbered_in_order(small_ids: int, keys: list[str])
     assert list(again) == firsts and len(again) == len(firsts)
     assert [again.number(k) for k in firsts] == list(range(len(firsts)))
     assert again.add("\ud800 new") and again.number("\ud800 new") == len(firsts)
+    wanted = [*keys[::2], "\ud800 absent", "", *keys[1::3]]
+    assert table.missing(wanted) == {k for k, key in enumerate(wanted) if table.number(key) < 0}
+
+
+def test_an_index_tells_which_ids_it_lacks(monkeypatch: pytest.MonkeyPatch,
+                                           small_ids: int) -> None:
+    monkeypatch.setattr(sources, "hash", lambda key: len(key), raising=False)  # collisions
+    index = SourceIndex()
+    for n in range(40):
+        index.add(f"s{n}", n)
+    assert index.unknown(["s1", "t1", "s39", "s40", "s1", "", "s3"]) == {1, 3, 5}
+    assert index.unknown([]) == set()
 
 
 def test_an_id_table_moves_to_the_compact_form_at_its_limit(

@@ -203,37 +203,62 @@ def _captures(path: str) -> tuple[tuple[Finding, ...], _Captures, str]:
     run's digest), the trace read once (its citations and source index are not kept)."""
     digest = digest_alongside(path)
     captures = _Captures()
-    scan = scan_trace(path, sink=captures.add)
+    # The answer read ahead: its long line is then not held by the reading's end.
+    scan = scan_trace(path, sink=captures.add, read_ahead=True)
     # The sink sees every source the index holds, in the index's order (inputs.validator).
     offset_at = scan.sources.offset_at
     captures.offsets = array("q", (offset_at(n) for n in captures.offsets))
     return scan.findings, captures, digest()
 
 
-def _normalised_digests(path: str, captures: _Captures, wanted: list[tuple[int, str]]
-                        ) -> dict[int, bytes]:
-    """The SHA-256 of the normalised content of each URI ``(number, uri)`` in ``wanted``, by
-    number, from its capture's line read again (each line once, in file order).
+Lines = list[tuple[int, list[tuple[int, str, bytes]]]]
+"""Lines of one trace to read again, in file order: each line's byte offset, and the captures
+wanted from it as ``(number, stable URI, raw digest)``."""
 
-    Raises TraceChangedError (or OSError) if a line no longer holds its capture."""
-    by_line: dict[int, list[tuple[int, str]]] = {}
+
+def _lines_of(captures: _Captures, wanted: list[tuple[int, str]]) -> Lines:
+    """The lines holding the captures of the URIs ``(number, uri)`` in ``wanted``."""
+    by_line: dict[int, list[tuple[int, str, bytes]]] = {}
     for number, uri in wanted:
-        by_line.setdefault(captures.offsets[number], []).append((number, uri))
+        by_line.setdefault(captures.offsets[number], []).append(
+            (number, uri, captures.digest(number)))
+    return sorted(by_line.items())
+
+
+_LINE_GUESS = 16 * 1024
+"""Bytes a line read again is taken to weigh, to decide whether the two traces' lines are read
+again at once, in two processes (:func:`~tracecite.jobs.read_in_order`): the lines' lengths are
+not kept."""
+
+
+def _weight(lines: tuple[str, Lines]) -> int:
+    return len(lines[1]) * _LINE_GUESS
+
+
+def _normalised_digests(lines: tuple[str, Lines]) -> dict[int, bytes] | None:
+    """The SHA-256 of the normalised content of each capture wanted on the lines of a trace
+    ``(path, lines)``, by the number of its URI, from its line read again (each line once, in
+    file order); None if a line no longer holds its capture (the trace changed) or cannot be
+    read."""
+    path, wanted = lines
     digests: dict[int, bytes] = {}
     opened = open_input(path)  # a regular file still, or it changed
     if isinstance(opened, Finding):
-        raise TraceChangedError(opened.message)
-    with opened:
-        for offset in sorted(by_line):
-            last: dict[str, str] = {}  # the line's last capture of each stable URI
-            for uri, content in read_sources_at(opened, offset).values():
-                if content is not None:
-                    last[stable_uri(uri)] = content
-            for number, uri in by_line[offset]:
-                content = last.get(uri)
-                if content is None or raw_digest(content) != captures.digest(number):
-                    raise TraceChangedError("the trace changed while it was being compared")
-                digests[number] = hashlib.sha256(normalised_utf8(content)).digest()
+        return None
+    try:
+        with opened:
+            for offset, captures in wanted:
+                last: dict[str, str] = {}  # the line's last capture of each stable URI
+                for uri, content in read_sources_at(opened, offset).values():
+                    if content is not None:
+                        last[stable_uri(uri)] = content
+                for number, uri, raw in captures:
+                    content = last.get(uri)
+                    if content is None or raw_digest(content) != raw:
+                        return None
+                    digests[number] = hashlib.sha256(normalised_utf8(content)).digest()
+    except (TraceChangedError, OSError):
+        return None
     return digests
 
 
@@ -273,14 +298,16 @@ def compare_traces(old: str, new: str, *, jobs: int | None = None,
             differ.append((before, number, uri))
     changed: list[tuple[str, int]] = []
     if differ:
-        path = old
-        try:
-            before_digests = _normalised_digests(old, old_captures,
-                                                 [(b, uri) for b, _, uri in differ])
-            path = new
-            after_digests = _normalised_digests(new, new_captures,
-                                                [(n, uri) for _, n, uri in differ])
-        except (TraceChangedError, OSError):
+        # Both traces' lines read again at once too, one in a worker, when they are many.
+        again = read_in_order(_normalised_digests, (
+            (old, _lines_of(old_captures, [(b, uri) for b, _, uri in differ])),
+            (new, _lines_of(new_captures, [(n, uri) for _, n, uri in differ])),
+        ), jobs=jobs, size=_weight)
+        if again.stopped_by is not None:
+            raise Stopped(again.stopped_by)
+        before_digests, after_digests = again.results()
+        if before_digests is None or after_digests is None:  # the old one named first
+            path = old if before_digests is None else new
             return [Finding(Code.INPUT_UNREADABLE, TRACE_CHANGED, file=path)], None
         changed = [(uri, new_captures.lines[n]) for b, n, uri in differ
                    if before_digests[b] != after_digests[n]]

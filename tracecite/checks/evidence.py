@@ -17,7 +17,7 @@ from tracecite.checks.kinds import SourceKind
 from tracecite.codes import Code
 from tracecite.findings import Counts, Diagnosis, Finding
 from tracecite.inputs.trace import TraceScan, read_trace
-from tracecite.matching import MatchText, normalise
+from tracecite.matching import MatchText, found_as_is, normalise
 from tracecite.model import Citation
 
 
@@ -173,8 +173,19 @@ class _QuoteTester:
             self.uncaptured.add(source_id)
             self.uris[source_id] = uri
             return
-        text = MatchText(content)
-        missed = [q for q in quotes if not text.contains(q)]
+        # Most quotes are found as they are (matching.found_as_is): a MatchText is made only
+        # for a source with a quote that is not, which is then looked for again through it.
+        text: MatchText | None = None
+        missed: list[str] = []
+        find = content.find
+        for quote in quotes:
+            start = find(quote)
+            if start != -1 and found_as_is(content, quote, start):
+                continue
+            if text is None:
+                text = MatchText(content)
+            if not text.contains(quote):
+                missed.append(quote)
         if missed or self.keep_uris:
             self.uris[source_id] = uri
         if missed:

@@ -60,7 +60,19 @@ class AnswerDraft(FieldChecker):
             citations = claim.get("citations")
             if type(citations) is list and type(claim.get("text")) is str:
                 self.per_claim.append(len(citations))
+                # _add_citation's usual case inline: this runs for every citation.
+                claims, numbers = self.claim_numbers, self.citation_numbers
+                source_ids, quotes, intern = self.source_ids, self.quotes, sys.intern
                 for n, citation in enumerate(citations, start=1):
+                    if type(citation) is dict:
+                        source_id, quote = citation.get("source_id"), citation.get("quote")
+                        if (type(source_id) is str and type(quote) is str and quote
+                                and source_id.strip() and (quote := normalise(quote))):
+                            claims.append(c)
+                            numbers.append(n)
+                            source_ids.append(intern(source_id))
+                            quotes.append(quote)
+                            continue
                     self._add_citation(citation, c, n)
                 return
         where = f"claims[{c}]"

@@ -106,19 +106,22 @@ class TraceScan:
 
 
 def read_trace(path: str, *, tester: QuoteTester | None = None,
-               sink: SourceSink | None = None) -> TraceScan:
+               sink: SourceSink | None = None, read_ahead: bool = False) -> TraceScan:
     """Validate a trace file while streaming it; see :class:`TraceScan`.
 
     ``tester``: if given, it has seen every cited source of a valid trace by the time this
     returns (unless :attr:`TraceScan.reread_error` says otherwise). ``sink`` sees each valid
-    source and its content as it goes by (``compare`` hashes contents with it). Every file
-    opened here is closed before this returns or raises: nothing in the scan needs closing.
+    source and its content as it goes by (``compare`` hashes contents with it). The answer on
+    the last line is read ahead, before the rest, when there is a tester or ``read_ahead``
+    says so: its line is then never held beside all that the reading holds by its end (nor,
+    when it is long, decoded by the reader of the other lines). Every file opened here is
+    closed before this returns or raises: nothing in the scan needs closing.
     """
     opened = open_input(path, buffering=STREAM_BUFFER)
     if isinstance(opened, Finding):
         return TraceScan(path, (opened,), (), (), None, SourceIndex())
     with opened:
-        scan = _validate(path, opened, tester, sink)
+        scan = _validate(path, opened, tester, sink, read_ahead=read_ahead)
     if tester is None or not scan.valid or scan.answer_read_ahead:
         return scan
     try:
@@ -129,9 +132,10 @@ def read_trace(path: str, *, tester: QuoteTester | None = None,
     return scan
 
 
-def scan_trace(path: str, *, sink: SourceSink | None = None) -> TraceScan:
+def scan_trace(path: str, *, sink: SourceSink | None = None,
+               read_ahead: bool = False) -> TraceScan:
     """Validate a trace's structure only: :func:`read_trace` without a tester."""
-    return read_trace(path, sink=sink)
+    return read_trace(path, sink=sink, read_ahead=read_ahead)
 
 
 def quotes_by_source(cited: Iterable[tuple[str, str | None]]) -> dict[str, tuple[str, ...]]:
@@ -164,9 +168,11 @@ _FEW_QUOTES = 8
 
 
 def _validate(path: str, handle: BinaryIO, tester: QuoteTester | None,
-              sink: SourceSink | None) -> TraceScan:
-    """The validating pass, with the answer read ahead first when there is a tester."""
-    answer = None if tester is None else read_final_answer(path, handle)
+              sink: SourceSink | None, *, read_ahead: bool = False) -> TraceScan:
+    """The validating pass, with the answer read ahead first when there is a tester (or
+    ``read_ahead``)."""
+    ahead = tester is not None or read_ahead
+    answer = read_final_answer(path, handle) if ahead else None
     if tester is not None and answer is not None:
         draft = answer.draft
         tester.wait_for(quotes_by_source(zip(draft.source_ids, draft.quotes, strict=True)))

@@ -236,17 +236,17 @@ class TraceValidator(FieldChecker):
         self.per_claim = draft.per_claim
         # The claims' findings, placed on this line, then each cited source looked up.
         found = [replace(f, line=line) for f in draft.findings]
-        store, keep = self.store, []
-        for k, source_id in enumerate(draft.source_ids):
-            if source_id not in store:
-                c, n = draft.claim_numbers[k], draft.citation_numbers[k]
-                found.append(Finding(
-                    Code.TRACE_UNKNOWN_SOURCE_ID,
-                    f"claims[{c}].citations[{n}].source_id names no earlier source",
-                    file=self.path, line=line, claim=c, citation=n, source_id=source_id,
-                ))
-            elif draft.quotes[k] is not None:
-                keep.append(k)
+        unknown = self.store.unknown(draft.source_ids)  # all at once: one call, not one each
+        keep = [k for k, quote in enumerate(draft.quotes) if quote is not None]
+        if unknown:
+            keep = [k for k in keep if k not in unknown]
+        for k in sorted(unknown):
+            c, n = draft.claim_numbers[k], draft.citation_numbers[k]
+            found.append(Finding(
+                Code.TRACE_UNKNOWN_SOURCE_ID,
+                f"claims[{c}].citations[{n}].source_id names no earlier source",
+                file=self.path, line=line, claim=c, citation=n, source_id=draft.source_ids[k],
+            ))
         found = self._with_columns(found)
         # In claim and citation order, as one pass over the decoded answer would find them.
         found.sort(key=lambda f: (f.claim or 0, f.citation or 0))
