@@ -5,9 +5,10 @@ all.
 The traces come from ``gen_trace.generate`` (sizes drawn from a log-normal from a seed, so a few
 are ten times the median) and are cached in ``benchmarks/out/jobs-…/``, keyed by their number,
 total size and the generator's source. Every run's JSON report must be the same as the serial
-one's, byte for byte. Beside them, the peers: the same reading split by a bare fork (the floor of
-any two-process split), and the split a user makes by hand, two ``--jobs 1`` runs over halves of
-the files started side by side (``--jobs 2``: at most 0.9× its time).
+one's, byte for byte. Beside them, the peers: the same reading (and hashing, for the report's
+digest of its inputs) split by a bare fork (the floor of any two-process split), and the split a
+user makes by hand, two ``--jobs 1`` runs over halves of the files started side by side
+(``--jobs 2``: at most 0.9× its time).
 
 ``python bench_jobs.py threshold`` measures where a pool starts to pay: the same traces read in
 this process alone and as ``--jobs 2`` reads them, on sets of growing total size
@@ -139,10 +140,11 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
                f"{repeats} rounds (the rounds' spread beside it); goal: --jobs 2 at least "
                f"{GOAL}× faster than --jobs 1; every report the same as the serial one's, byte "
                "for byte")
-    table.note(f"{HALVES}: the same files read by two processes, a fork of this one and "
-               "itself, each reading half of the bytes, with no pool, no results sent and no "
-               "report: the floor of any split into two processes on this host at this time, "
-               "whose CPU shows what two busy cores cost the reading itself")
+    table.note(f"{HALVES}: the same files read and hashed (the report's digest of its "
+               "inputs) by two processes, a fork of this one and itself, each taking half of "
+               "the bytes, with no pool, no results sent and no report: the floor of any split "
+               "into two processes on this host at this time, whose CPU shows what two busy "
+               "cores cost the reading itself")
     table.note(f"{SIDE_BY_SIDE}: the files cut in two halves of equal bytes, as a user would "
                "split them by hand, each checked by its own `check --evidence --jobs 1`, both "
                "started at once by a small Python process (`bench_jobs.py side-by-side`, its "
@@ -159,15 +161,19 @@ def figure(count: int, total_mb: float, repeats: int, log: Log = print) -> Table
     startup = min(measure([*tracecite_command(), "check", smallest, "--evidence", "--json"]).wall
                   for _ in range(5))
     busier = max(split["here_cpu"], split["worker_cpu"])
-    idle = (startup + split["serial_cpu"]) / (startup + busier)
+    # Each process hashes what it reads: on two idle cores, half of the digests each.
+    idle = ((startup + split["serial_cpu"] + split["digests"])
+            / (startup + busier + split["digests"] / 2))
     table.note(f"the work split ({split['runs']} runs, in-process, CPU time): serial "
-               f"{split['serial_cpu']:.2f} s; --jobs 2 reads "
+               f"{split['serial_cpu']:.2f} s, and {split['digests']:.2f} s more to hash every "
+               "input for the report's digest (a thread beside each reader from 4 MB, in "
+               f"{SIDE_BY_SIDE} and {HALVES} too); --jobs 2 reads "
                f"{split['here_cpu']:.2f} s in the main process and {split['worker_cpu']:.2f} s "
                f"in its worker, their last files ending {split['ends_apart'] * 1000:.0f} ms "
                f"apart, the worker's results pickled in {split['pickling'] * 1000:.0f} ms; on "
-               f"two idle cores --jobs 2 would take the start-up and the busier process's CPU: "
-               f"≈ {idle:.2f}× (the start-up and report: check of the smallest trace alone, "
-               f"{startup * 1000:.0f} ms)")
+               "two idle cores --jobs 2 would take the start-up, the busier process's CPU and "
+               f"half the hashing: ≈ {idle:.2f}× (the start-up and report: check of the "
+               f"smallest trace alone, {startup * 1000:.0f} ms)")
     if load > 1:
         table.note(f"the machine was busy (load {load:.1f}): where the scheduler groups "
                    "processes by session (Linux autogroup), a run's workers share its one slice "
@@ -195,6 +201,7 @@ def work_split(count: int, total_mb: float) -> dict[str, float]:
 
     sys.path.insert(0, str(REPO))
     from tracecite import jobs
+    from tracecite.inputs.files import file_digest
     from tracecite.run.inputs import read_input
 
     folder, _ = trace_folder(count, total_mb)
@@ -204,6 +211,10 @@ def work_split(count: int, total_mb: float) -> dict[str, float]:
     cpu = time.process_time()
     jobs._serial(read, items, {})
     serial = time.process_time() - cpu
+    cpu = time.process_time()
+    for path, _ in items:  # the report's digest of its inputs, which the split leaves out
+        file_digest(path)
+    digests = time.process_time() - cpu
     started = time.perf_counter()
     timed = jobs._parallel(partial(_timed_read, read), items, sizes, 2).results()
     per: dict[int, list[float]] = {}
@@ -218,7 +229,7 @@ def work_split(count: int, total_mb: float) -> dict[str, float]:
     here = per.pop(os.getpid(), [0.0, 0.0])
     worker = max(per.values(), default=[0.0, 0.0], key=lambda e: e[0])
     return {"serial_cpu": serial, "here_cpu": here[0], "worker_cpu": worker[0],
-            "ends_apart": abs(here[1] - worker[1]), "pickling": pickling,
+            "ends_apart": abs(here[1] - worker[1]), "pickling": pickling, "digests": digests,
             "runs": len(jobs.runs_of(sizes, 2))}
 
 
@@ -247,13 +258,15 @@ def side_by_side(listing: str) -> None:
 
 
 def halves(listing: str) -> None:
-    """Read the traces listed in ``listing`` as ``check --evidence`` reads each, in two
-    processes: a fork of this one reads one half of the bytes, this one the other."""
+    """Read the traces listed in ``listing`` as ``check --evidence`` reads each (and hash
+    each, as it does for the report's digest of its inputs), in two processes: a fork of this
+    one reads one half of the bytes, this one the other."""
     import os
     from functools import partial
 
     sys.path.insert(0, str(REPO))
     import tracecite.checks.evidence  # noqa: F401  (before the fork, as tracecite does)
+    from tracecite.inputs.files import file_digest
     from tracecite.run.inputs import read_input
 
     paths = Path(listing).read_text().splitlines()
@@ -262,6 +275,7 @@ def halves(listing: str) -> None:
     child = os.fork()
     for path in theirs if child == 0 else mine:
         read((path, True))
+        file_digest(path)  # the report's digest of its inputs: every run of check hashes them
     if child == 0:
         os._exit(0)
     _, status = os.waitpid(child, 0)

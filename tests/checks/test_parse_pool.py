@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tracecite import workers
 from tracecite.checks.kinds import MatchKind
 from tracecite.checks.parse_pool import ParsePool, Verdict, match_quotes
 from tracecite.findings import Diagnosis
@@ -122,9 +123,11 @@ class FakeExecutor:
     def __init__(self, workers: int, mp_context: Any = None, initializer: Any = None) -> None:
         time.sleep(0.05)  # starting processes takes a while: a window for a race
         self.shut_down = False
+        self.submitted: list[str] = []  # the names of the jobs, in order
         FakeExecutor.created.append(self)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        self.submitted.append(fn.__name__)
         future: Future[Any] = Future()
         future.set_result(fn(*args))
         return future
@@ -155,6 +158,41 @@ def test_parse_pool_starts_one_executor_however_many_threads_ask(
     assert results == [[True]] * 4
     assert len(FakeExecutor.created) == 1
     assert all(executor.shut_down for executor in FakeExecutor.created)
+
+
+def test_forked_workers_import_the_parser_only_once_the_run_says_its_requests_are_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two imports of the HTML parser right after the fork would take the cores from the run
+    while it sends its first requests: start() forks, prepare() has them import it."""
+    FakeExecutor.created = []
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", FakeExecutor)
+    monkeypatch.setattr(workers, "start_method", lambda: "fork")
+    with ParsePool(workers=2) as pool:
+        pool.start()
+        (executor,) = FakeExecutor.created
+        assert executor.submitted == ["_nothing"]  # forked, nothing imported yet
+        pool.prepare()
+        assert executor.submitted == ["_nothing", "_prepare_worker", "_prepare_worker"]
+        pool.prepare()  # once only
+        assert len(executor.submitted) == 3
+
+
+def test_a_forkserver_pool_and_a_pool_forked_for_other_sources_prepare_nothing_later(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    FakeExecutor.created = []
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", FakeExecutor)
+    monkeypatch.setattr(workers, "start_method", lambda: "forkserver")
+    with ParsePool(workers=2) as pool:
+        pool.start()  # a forkserver's workers import it at once: no fork to wait for
+        pool.prepare()
+    monkeypatch.setattr(workers, "start_method", lambda: "fork")
+    with ParsePool(workers=2) as pool:
+        pool.fork_now()
+        pool.prepare()
+    assert [e.submitted for e in FakeExecutor.created] == [
+        ["_prepare_worker", "_prepare_worker"], ["_nothing"]]
 
 
 def test_a_closed_parse_pool_takes_no_more_html() -> None:

@@ -320,6 +320,7 @@ class ParsePool:
         self._closed = False
         self._pdf: PdfReader | None = None  # started with the first PDF
         self._pdf_bodies = _PdfBodies(pdf_held)  # the PDFs waiting for it or with it
+        self._prepare_pending = False  # forked by start(), the parser not imported yet
         # Read here, on the run's thread, never on a loader thread's (see start_method).
         self._method = start_method() if self._workers >= 2 else "none"
 
@@ -341,9 +342,16 @@ class ParsePool:
         return self._method == "fork"
 
     def start(self) -> None:
-        """Start the workers now, if parsing would use them; each imports the HTML parser
-        while the caller goes on (to load its first pages)."""
-        self._launch(prepare=True)
+        """Start the workers now, if parsing would use them, for a run whose sources are mostly
+        HTML: each imports the HTML parser while the caller goes on. Forked workers are forked
+        now and import it once :meth:`prepare` says the run's first requests are out: before
+        that, their imports would compete for the cores with this process while it sends them.
+        A forkserver's workers start, and import it, now."""
+        if self.forks:
+            self._launch(prepare=False)
+            self._prepare_pending = True
+        else:
+            self._launch(prepare=True)
 
     def fork_now(self) -> None:
         """Fork the workers now, if parsing would use forked workers, without having them
@@ -356,6 +364,16 @@ class ParsePool:
         """Start the PDF workers now, when the run's sources name PDFs: each loads the PDF
         engine while the run loads its first sources (:meth:`PdfReader.start`)."""
         self._pdf_reader().start()
+
+    def prepare(self) -> None:
+        """Have the workers :meth:`start` forked import the HTML parser now (the live run calls
+        this once its loader threads are sending their first requests); else nothing."""
+        if not self._prepare_pending:
+            return
+        self._prepare_pending = False
+        executor = self._get_pool().executor
+        for _ in range(self._workers):  # a worker per job while none idle
+            executor.submit(_prepare_worker)
 
     def _launch(self, *, prepare: bool) -> None:
         if self._workers < 2:

@@ -140,6 +140,7 @@ class LoaderThreads:
         self._tally = tally  # before the threads start: they read its validators
         threads = self._start_loaders()
         try:
+            self._parser.prepare()  # the first requests are out: the workers import the parser
             for _ in range(len(self._groups)):
                 self._settle(self._next(threads), tally)
                 progress.advance()
