@@ -375,13 +375,13 @@ def test_the_example_site_runs_as_the_walkthrough_says(cli: Cli) -> None:
     pages = [site / "index.md", site / "reference.html"]
     listed = cli("check", "--docs", *pages, "--json").json()
     assert listed["exit_code"] == 0
-    assert listed["summary"]["document_citations"] == 7
+    assert listed["summary"]["document_citations"] == 8
     forms = {c["form"] for d in listed["documents"] for c in d["citations"]}
     assert forms == {"blockquote", "cite", "inline", "fragment", "notes"}
     passing = cli("verify-docs", "--root", site, *pages, "--json").json()
     assert passing["exit_code"] == 0, passing["findings"]
     files = passing["summary"]["files"]
-    assert (files["checked"], files["matched"]) == (6, 6)
+    assert (files["checked"], files["matched"]) == (7, 7)
     assert passing["summary"]["live"]["skipped"] == 1  # after its ignore comment
     failing = cli("verify-docs", "--root", site, site / "failing.md", "--json").json()
     assert [(f["code"], f["line"]) for f in failing["findings"]] == [("TC211", 3),
