@@ -157,3 +157,11 @@ def test_a_block_too_long_to_read_for_inline_quotes_is_tc140(tmp_path: Path) -> 
     # Without a link it can cite nothing: no problem to report.
     assert read(tmp_path, _html(f'<p>{filler}"one two three four"</p>'),
                 "page.html").problems == ()
+
+
+def test_a_cite_ends_where_its_own_element_does(tmp_path: Path) -> None:
+    body = ('<p><q cite="https://q.org">a <q>b</q> "one two three four" <a href="https://e.org">'
+            'S</a></q> "five six seven eight" <a href="https://f.org">T</a></p>')
+    found = citations(tmp_path, _html(body), "page.html")
+    assert [(c.form, c.url) for c in found] == [("cite", "https://q.org"),
+                                                ("inline", "https://f.org")]

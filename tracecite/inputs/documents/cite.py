@@ -209,7 +209,9 @@ def _may_quote(text: str) -> bool:
 @dataclass
 class _Link:
     """An ``<a href>`` of a block: where its text starts and ends in the block's text, its URL,
-    and where its start tag and its end tag's end are in the source."""
+    and where its start tag and its end tag's end are in the source. Not a record: the scan
+    closes it (``close_at``, ``end``) when its end tag, the next ``<a>`` or the block's end
+    comes."""
 
     at: int
     href: str
@@ -281,9 +283,10 @@ def _quotations(collector: Collector, text: str, base: int) -> frozenset[int]:
     block = _Block()
     code = 0  # how deep in code elements
     cites: list[bool] = []  # each open q or blockquote: whether its text is a taken cite's
+    taken = 0  # how many of them are
     at = 0
     for match in _TOKENS.finditer(text):
-        hidden = code > 0 or any(cites)
+        hidden = code > 0 or taken > 0
         if match.start() > at:
             block.add(text[at:match.start()], at, True, hidden)
         at = match.end()
@@ -304,8 +307,9 @@ def _quotations(collector: Collector, text: str, base: int) -> frozenset[int]:
         elif name in ("q", "blockquote"):
             if not closing:
                 cites.append(takes_cite and _CITE.search(match.group("attributes")) is not None)
+                taken += cites[-1]
             elif cites:
-                cites.pop()
+                taken -= cites.pop()
         elif name == "a":
             # An <a> ends the one before it, as in a browser.
             block.close_link(match.end() if closing else match.start())
@@ -316,7 +320,7 @@ def _quotations(collector: Collector, text: str, base: int) -> frozenset[int]:
         elif name == "br":
             block.add("\n", match.start(), False, hidden)
     if at < len(text):
-        block.add(text[at:], at, True, code > 0 or any(cites))
+        block.add(text[at:], at, True, code > 0 or taken > 0)
     block.close_link(len(text))
     _block_quotations(collector, block, base, used)
     return frozenset(used)
