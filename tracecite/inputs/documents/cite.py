@@ -8,8 +8,8 @@ again in the source by its start tag: the n-th ``<q`` written (comments skipped)
 ``q`` element. The copies html5lib makes of an ``<a>`` left open across blocks (misnested
 markup) have no start tag of their own and are skipped, so each ``<a>`` cites once.
 
-The ``inline`` form is read from the source itself (:func:`_quotations`), with the rules and the
-helpers of Markdown's (:mod:`~tracecite.inputs.documents.forms`): the text of each block, its
+The ``inline`` form is read from the source itself (:func:`_quotations`), with Markdown's rules
+and the same functions (:mod:`~tracecite.inputs.documents.forms`): the text of each block, its
 tags left out and its character references decoded, each character kept with its offset in the
 source, so a quote is located at its first character as written.
 """
