@@ -8,12 +8,15 @@ written by TraceCite from fixed templates.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracecite.codes import Code
 from tracecite.report_writer import report_dict
+
+if TYPE_CHECKING:
+    from tracecite.model import DocumentCitation
 
 EXIT_OK = 0
 EXIT_INPUT = 1
@@ -232,6 +235,48 @@ class RunDigests:
     """SHA-256 (hex) of the options that decide verdicts (docs/web-over-time.md#the-cache)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ListedCitation:
+    """One citation of a document's listing (``check --docs``, docs/reference/reports.md): where
+    it is, its form and its source link. Never its quote: a text directive is only said to be
+    there (it holds the quote's words), and ``source`` is the link without it."""
+
+    record: int
+    """The citation's 1-based place among its file's citations (a finding's ``record``)."""
+    line: int
+    column: int
+    form: str
+    source: str
+    directive: bool
+    ignored: bool
+    """A ``<!-- tracecite: ignore -->`` line stands before it (counted skipped)."""
+
+    @classmethod
+    def of(cls, citation: DocumentCitation) -> ListedCitation:
+        """How ``citation`` is listed."""
+        from tracecite.text_directive import without_directive
+
+        return cls(citation.ordinal, citation.line, citation.column, citation.form,
+                   without_directive(citation.url), citation.directive is not None,
+                   citation.ignored)
+
+
+@dataclass(frozen=True)
+class ListedDocument:
+    """A document's citations as ``check --docs`` lists them. ``citations`` are the run's own
+    records (each made a :class:`ListedCitation` only as it is written, so a listing costs no
+    memory per citation beyond them) or, in a report read back, the listed ones."""
+
+    file: str
+    citations: tuple[DocumentCitation | ListedCitation, ...] = ()
+
+    def listed(self) -> Iterator[ListedCitation]:
+        """Each citation as it is listed, one at a time, in the file's order."""
+        for citation in self.citations:
+            yield citation if isinstance(citation, ListedCitation) else ListedCitation.of(
+                citation)
+
+
 @dataclass(frozen=True)
 class Report:
     """Everything one command found; reporters turn it into text."""
@@ -253,6 +298,9 @@ class Report:
     run: RunDigests | None = None
     """The run's inputs and options digests (docs/reference/reports.md#the-run); None for a
     report made before its inputs were read (a usage error), or read from an older report."""
+    documents: tuple[ListedDocument, ...] | None = None
+    """``check --docs``: each document's citations, in input order
+    (docs/reference/reports.md#the-documents-listing); None when the run lists no documents."""
 
     @property
     def exit_code(self) -> int:

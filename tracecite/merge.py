@@ -2,9 +2,10 @@
 (docs/guides/scale.md).
 
 The findings are taken in input order, each once (the input errors every shard reports come once);
-the summaries are added, so the shards of a run merge into the unsharded run's summary. The exit
-code follows from the merged findings as for any run (docs/reference/commands.md); when a shard was
-stopped by a signal, the merged report is stopped too (128 + its signal): it is not whole.
+``check --docs``'s listings are concatenated in input order; the summaries are added, so the
+shards of a run merge into the unsharded run's summary. The exit code follows from the merged
+findings as for any run (docs/reference/commands.md); when a shard was stopped by a signal, the
+merged report is stopped too (128 + its signal): it is not whole.
 
 Never a verdict out of incomplete or mixed input (docs/guides/scale.md#merging-shards): shards
 of another run (their ``run`` digests differ), a report given twice, a shard missing or without
@@ -19,7 +20,15 @@ from collections.abc import Sequence
 
 from tracecite.codes import Code
 from tracecite.errors import TraceCiteError, UsageError
-from tracecite.findings import Changes, Finding, Report, RunDigests, Summary, warned
+from tracecite.findings import (
+    Changes,
+    Finding,
+    ListedDocument,
+    Report,
+    RunDigests,
+    Summary,
+    warned,
+)
 
 # Its home was here: tracecite.api and others still import it from here.
 from tracecite.report_reader import read_report_file as read_report_file
@@ -52,8 +61,18 @@ def merge_reports(reports: Sequence[Report], names: Sequence[str] | None = None,
     stopped = [r.stopped_by for r in reports if r.stopped_by is not None]
     merged = Report(first.command, findings, summary, _changes(reports),
                     stopped_by=stopped[0] if stopped else None, stage=first.stage,
-                    notices=notices, run=_merged_run(reports, named))
+                    notices=notices, run=_merged_run(reports, named),
+                    documents=_documents(reports))
     return _host_notice(merged)
+
+
+def _documents(reports: Sequence[Report]) -> tuple[ListedDocument, ...] | None:
+    """``check --docs``'s listings, concatenated in input order (each report's documents as it
+    lists them); a report without one adds none. None when no report has one."""
+    listings = [r.documents for r in reports if r.documents is not None]
+    if not listings:
+        return None
+    return tuple(document for listing in listings for document in listing)
 
 
 def _check_twice(contents: Sequence[object], names: Sequence[str]) -> None:

@@ -19,6 +19,8 @@ from tracecite.findings import (
     Counts,
     Diagnosis,
     Finding,
+    ListedCitation,
+    ListedDocument,
     Report,
     RunDigests,
     Summary,
@@ -66,9 +68,36 @@ def read_report(document: object) -> Report:
                             ("added", "removed", "changed")))
     stage = _optional(doc, "stage", str)
     notices = tuple(_strings(doc, "notices", "the document")) if "notices" in doc else ()
+    documents = None
+    if "documents" in doc:  # check --docs's listing
+        documents = tuple(_document(item, i) for i, item in
+                          enumerate(_typed(doc, "documents", list), start=1))
     return Report(command, findings, summary, changes,
                   stopped_by=exit_code - 128 if exit_code > 128 else None, stage=stage,
-                  notices=notices, shard=_shard(doc.get("shard")), run=_run(doc.get("run")))
+                  notices=notices, shard=_shard(doc.get("shard")), run=_run(doc.get("run")),
+                  documents=documents)
+
+
+_LISTED: tuple[tuple[str, type], ...] = (
+    ("record", int), ("line", int), ("column", int), ("form", str), ("source", str),
+    ("directive", bool), ("ignored", bool))
+"""A listed citation's members (:class:`ListedCitation`'s fields, in order) and their types."""
+
+
+def _document(value: object, index: int) -> ListedDocument:
+    """Document ``index`` of ``check --docs``'s listing: its file and each citation's members,
+    every one present and of its type exactly (a boolean is no integer, nor an integer one)."""
+    where = f"documents: item {index}"
+    raw = _object(value, where)
+    citations = []
+    for n, item in enumerate(_typed(raw, "citations", list, where), start=1):
+        at = f"{where}: citation {n}"
+        listed = _object(item, at)
+        for key, kind in _LISTED:
+            if type(listed.get(key)) is not kind:
+                raise ReportFormatError(f"{at}: {key} is missing or of the wrong type")
+        citations.append(ListedCitation(**{key: listed[key] for key, _ in _LISTED}))
+    return ListedDocument(_typed(raw, "file", str, where), tuple(citations))
 
 
 def _object(value: object, where: str) -> dict[str, Any]:

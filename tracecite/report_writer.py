@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from tracecite import __version__
 
 if TYPE_CHECKING:  # the records call this module (Report.to_json): their types only
-    from tracecite.findings import Finding, Report
+    from tracecite.findings import Finding, ListedDocument, Report
 
 SCHEMA_VERSION = 2
 IMPORT_MEMBERS = ("runs", "not_importable", "uncited", "ignored_blocks", "refused", "skipped")
@@ -62,6 +62,14 @@ def _members(record: Any) -> list[tuple[str, Any]]:
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def document_dict(document: ListedDocument) -> dict[str, Any]:
+    """A document of ``check --docs``'s listing as its JSON object (docs/reference/reports.md):
+    its file and each citation's members (its place, form, source link, whether the link has
+    a text directive and whether it is ignored), never a quote."""
+    return {"file": document.file,
+            "citations": [dict(_members(citation)) for citation in document.listed()]}
+
+
 def summary_dict(report: Report) -> dict[str, Any]:
     """The summary object of schema 2: what was read, the findings, and per kind of check."""
     s = report.summary
@@ -103,4 +111,6 @@ def report_dict(report: Report) -> dict[str, Any]:
             "removed": list(report.changes.removed),
             "changed": list(report.changes.changed),
         }
+    if report.documents is not None:  # check --docs (docs/reference/reports.md)
+        out["documents"] = [document_dict(d) for d in report.documents]
     return out

@@ -21,6 +21,7 @@ from urllib.parse import unquote
 
 from tracecite.checks.kinds import SourceKind
 from tracecite.checks.quotes import QuoteCheck
+from tracecite.findings import ListedDocument
 from tracecite.matching import normalise
 from tracecite.model import (
     DocumentCitation,
@@ -176,19 +177,8 @@ def directive_checks(records: Sequence[NoteRecord]) -> Iterator[QuoteCheck]:
                              quote_line=record.url_line)
 
 
-def listing(document: DocumentFile) -> str:
-    """One line that lists a document's citations (``check --docs``): each one's line and
-    column, form and source link, a text directive named but never shown (it holds the quote's
-    words, docs/reference/reports.md)."""
-    cited = len(document.citations)
-    parts = []
-    for c in document.citations:
-        link = _without_directive(c.url)
-        part = f"{c.line}:{c.column} {c.form} {link}"
-        if c.directive is not None:
-            part += " (text directive)"
-        if c.ignored:
-            part += " (ignored)"
-        parts.append(part)
-    head = f"{document.file}: {cited} citation{'' if cited == 1 else 's'}"
-    return f"{head}: {'; '.join(parts)}" if parts else head
+def listing(document: DocumentFile) -> ListedDocument:
+    """A document's citations as ``check --docs`` lists them (docs/reference/reports.md): the
+    citations themselves, each made its listed form only as it is written."""
+    return ListedDocument(document.file, document.citations)
+

@@ -3,14 +3,15 @@
 Each finding's line starts with ``path:line:col`` (``notes.md:12:7``, ``notes.md:12`` without
 a column), the form terminals and editors turn into a link to the line, and ends with how its
 verdict came (``cached``, ``failure 1 of 3``). A ``fix:`` line per code that occurs follows the
-findings, then the run's notices, and the verdict in plain words ends the output.
+findings, then a line per document ``check --docs`` lists (not with ``--quiet``), the run's
+notices, and the verdict in plain words ends the output.
 """
 
 from __future__ import annotations
 
 import io
 
-from tracecite.findings import Finding, Report
+from tracecite.findings import Finding, ListedDocument, Report
 from tracecite.reporters.escape import location, marks, position, printable, subject
 from tracecite.reporters.style import OutputStyle
 from tracecite.reporters.verdict import (
@@ -33,6 +34,25 @@ def _message(finding: Finding) -> str:
     return f"{where}: {printable(finding.message)}" if where else printable(finding.message)
 
 
+def listing_line(document: ListedDocument) -> str:
+    """The console's one line about a document ``check --docs`` lists: each citation's line and
+    column, form and source link, a text directive named but never shown (it holds the quote's
+    words); the file name and links made printable (:func:`printable`)."""
+    parts = []
+    cited = 0
+    for c in document.listed():
+        cited += 1
+        part = f"{c.line}:{c.column} {c.form} {c.source}"
+        if c.directive:
+            part += " (text directive)"
+        if c.ignored:
+            part += " (ignored)"
+        parts.append(part)
+    head = f"{document.file}: {cited} citation{'' if cited == 1 else 's'}"
+    line = f"{head}: {'; '.join(parts)}" if parts else head
+    return printable(line)
+
+
 Line = list[tuple[str, str]]
 """One line of output: its pieces, each with a rich style ("" for none)."""
 
@@ -40,9 +60,9 @@ _HEAD_COLOUR = {PASSED: "bold green", FAILED: "bold red"}
 
 
 def format_console(report: Report, style: OutputStyle) -> str:
-    """Findings by file, one ``fix:`` line per code that occurs (the registry's text), the
-    run's notices, then the verdict line (all left out with ``quiet`` when there is neither a
-    finding nor a notice)."""
+    """Findings by file, one ``fix:`` line per code that occurs (the registry's text), one line
+    per listed document (not with ``quiet``), the run's notices, then the verdict line (all
+    left out with ``quiet`` when there is neither a finding nor a notice)."""
     lines: list[Line] = []
     findings = report.sorted_findings()
     # One group per file, in the order the files first appear (input errors come first).
@@ -62,6 +82,9 @@ def format_console(report: Report, style: OutputStyle) -> str:
             ])
     lines.extend([("fix: ", "bold"), (f"{code.code} {code.label}: {code.fix}", "")]
                  for code, _ in codes_that_occur(findings))
+    if not style.quiet:  # the listing of check --docs (docs/reference/reports.md)
+        lines.extend([("note: ", "bold"), (listing_line(document), "")]
+                     for document in report.documents or ())
     lines.extend([("note: ", "bold"), (printable(notice), "")] for notice in report.notices)
     if not (style.quiet and not findings and not report.notices):
         said = verdict(report)

@@ -15,9 +15,10 @@ from json.encoder import encode_basestring_ascii
 from typing import TextIO
 
 from tracecite.findings import Report
-from tracecite.report_writer import finding_dict, report_dict, summary_dict
+from tracecite.report_writer import document_dict, finding_dict, report_dict, summary_dict
 
 _EMPTY_FINDINGS = '\n  "findings": []'
+_EMPTY_DOCUMENTS = '\n  "documents": []\n}\n'
 _BATCH = 1 << 16  # characters written at a time
 
 
@@ -42,25 +43,38 @@ def write_json(report: Report, stream: TextIO) -> None:
 
 def json_pieces(report: Report) -> Iterator[str]:
     """The pieces of the report's JSON text, in order: the text of ``json.dumps`` of its
-    object with ``indent=2`` (made :func:`safe_json`), the findings one at a time."""
-    if not report.findings:
+    object with ``indent=2`` (made :func:`safe_json`), the findings one at a time, then the
+    documents' listing (``check --docs``) a document at a time."""
+    documents = report.documents
+    if not report.findings and documents is None:
         yield safe_json(report_dict(report))
         return
-    # The object without its findings (their counts and the exit code are the report's own),
-    # cut where the findings go: nothing before "findings" is input text, so the first
-    # '"findings": []' at the top level is that key's.
-    head = report_dict(dataclasses.replace(report, findings=()))
+    # The object without its findings (their counts and the exit code are the report's own)
+    # and its documents' citations, cut where they go: nothing before "findings" is input
+    # text, so the first '"findings": []' at the top level is that key's; "documents" is the
+    # last member.
+    head = report_dict(dataclasses.replace(report, findings=(), documents=None))
     head["exit_code"] = report.exit_code
     head["summary"] = summary_dict(report)
+    if documents is not None:
+        head["documents"] = []
     text = safe_json(head)
-    end = text.index(_EMPTY_FINDINGS) + len(_EMPTY_FINDINGS)  # just after its "[]"
-    yield text[:end - 1] + "\n    "
-    for n, finding in enumerate(report.sorted_findings()):
-        # An item of a list two levels in, as json.dumps indents it; strings are escaped
-        # (ensure_ascii), so every newline of the text is indentation.
-        item = _safe(indented(finding_dict(finding), "\n    "))
-        yield ("" if n == 0 else ",\n    ") + item
-    yield "\n  ]" + text[end:]
+    if report.findings:
+        end = text.index(_EMPTY_FINDINGS) + len(_EMPTY_FINDINGS)  # just after its "[]"
+        yield text[:end - 1] + "\n    "
+        for n, finding in enumerate(report.sorted_findings()):
+            # An item of a list two levels in, as json.dumps indents it; strings are escaped
+            # (ensure_ascii), so every newline of the text is indentation.
+            item = _safe(indented(finding_dict(finding), "\n    "))
+            yield ("" if n == 0 else ",\n    ") + item
+        text = "\n  ]" + text[end:]
+    if not documents:  # none, or an empty listing
+        yield text
+        return
+    yield text[:-len(_EMPTY_DOCUMENTS)] + '\n  "documents": [\n    '
+    for n, document in enumerate(documents):
+        yield ("" if n == 0 else ",\n    ") + _safe(indented(document_dict(document), "\n    "))
+    yield "\n  ]\n}\n"
 
 
 def indented(value: object, newline: str = "\n") -> str:
@@ -71,7 +85,8 @@ def indented(value: object, newline: str = "\n") -> str:
     The standard library encodes with indentation in Python, several calls per value; a report
     of a million findings spent most of its writing there. Here the members of an object or a
     list that are strings or integers are written in its own loop (strings by the C encoder),
-    and anything unusual goes to ``json.dumps`` itself."""
+    and anything unusual goes to ``json.dumps`` itself. Booleans too are written in the loop:
+    a listed citation of ``check --docs`` has two."""
     if isinstance(value, str):
         return encode_basestring_ascii(value)
     kind = type(value)
@@ -87,6 +102,7 @@ def indented(value: object, newline: str = "\n") -> str:
             parts.append(encode_basestring_ascii(key) + ": " + (
                 encode_basestring_ascii(item) if item_kind is str
                 else int.__repr__(item) if item_kind is int
+                else ("true" if item else "false") if item_kind is bool
                 else indented(item, inner)))
         return "{" + inner + ("," + inner).join(parts) + newline + "}"
     if isinstance(value, list) and value:

@@ -39,11 +39,11 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     stopped_by = inputs.stopped_by
     findings = [*unread, *inputs.format_findings(), *inputs.evidence_findings()]
     summary = inputs.summary()
-    notices: tuple[str, ...] = ()
+    listed = None
     if plan.list_documents and inputs.documents:
         from tracecite.checks.documents import listing
 
-        notices = tuple(listing(d) for d in inputs.documents)
+        listed = tuple(listing(d) for d in inputs.documents)
     if not offline_shard(settings):
         # Offline findings and counts are shard 1's (docs/guides/scale.md), so merged shards count
         # them once; the input errors that stop every shard are reported by each (merge drops the
@@ -53,7 +53,7 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     # nothing is fetched (docs/reference/commands.md)
     if stopped_by is not None or has_input_errors(findings):
         return stamped(Report(plan.command, warned(findings, settings.warn), summary,
-                              stopped_by=stopped_by, stage=plan.stage, notices=notices),
+                              stopped_by=stopped_by, stage=plan.stage, documents=listed),
                        [*notes, *traces, *documents], settings, dict(inputs.digests))
     # Only this shard's sources (docs/guides/scale.md), then only the records a diff touches
     # (docs/hook.md#checking-only-what-changed).
@@ -78,7 +78,7 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
         summary += Summary(live=counts) if kind is SourceKind.WEB else Summary(files=counts)
     findings += inputs.located(live_findings)
     return stamped(Report(plan.command, warned(findings, settings.warn), summary,
-                          stopped_by=stopped_by, stage=plan.stage, notices=notices),
+                          stopped_by=stopped_by, stage=plan.stage, documents=listed),
                    [*notes, *traces, *documents], settings, dict(inputs.digests))
 
 

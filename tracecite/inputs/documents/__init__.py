@@ -66,7 +66,7 @@ def parse_document(text: str, name: str, *, forms: frozenset[str] = frozenset(DO
     try:
         if kind == HTML:
             from tracecite.inputs.documents.cite import from_html
-            from_html(collector, source.text, 0)
+            from_html(collector, source.text, 0, quotes=True)
         else:
             from tracecite.inputs.documents.markdown import read_markdown
             read_markdown(source, collector)
