@@ -53,6 +53,13 @@ def _regions(text: str) -> list[tuple[int, int]]:
         at = max(end, opening.end())
 
 
+def may_open_region(piece: str) -> bool:
+    """Whether a piece holds a line that may open a fenced code block or a long HTML block:
+    parsed, such a line can hold open what follows, where the cuts took it for closed (a fence
+    inside an HTML block of kind 6 is text, its closing line then opens one)."""
+    return _REGION.search("\n" + piece) is not None
+
+
 def _region_end(text: str, opening: re.Match[str]) -> int:
     """Where the region ``opening`` starts ends: at the end of the line that closes it (its
     "\n"), or the text's end."""
@@ -113,9 +120,10 @@ def _wanted(text: str, cuts: list[int]) -> list[int]:
     return sorted(wanted)
 
 
-def pieces(text: str) -> list[tuple[int, int]]:
+def pieces(text: str, *, merged: bool = True) -> list[tuple[int, int]]:
     """The (start, end) offsets of the runs of the document to parse, in order; each starts
-    at a line's start where CommonMark starts afresh."""
+    at a line's start where CommonMark starts afresh (``merged`` False: each piece apart, even
+    where one ends where the next starts)."""
     if not any(mark in text for mark in _ANY):
         return []
     padded = "\n" + text  # offsets in it are one more than in the text
@@ -133,7 +141,7 @@ def pieces(text: str) -> list[tuple[int, int]]:
     for index in _wanted(padded, cuts):
         start, end = cuts[index], cuts[index + 1]
         if start < end:
-            if out and out[-1][1] == start - 1:
+            if merged and out and out[-1][1] == start - 1:
                 out[-1] = (out[-1][0], end - 1)
             else:
                 out.append((start - 1, end - 1))

@@ -11,6 +11,7 @@ further.
 from __future__ import annotations
 
 import html
+import os
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 
-from tracecite.inputs.documents.chunks import pieces
+from tracecite.inputs.documents.chunks import may_open_region, pieces
 from tracecite.inputs.documents.cite import from_html, from_inline_html
 from tracecite.inputs.documents.forms import (
     QUOTE_ENTITIES,
@@ -35,8 +36,9 @@ from tracecite.inputs.documents.forms import (
     quotation_pairs,
 )
 from tracecite.inputs.documents.locate import Source
-from tracecite.inputs.documents.plain import plain_children
+from tracecite.inputs.documents.plain import plain_inline
 from tracecite.inputs.documents.rendering import Event, InlineText, render
+from tracecite.inputs.documents.scan import block_tokens
 from tracecite.inputs.notes import parse_notes
 from tracecite.text_directive import DELIMITER
 
@@ -57,6 +59,11 @@ MAX_QUOTE_DEPTH = 32
 markdown-it-py would stop at :data:`MAX_NESTING` anyway, but only after working through every
 level of every such line, which a hostile file makes minutes."""
 
+PARSER_VARIABLE = "TRACECITE_MARKDOWN_PARSER"
+"""Set to ``markdown-it``, every piece of a document is parsed by markdown-it-py, none made
+directly (:func:`read_markdown`)."""
+
+_BLOCKQUOTE_TAG = re.compile("<blockquote", re.I)
 _DEEP = re.compile(rf"\n[ \t]*(?:>[ \t]*){{{MAX_QUOTE_DEPTH + 1},}}[^\n]*")
 
 _parser: MarkdownIt | None = None
@@ -106,21 +113,37 @@ class _Document:
     footnotes: dict[str, tuple[list[Token], int]] = field(default_factory=dict)
     used_links: set[int] = field(default_factory=set)
     rendered: dict[int, InlineText] = field(default_factory=dict)
+    direct: bool = True
+    """Plain inlines rendered without the parser (False: markdown-it-py parses every one)."""
 
 
-def read_markdown(source: Source, collector: Collector, *, whole: bool = False) -> None:
+def read_markdown(source: Source, collector: Collector, *, whole: bool = False,
+                  direct: bool | None = None) -> None:
     """Find every citation of a Markdown document into ``collector`` (``whole``: parse all of
     it, which gives the same citations, slower).
 
-    Only the pieces that can hold one are parsed (:mod:`~tracecite.inputs.documents.chunks`),
-    joined into one text: each starts where CommonMark starts afresh, so the joined text parses
-    into the blocks each piece has in the whole document, and its lines are mapped back.
+    Only the pieces that can hold one are read (:mod:`~tracecite.inputs.documents.chunks`).
+    A piece of a common citing shape has its block tokens made directly
+    (:mod:`~tracecite.inputs.documents.scan`; ``direct`` False, or the environment variable
+    ``TRACECITE_MARKDOWN_PARSER`` set to ``markdown-it``, parses every piece instead, which
+    gives the same citations, slower); the others are joined into one text and parsed: each
+    starts where CommonMark starts afresh, so the joined text parses into the blocks each piece
+    has in the whole document, and its lines are mapped back.
     """
-    doc = _Document(source, collector, {})
     text = source.text
-    spans = [(0, len(text))] if whole else pieces(text)
+    spans = [(0, len(text))] if whole else pieces(text, merged=False)
     if not spans:
         return
+    if direct is None:
+        direct = os.environ.get(PARSER_VARIABLE, "") != "markdown-it"
+    if (direct and not whole
+            and sum(text.count(">", start, end) for start, end in spans) <= MAX_QUOTE_DEPTH):
+        spans = _read_direct(source, collector, spans)
+        if not spans:
+            return
+    else:
+        spans = _merged(spans)
+    doc = _Document(source, collector, {}, direct=direct)
     parts: list[str] = []
     starts: list[int] = []  # the joined text's line where each piece starts
     origins: list[int] = []  # the document's line where it starts
@@ -140,6 +163,43 @@ def read_markdown(source: Source, collector: Collector, *, whole: bool = False) 
     _collect_footnotes(doc, tokens)
     _deepest(doc, tokens)
     _walk(doc, tokens)
+
+
+def _read_direct(source: Source, collector: Collector,
+                 spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Read the pieces whose block tokens :func:`block_tokens` makes; the others, merged where
+    they touch, are left for the parser. From the first ``<blockquote`` on, every piece is
+    left to it: a block quote's HTML block left open quotes the blocks that follow it; and so,
+    from the first piece left to it that holds a fence or a long HTML block, is every later one
+    (joined, the parser may read it as held open by that piece)."""
+    text = source.text
+    made: list[Token] = []
+    rest: list[tuple[int, int]] = []
+    html_quote = _BLOCKQUOTE_TAG.search(text) if "<" in text else None
+    parsed_from = len(text) if html_quote is None else html_quote.start()
+    for start, end in spans:
+        tokens = (None if end > parsed_from
+                  else block_tokens(text[start:end], source.position(start)[0] - 1))
+        if tokens is None:
+            rest.append((start, end))
+            if parsed_from > end and may_open_region(text[start:end]):
+                parsed_from = end
+        else:
+            made.extend(tokens)
+    if made:
+        _walk(_Document(source, collector, {}), made)
+    return _merged(rest)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans with each one that starts where the one before ends joined to it."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if out and out[-1][1] == start:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
 
 
 def _without_deep_lines(doc: _Document, joined: str) -> str:
@@ -180,18 +240,21 @@ def _deepest(doc: _Document, tokens: list[Token]) -> None:
 
 
 def _render(doc: _Document, token: Token) -> InlineText:
-    """An inline token's rendered text (inline-parsed once)."""
+    """An inline token's rendered text (inline-parsed once; a plain one, and one the scanner
+    rendered, without the parser unless the document is read by markdown-it alone)."""
     done = doc.rendered.get(id(token))
     if done is None and not _bounded(doc, token):
         done = doc.rendered[id(token)] = InlineText("", 0)
     if done is None:
-        children = plain_children(token.content)
-        if children is None:
-            children = []
-            parser().inline.parse(token.content, parser(), doc.env, children)
-        token.children = children
         start = (token.map[0] if token.map else 0)
-        done = doc.rendered[id(token)] = render(children, token.content, start)
+        if doc.direct:
+            done = token.meta.get("rendered") or plain_inline(token.content, start)
+        if done is None:
+            children: list[Token] = []
+            parser().inline.parse(token.content, parser(), doc.env, children)
+            token.children = children
+            done = render(children, token.content, start)
+        doc.rendered[id(token)] = done
     return done
 
 
@@ -467,7 +530,8 @@ def rendered_blocks(source: Source) -> str:
     """The whole document as a reader sees it, a block to a line (code blocks as written, raw
     HTML as its visible text; a paragraph too large to render, as written)."""
     from tracecite.visible import visible_text
-    doc = _Document(source, Collector("", source, frozenset()), {})
+    doc = _Document(source, Collector("", source, frozenset()), {},
+                    direct=os.environ.get(PARSER_VARIABLE, "") != "markdown-it")
     text = source.text
     if text.count(">") > MAX_QUOTE_DEPTH:
         text = _without_deep_lines(doc, text)
