@@ -16,7 +16,7 @@ from tracecite.inputs.documents.locate import Source
 from tracecite.inputs.documents.markdown import parser, read_markdown
 from tracecite.inputs.documents.plain import plain_inline
 from tracecite.inputs.documents.rendering import InlineText, render
-from tracecite.inputs.documents.scan import block_tokens
+from tracecite.inputs.documents.scan import block_tokens, blocks
 from tracecite.model import DOCUMENT_FORMS
 
 _REPO = Path(__file__).resolve().parents[3]
@@ -91,9 +91,10 @@ def _block_shape(tokens: list[Token]) -> list[tuple[object, ...]]:
 @given(st.tuples(_SHAPES, _PERTURB, _PERTURB), st.integers(0, 3))
 def test_block_tokens_are_the_parsers(shape: tuple[str, str, str], first: int) -> None:
     piece = "".join(shape) + "\n\n"
-    made = block_tokens(piece, first)
-    if made is None:
+    block = blocks(piece, first)
+    if block is None:
         return
+    made = block_tokens(block)
     expected = parser().parse("\n" * first + piece, {})
     assert _block_shape(made) == _block_shape(expected)
 
@@ -130,6 +131,6 @@ def test_the_common_shapes_are_scanned() -> None:
             "See [x](https://e.org/d#:~:text=w).\n\n```tracecite\nquote: q\n```\n")
     spans = pieces(text, merged=False)
     assert len(spans) == 5
-    assert all(block_tokens(text[start:end], 0) is not None for start, end in spans)
-    assert block_tokens("- “one two three four” [S](https://e.org/a)\n", 0) is None
-    assert block_tokens("> quoted *words*\n>\n> — [S](https://e.org/b)\n", 0) is None
+    assert all(blocks(text[start:end], 0) is not None for start, end in spans)
+    assert blocks("- “one two three four” [S](https://e.org/a)\n", 0) is None
+    assert blocks("> quoted *words*\n>\n> — [S](https://e.org/b)\n", 0) is None

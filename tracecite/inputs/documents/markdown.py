@@ -14,6 +14,7 @@ import html
 import os
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +39,7 @@ from tracecite.inputs.documents.forms import (
 from tracecite.inputs.documents.locate import Source
 from tracecite.inputs.documents.plain import plain_inline
 from tracecite.inputs.documents.rendering import Event, InlineText, render
-from tracecite.inputs.documents.scan import block_tokens
+from tracecite.inputs.documents.scan import Block, Fence, Paragraph, blocks
 from tracecite.inputs.notes import parse_notes
 from tracecite.text_directive import DELIMITER
 
@@ -173,22 +174,42 @@ def _read_direct(source: Source, collector: Collector,
     from the first piece left to it that holds a fence or a long HTML block, is every later one
     (joined, the parser may read it as held open by that piece)."""
     text = source.text
-    made: list[Token] = []
+    made: list[Block] = []
     rest: list[tuple[int, int]] = []
     html_quote = _BLOCKQUOTE_TAG.search(text) if "<" in text else None
     parsed_from = len(text) if html_quote is None else html_quote.start()
     for start, end in spans:
-        tokens = (None if end > parsed_from
-                  else block_tokens(text[start:end], source.position(start)[0] - 1))
-        if tokens is None:
+        block = (None if end > parsed_from
+                 else blocks(text[start:end], source.position(start)[0] - 1))
+        if block is None:
             rest.append((start, end))
             if parsed_from > end and may_open_region(text[start:end]):
                 parsed_from = end
         else:
-            made.extend(tokens)
+            made.append(block)
     if made:
-        _walk(_Document(source, collector, {}), made)
+        _walk_blocks(_Document(source, collector, {}), made)
     return _merged(rest)
+
+
+def _walk_blocks(doc: _Document, made: list[Block]) -> None:
+    """:func:`_walk` of the blocks the scanner made: the same forms, in the same order."""
+    forms = doc.collector.forms
+    inlines: list[InlineText] = []
+    for block in made:
+        if isinstance(block, Fence):
+            if "notes" in forms:
+                _notes(doc, block.content, block.first)
+        elif isinstance(block, Paragraph):
+            inlines.append(block.inline)
+        else:
+            parts = [p.inline for p in block.paragraphs]
+            inlines.extend(parts)
+            if "blockquote" in forms and len(parts) > 1:
+                _quoted_parts(doc, [block.first, block.end], parts)
+    for inline in inlines:
+        if _quick_candidate(inline.content):
+            _inline_forms(doc, inline)
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -248,7 +269,7 @@ def _render(doc: _Document, token: Token) -> InlineText:
     if done is None:
         start = (token.map[0] if token.map else 0)
         if doc.direct:
-            done = token.meta.get("rendered") or plain_inline(token.content, start)
+            done = plain_inline(token.content, start)
         if done is None:
             children: list[Token] = []
             parser().inline.parse(token.content, parser(), doc.env, children)
@@ -266,7 +287,7 @@ def _walk(doc: _Document, tokens: list[Token]) -> None:
             _blockquote(doc, tokens, index)
         elif kind == "fence" and token.info.strip().split(None, 1)[:1] == ["tracecite"]:
             if "notes" in forms:
-                _notes(doc, token)
+                _notes(doc, token.content, token.map[0] if token.map else 0)
         elif kind == "html_block" and ("cite" in token.content
                                        or DELIMITER in token.content):
             _html_block(doc, tokens, index)
@@ -350,22 +371,31 @@ def _blockquote(doc: _Document, tokens: list[Token], index: int) -> None:
     if tokens[end - 1].level != opening.level + 1:
         return  # the last paragraph is inside a nested block, not the quote's own
     attribution_token = tokens[end - 2]
-    if not is_attribution(attribution_token.content.lstrip("*_~ ")):
+    _quoted(doc, opening.map or [0, 1], attribution_token.content,
+            lambda: _render(doc, attribution_token),
+            lambda: [_render(doc, t) for t in tokens[index + 1:end - 2] if t.type == "inline"])
+
+
+def _quoted(doc: _Document, map_: list[int], attribution_content: str,
+            attribution_of: Callable[[], InlineText],
+            parts_of: Callable[[], list[InlineText]]) -> None:
+    """The ``blockquote`` form of a block quote at lines ``map_`` whose last paragraph's
+    content is ``attribution_content``: rendered (each only when needed), the attribution and
+    the other paragraphs."""
+    if not is_attribution(attribution_content.lstrip("*_~ ")):
         return
-    attribution = _render(doc, attribution_token)
+    attribution = attribution_of()
     if not is_attribution(attribution.text):
         return
     links = [e for e in attribution.events if e.token.type == "link_open"]
     if len(links) != 1:
         return
-    parts = [_render(doc, t) for t in tokens[index + 1:end - 2] if t.type == "inline"]
-    parts = [p for p in parts if p.text.strip()]
+    parts = [p for p in parts_of() if p.text.strip()]
     if not parts:
         return
     first = parts[0]
     lead = len(first.text) - len(first.text.lstrip())
     offset = first.source_offset(doc.source, first.content_offset(lead))
-    map_ = opening.map or [0, 1]
     start_line = map_[0] + 1
     lines = set(range(start_line, map_[1] + 1))
     link = links[0]
@@ -374,6 +404,11 @@ def _blockquote(doc: _Document, tokens: list[Token], index: int) -> None:
     if doc.collector.add("blockquote", " ".join(p.text for p in parts), url,
                          Place(offset, start_line, frozenset(lines))):
         doc.used_links.add(id(link.token))
+
+
+def _quoted_parts(doc: _Document, map_: list[int], parts: list[InlineText]) -> None:
+    """:func:`_quoted` of a block quote's paragraphs already rendered."""
+    _quoted(doc, map_, parts[-1].content, lambda: parts[-1], lambda: parts[:-1])
 
 
 def _closing(tokens: list[Token], index: int) -> int:
@@ -398,15 +433,16 @@ def _link_lines(doc: _Document, inline: InlineText, link: Event) -> set[int]:
     return lines
 
 
-def _notes(doc: _Document, token: Token) -> None:
-    """The ``notes`` form: a ```` ```tracecite ```` block's records, at the document's lines."""
+def _notes(doc: _Document, content: str, fence_line: int) -> None:
+    """The ``notes`` form: a ```` ```tracecite ```` block's records (its ``content``, the
+    fence at 0-based line ``fence_line``), at the document's lines."""
     collector = doc.collector
-    first = (token.map[0] if token.map else 0) + 1  # the fence's own line
-    parsed = parse_notes(token.content, collector.path)
+    first = fence_line + 1  # the fence's own line, 1-based
+    parsed = parse_notes(content, collector.path)
     for problem in parsed.findings:
         line = (problem.line or 1) + first
         collector.problems.append(_moved(problem, line, doc.source.line_text(line - 1),
-                                         token.content, problem.line or 1))
+                                         content, problem.line or 1))
     for record in parsed.records:
         quote_line = record.quote_line + first
         raw = doc.source.line_text(quote_line - 1)

@@ -4,20 +4,23 @@ markdown-it-py's block parser (docs/guides/documents.md#citation-forms).
 A piece (:mod:`~tracecite.inputs.documents.chunks`) that holds a citation is most often one
 block of one of a few shapes: a plain paragraph; a block quote of plain paragraphs whose lines
 all start with ``> `` and whose paragraphs a lone ``>`` line separates; a ```` ```tracecite ````
-fence. For those the tokens are known without running the block rules: :func:`block_tokens`
-makes exactly the tokens the parser makes (type, level, line map, content; a test compares the
-two). Any other shape, and any line that could start or continue a block of another kind (a
-heading, a list, a table, HTML, a definition, an indent, a setext underline, a thematic break),
-returns None and the piece goes to the parser.
+fence. For those the blocks are known without running the block rules: :func:`blocks` makes
+them as records (a paragraph's rendered text, a block quote's paragraphs and lines, a fence's
+content), and :func:`block_tokens` the tokens the parser makes of them (type, level, line map,
+content; a test compares the two). Any other shape, and any line that could start or continue
+a block of another kind (a heading, a list, a table, HTML, a definition, an indent, a setext
+underline, a thematic break), returns None and the piece goes to the parser.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from markdown_it.token import Token
 
 from tracecite.inputs.documents.plain import plain_inline
+from tracecite.inputs.documents.rendering import InlineText
 
 # A line that starts no block and continues a paragraph as text: its first character is none
 # of those a block starts with (spaces, ``# > - + * = _ | : ` ~ < [ !``, a backslash), nor a
@@ -25,6 +28,38 @@ from tracecite.inputs.documents.plain import plain_inline
 _UNSAFE_START = re.compile(r"[\s#>\-+*=_|:`~<\[!\\]|\d{1,9}[.)]")
 _DASHES_ONLY = re.compile(r"[-\s]*")
 _FENCE = "```tracecite"
+_LONGEST = 10_000
+"""A longer paragraph goes to the parser, which reports one too long to read."""
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A paragraph: its 0-based first and end lines, its rendered inline."""
+
+    first: int
+    end: int
+    inline: InlineText
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A block quote of paragraphs, from 0-based line ``first`` to ``end``."""
+
+    first: int
+    end: int
+    paragraphs: tuple[Paragraph, ...]
+
+
+@dataclass(frozen=True)
+class Fence:
+    """A ```` ```tracecite ```` fence from 0-based line ``first`` to ``end``."""
+
+    first: int
+    end: int
+    content: str
+
+
+Block = Paragraph | Quote | Fence
 
 
 def _plain_line(line: str) -> bool:
@@ -43,26 +78,19 @@ def _opening_line(line: str) -> bool:
     return line.startswith("--") and _DASHES_ONLY.fullmatch(line) is None
 
 
-def _paragraph(lines: list[str], first: int, level: int, tokens: list[Token]) -> bool:
-    """Append a paragraph's three tokens (``lines`` from 0-based line ``first``); False when its
-    inline content is not plain (the parser then reads the piece)."""
+def _paragraph(lines: list[str], first: int) -> Paragraph | None:
+    """A paragraph of ``lines`` from 0-based line ``first``; None when its inline content is
+    not plain (the parser then reads the piece)."""
     content = "\n".join(lines)
+    if len(content) > _LONGEST:
+        return None
     rendered = plain_inline(content, first)
-    if rendered is None:
-        return False
-    map_ = [first, first + len(lines)]
-    tokens.append(Token("paragraph_open", "p", 1, map=map_, level=level, block=True))
-    # The rendered text rides along, so that it is not made twice.
-    tokens.append(Token("inline", "", 0, map=map_, level=level + 1, content=content,
-                        block=True, children=[], meta={"rendered": rendered}))
-    tokens.append(Token("paragraph_close", "p", -1, level=level, block=True))
-    return True
+    return None if rendered is None else Paragraph(first, first + len(lines), rendered)
 
 
-def block_tokens(piece: str, first: int) -> list[Token] | None:
-    """The block tokens of ``piece`` (a piece of the document starting at 0-based line
-    ``first``, its trailing blank lines included), or None when it is not of a shape known
-    here."""
+def blocks(piece: str, first: int) -> Block | None:
+    """The block of ``piece`` (a piece of the document starting at 0-based line ``first``, its
+    trailing blank lines included), or None when it is not of a shape known here."""
     if "\x00" in piece:
         return None  # the parser replaces NUL characters
     lines = piece.rstrip(" \t\n").split("\n")
@@ -77,23 +105,23 @@ def block_tokens(piece: str, first: int) -> list[Token] | None:
         return None
     if not all(_plain_line(line) or line.startswith("[") for line in lines[1:]):
         return None
-    tokens: list[Token] = []
-    return tokens if _paragraph(lines, first, 0, tokens) else None
+    return _paragraph(lines, first)
 
 
-def _blockquote(lines: list[str], first: int) -> list[Token] | None:
+def _blockquote(lines: list[str], first: int) -> Quote | None:
     """A block quote of plain paragraphs, every line ``> text`` or a lone ``>`` between two
     paragraphs."""
     if lines[-1] == ">" or lines[0] == ">":
         return None
-    tokens = [Token("blockquote_open", "blockquote", 1, map=[first, first + len(lines)],
-                    markup=">", block=True)]
+    paragraphs: list[Paragraph] = []
     paragraph: list[str] = []
     start = first
     for number, line in enumerate([*lines, ">"]):
         if line == ">":
-            if not paragraph or not _paragraph(paragraph, start, 1, tokens):
+            made = _paragraph(paragraph, start) if paragraph else None
+            if made is None:
                 return None
+            paragraphs.append(made)
             paragraph = []
             start = first + number + 1
             continue
@@ -106,17 +134,37 @@ def _blockquote(lines: list[str], first: int) -> list[Token] | None:
         elif not _opening_line(text):
             return None
         paragraph.append(text)
-    tokens.append(Token("blockquote_close", "blockquote", -1, markup=">", block=True))
-    return tokens
+    return Quote(first, first + len(lines), tuple(paragraphs))
 
 
-def _fence(lines: list[str], first: int) -> list[Token] | None:
+def _fence(lines: list[str], first: int) -> Fence | None:
     """A ```` ```tracecite ```` fence closed by its last line, ```` ``` ````."""
     if lines[0] != _FENCE or len(lines) < 2 or lines[-1] != "```":
         return None
     inner = lines[1:-1]
     if any(line.lstrip(" ").startswith("```") for line in inner):
         return None
-    content = "".join(line + "\n" for line in inner)
-    return [Token("fence", "code", 0, map=[first, first + len(lines)], content=content,
-                  markup="```", info="tracecite", block=True)]
+    return Fence(first, first + len(lines), "".join(line + "\n" for line in inner))
+
+
+def block_tokens(block: Block) -> list[Token]:
+    """The tokens markdown-it-py makes of a block (a test compares them with the parser's)."""
+    if isinstance(block, Fence):
+        return [Token("fence", "code", 0, map=[block.first, block.end], content=block.content,
+                      markup="```", info="tracecite", block=True)]
+    if isinstance(block, Paragraph):
+        return _paragraph_tokens(block, 0)
+    tokens = [Token("blockquote_open", "blockquote", 1, map=[block.first, block.end],
+                    markup=">", block=True)]
+    for paragraph in block.paragraphs:
+        tokens.extend(_paragraph_tokens(paragraph, 1))
+    tokens.append(Token("blockquote_close", "blockquote", -1, markup=">", block=True))
+    return tokens
+
+
+def _paragraph_tokens(paragraph: Paragraph, level: int) -> list[Token]:
+    map_ = [paragraph.first, paragraph.end]
+    return [Token("paragraph_open", "p", 1, map=map_, level=level, block=True),
+            Token("inline", "", 0, map=map_, level=level + 1, content=paragraph.inline.content,
+                  block=True, children=[]),
+            Token("paragraph_close", "p", -1, level=level, block=True)]
