@@ -53,3 +53,14 @@ def test_a_fence_keeps_its_blank_lines() -> None:
     text = 'Prose.\n\n```\ncode\n\n"one two three four" [S](https://e.org)\n```\n\nAfter.\n'
     [(start, end)] = pieces(text)
     assert text[start:end].startswith("```") and text[start:end].endswith("```\n\n")
+
+
+def test_a_cite_block_opened_after_a_close_quotes_what_follows() -> None:
+    text = '</blockquote>\n<blockquote cite="https://e.org/c">\n\nPlain prose without marks.\n'
+    assert _found(text, whole=False) == _found(text, whole=True) != []
+
+
+def test_a_close_in_a_fence_does_not_end_a_cite_block() -> None:
+    text = ('<blockquote cite="https://e.org/c">\n\n```\n</blockquote>\n'
+            "```tracecite\nclaim: c\nquote: q\nurl: u\n```\n\nPlain prose without marks.\n")
+    assert _found(text, whole=False) == _found(text, whole=True) != []

@@ -60,6 +60,11 @@ def may_open_region(piece: str) -> bool:
     return _REGION.search("\n" + piece) is not None
 
 
+def _fenced(text: str, regions: list[tuple[int, int]]) -> list[bool]:
+    """Whether each region is a fenced code block (not a long HTML block)."""
+    return [text[start:start + 4].lstrip(" ")[:1] in ("`", "~") for start, _ in regions]
+
+
 def _region_end(text: str, opening: re.Match[str]) -> int:
     """Where the region ``opening`` starts ends: at the end of the line that closes it (its
     "\n"), or the text's end."""
@@ -98,26 +103,62 @@ def _has(text: str, cuts: list[int], index: int, marks: tuple[str, ...]) -> bool
     return any(text.find(mark, start, end) != -1 for mark in marks)
 
 
-def _wanted(text: str, cuts: list[int]) -> list[int]:
-    """The indexes of the pieces that hold what a citation needs (or a definition links use)."""
-    wanted = _marked(text, cuts, (":~:", "]:", "tracecite"))
-    wanted |= {i for i in _marked(text, cuts, ("cite",)) if _has(text, cuts, i, ("<",))}
-    wanted |= {i for i in _marked(text, cuts, _QUOTE_MARKS) - wanted
-               if _has(text, cuts, i, ("[", "<"))}
+def _entity_marked(text: str, cuts: list[int]) -> set[int]:
+    """:func:`_marked` of the quotation marks' character references: each ``&`` found once,
+    then told apart (an ``&`` is a single character to find, five entities are not)."""
+    found: set[int] = set()
+    at = text.find("&")
+    while at != -1:
+        if text.startswith(QUOTE_ENTITIES, at):
+            index = bisect_right(cuts, at) - 1
+            found.add(index)
+            at = text.find("&", cuts[index + 1]) if index + 1 < len(cuts) else -1
+        else:
+            at = text.find("&", at + 1)
+    return found
+
+
+def _wanted(text: str, cuts: list[int], fences: list[tuple[int, int]]) -> list[int]:
+    """The indexes of the pieces that hold what a citation needs (or a definition links use);
+    ``fences``: the (start, end) offsets of the fenced code blocks."""
+    wanted = _marked(text, cuts, (":~:", "]:"))
+    # "cite" is found once for both marks: a piece holding "tracecite" holds "cite".
+    wanted |= {i for i in _marked(text, cuts, ("cite",)) - wanted
+               if _has(text, cuts, i, ("<", "tracecite"))}
+    quoted = _marked(text, cuts, tuple(QUOTE_MARKS)) | _entity_marked(text, cuts)
+    wanted |= {i for i in quoted - wanted if _has(text, cuts, i, ("[", "<"))}
     wanted |= {i for i in _marked(text, cuts, _DASHES) - wanted
                if _BLOCK_QUOTE.search(text, cuts[i] - 1, cuts[i + 1]) is not None}
     for index in sorted(wanted):
-        # A <blockquote cite> left open quotes the pieces up to the one that closes it.
+        # A <blockquote cite> left open (no "</blockquote" after its start tag) quotes the
+        # pieces up to one whose "</blockquote" is no code (the HTML block that closes it).
         start, end = cuts[index], cuts[index + 1]
-        if (len(_OPEN_BLOCKQUOTE.findall(text, start, end))
-                > len(_CLOSE_BLOCKQUOTE.findall(text, start, end))):
+        opened = _last(_OPEN_BLOCKQUOTE, text, start, end)
+        if opened != -1 and opened > _last(_CLOSE_BLOCKQUOTE, text, start, end):
             following = index + 1
             while following < len(cuts) - 1:
                 wanted.add(following)
-                if _CLOSE_BLOCKQUOTE.search(text, cuts[following], cuts[following + 1]):
+                if _closes(text, cuts[following], cuts[following + 1], fences):
                     break
                 following += 1
     return sorted(wanted)
+
+
+def _last(pattern: re.Pattern[str], text: str, start: int, end: int) -> int:
+    """Where ``pattern`` last matches in ``text[start:end]``, or -1."""
+    at = -1
+    for found in pattern.finditer(text, start, end):
+        at = found.start()
+    return at
+
+
+def _closes(text: str, start: int, end: int, fences: list[tuple[int, int]]) -> bool:
+    """Whether a piece holds a ``</blockquote`` outside the fenced code blocks."""
+    for found in _CLOSE_BLOCKQUOTE.finditer(text, start, end):
+        at = found.start()
+        if not any(begin <= at < stop for begin, stop in fences):
+            return True
+    return False
 
 
 def pieces(text: str, *, merged: bool = True) -> list[tuple[int, int]]:
@@ -138,7 +179,9 @@ def pieces(text: str, *, merged: bool = True) -> list[tuple[int, int]]:
         cuts.append(at)
     cuts.append(len(padded))
     out: list[tuple[int, int]] = []
-    for index in _wanted(padded, cuts):
+    fences = [region for region, fenced in zip(regions, _fenced(padded, regions), strict=True)
+              if fenced]
+    for index in _wanted(padded, cuts, fences):
         start, end = cuts[index], cuts[index + 1]
         if start < end:
             if merged and out and out[-1][1] == start - 1:

@@ -31,6 +31,9 @@ _BETWEEN = re.compile(r"[ \t\n]*(?:,[ \t\n]*)?(?:\([ \t\n]*)?")
 ATTRIBUTION_DASHES = ("—", "―", "--")
 """How an attribution line starts (``-- `` is ``--`` and a space)."""
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")
+"""What ``str.isspace`` says is a space (``\\s`` of a str pattern is the same set), or a
+control character."""
 
 
 def quotation_pairs(text: str, ignored: Callable[[int], bool] = lambda at: False,
@@ -88,7 +91,7 @@ def cite_problem(value: str) -> str | None:
     value = value.strip()
     if not value:
         return "the cite attribute is empty"
-    if any(char.isspace() or ord(char) < 0x20 for char in value):
+    if _SPACE_OR_CONTROL.search(value) is not None:
         return "the cite attribute holds spaces: it is not a URL"
     if _SCHEME.match(value) or "/" in value or "." in value or value.startswith("#"):
         return None
