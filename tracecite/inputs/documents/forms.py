@@ -130,6 +130,7 @@ class Collector:
         self.forms = forms
         self._found: list[_Found] = []
         self._directives: dict[str, TextDirective | None] = {}
+        self._urls: dict[str, str] = {}  # one string for each URL however often it is cited
         self.problems: list[Finding] = []
 
     def problem(self, offset: int, message: str, code: Code = Code.DOC_CITATION_INVALID) -> None:
@@ -163,6 +164,7 @@ class Collector:
         ok, directive = self.directive(url, place.offset)
         if not ok:
             return False
+        url = self._urls.setdefault(url, url)
         self._found.append(_Found(form, quote, url, place, directive, claim))
         return True
 
