@@ -5,7 +5,9 @@ markdown-it-py, whose block tokens carry their source lines. Inline parsing is t
 pure-Python Markdown parser, and most paragraphs can hold no citation: only the inlines that can
 (a quotation mark and a link, a text directive, raw HTML with ``cite``, a block quote's
 paragraphs when its last one reads as an attribution, a footnote a citation names) are parsed
-further.
+further. The pieces of the common citing shapes are not parsed at all: the scanner
+(:mod:`~tracecite.inputs.documents.scan`) makes their blocks, read by the same form code, and
+markdown-it-py is imported only when a piece needs it.
 """
 
 from __future__ import annotations
@@ -16,12 +18,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-from markdown_it import MarkdownIt
-from markdown_it.common.utils import normalizeReference
-from markdown_it.token import Token
-from mdit_py_plugins.footnote import footnote_plugin
+from typing import TYPE_CHECKING, Any
 
 from tracecite.inputs.documents.chunks import may_open_region, pieces
 from tracecite.inputs.documents.cite import from_html, from_inline_html
@@ -42,6 +39,10 @@ from tracecite.inputs.documents.rendering import Event, InlineText, render
 from tracecite.inputs.documents.scan import Block, Fence, Paragraph, blocks
 from tracecite.inputs.notes import parse_notes
 from tracecite.text_directive import DELIMITER
+
+if TYPE_CHECKING:  # imported when a piece is parsed: most documents' pieces are scanned
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 MAX_NESTING = 40
 """How deep blocks and inline markup nest before markdown-it-py stops reading deeper (a document
@@ -74,6 +75,9 @@ def parser() -> MarkdownIt:
     """The one parser: CommonMark, tables, strikethrough, footnotes; inline parsing by hand."""
     global _parser
     if _parser is None:
+        from markdown_it import MarkdownIt
+        from mdit_py_plugins.footnote import footnote_plugin
+
         md = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING})
         md.enable(["table", "strikethrough"]).use(footnote_plugin)
         md.disable(["inline", "footnote_tail", "text_join"])
@@ -426,6 +430,8 @@ def _link_lines(doc: _Document, inline: InlineText, link: Event) -> set[int]:
     lines = set(range(inline.line_of(link.start),
                       inline.line_of(max(link.end - 1, link.start)) + 1))
     if link.reference is not None:
+        from markdown_it.common.utils import normalizeReference
+
         found = doc.env.get("references", {}).get(normalizeReference(link.reference))
         if found and found.get("map"):
             start, stop = found["map"]

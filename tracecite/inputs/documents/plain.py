@@ -13,10 +13,12 @@ line end, the next line's leading spaces and tabs dropped, exactly as markdown-i
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from markdown_it.token import Token
+from tracecite.inputs.documents.rendering import Event, InlineText, Tag
 
-from tracecite.inputs.documents.rendering import Event, InlineText
+if TYPE_CHECKING:  # markdown-it-py is imported only when a piece is parsed
+    from markdown_it.token import Token
 
 _LINK = re.compile(r"\[([^\[\]\\&*_~!<>`^\n]*)\]\(([^\s()<>\\&\[\]`\x00-\x1f\x7f]+)\)"
                    r"|(?P<tag><q cite=\"[^\"\s<>&\\`]+\">|</q>)")
@@ -26,6 +28,8 @@ _LEADING = re.compile(r"\n[ \t]+")
 
 def plain_children(content: str) -> list[Token] | None:
     """The inline tokens of ``content``, or None when it is not plain."""
+    from markdown_it.token import Token
+
     if _SPECIAL.search(_LINK.sub("x", content)) is not None:
         return None
     if content[-1:] in (" ", "\t"):
@@ -61,11 +65,9 @@ def plain_inline(content: str, map_start: int) -> InlineText | None:
             size = _plain_text(out, parts, content, at, link.start(), size)
         tag = link.group("tag")
         if tag is not None:
-            token = Token("html_inline", "", 0, content=tag)
-            out.events.append(Event(token, size, link.start(), link.end()))
+            out.events.append(Event(Tag("html_inline", tag), size, link.start(), link.end()))
         else:
-            token = Token("link_open", "a", 1, attrs={"href": link.group(2)})
-            event = Event(token, size, link.start())
+            event = Event(Tag("link_open", attrs={"href": link.group(2)}), size, link.start())
             out.events.append(event)
             text_end = link.end(1)
             if link.start(1) < text_end:
@@ -108,6 +110,8 @@ def _plain_text(out: InlineText, parts: list[str], content: str, start: int, end
 
 def _text(children: list[Token], text: str) -> None:
     """Text with its line breaks: text, soft break, text (the next line's indent dropped)."""
+    from markdown_it.token import Token
+
     if not text:
         return
     if "\n" in text:

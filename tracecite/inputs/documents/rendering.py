@@ -11,13 +11,34 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
-
-from markdown_it.token import Token
+from typing import TYPE_CHECKING, Any
 
 from tracecite.inputs.documents.locate import Source
 
+if TYPE_CHECKING:  # markdown-it-py is imported only when a piece is parsed
+    from markdown_it.token import Token
+
 _SKIPPED_MARKUP = frozenset({"em_open", "em_close", "strong_open", "strong_close", "s_open",
                              "s_close"})
+
+
+class Tag:
+    """A link or raw HTML tag of a plain inline, with what the forms read of markdown-it-py's
+    token for it (made without importing it: most documents need no parser)."""
+
+    __slots__ = ("attrs", "content", "markup", "meta", "type")
+
+    def __init__(self, type: str, content: str = "", attrs: dict[str, str] | None = None,
+                 ) -> None:
+        self.type = type
+        self.content = content
+        self.attrs = attrs or {}
+        self.markup = ""
+        self.meta: dict[Any, Any] = {}
+
+    def attrGet(self, name: str) -> str | None:  # the name the token's method has
+        """The attribute's value, as :meth:`markdown_it.token.Token.attrGet` gives it."""
+        return self.attrs.get(name)
 
 
 @dataclass
@@ -25,7 +46,7 @@ class Event:
     """A link, footnote reference or raw HTML tag of an inline: where it stands in the rendered
     text (``at``) and in the content (``start`` to ``end``)."""
 
-    token: Token
+    token: Token | Tag
     at: int
     start: int
     end: int = -1

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from tracecite.inputs.documents.plain import plain_inline
 from tracecite.inputs.documents.rendering import InlineText
+
+if TYPE_CHECKING:  # markdown-it-py is imported only when a piece is parsed
+    from markdown_it.token import Token
 
 # A line that starts no block and continues a paragraph as text: its first character is none
 # of those a block starts with (spaces, ``# > - + * = _ | : ` ~ < [ !``, a backslash), nor a
@@ -149,6 +151,8 @@ def _fence(lines: list[str], first: int) -> Fence | None:
 
 def block_tokens(block: Block) -> list[Token]:
     """The tokens markdown-it-py makes of a block (a test compares them with the parser's)."""
+    from markdown_it.token import Token
+
     if isinstance(block, Fence):
         return [Token("fence", "code", 0, map=[block.first, block.end], content=block.content,
                       markup="```", info="tracecite", block=True)]
@@ -163,6 +167,8 @@ def block_tokens(block: Block) -> list[Token]:
 
 
 def _paragraph_tokens(paragraph: Paragraph, level: int) -> list[Token]:
+    from markdown_it.token import Token
+
     map_ = [paragraph.first, paragraph.end]
     return [Token("paragraph_open", "p", 1, map=map_, level=level, block=True),
             Token("inline", "", 0, map=map_, level=level + 1, content=paragraph.inline.content,
