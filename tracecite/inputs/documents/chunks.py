@@ -169,14 +169,14 @@ def pieces(text: str, *, merged: bool = True) -> list[tuple[int, int]]:
         return []
     padded = "\n" + text  # offsets in it are one more than in the text
     regions = _regions(padded)
-    region_starts = [start for start, _ in regions]
+    ends = [boundary.end() for boundary in _BOUNDARY.finditer(padded)]
     cuts = [1]
-    for boundary in _BOUNDARY.finditer(padded):
-        at = boundary.end()
-        index = bisect_right(region_starts, at) - 1
-        if index >= 0 and regions[index][0] < at <= regions[index][1]:
-            continue  # inside a code block or a long HTML block
-        cuts.append(at)
+    kept = 0
+    for start, end in regions:  # no cut inside a code block or a long HTML block
+        inside = bisect_right(ends, start, kept)
+        cuts.extend(ends[kept:inside])
+        kept = bisect_right(ends, end, inside)
+    cuts.extend(ends[kept:])
     cuts.append(len(padded))
     out: list[tuple[int, int]] = []
     fences = [region for region, fenced in zip(regions, _fenced(padded, regions), strict=True)

@@ -54,13 +54,21 @@ def plain_inline(content: str, map_start: int) -> InlineText | None:
     """A plain inline's rendered text, as :func:`~.rendering.render` renders the tokens
     :func:`plain_children` makes, made without them (only links and tags get a token, for their
     events); None when ``content`` is not plain."""
-    if _SPECIAL.search(_LINK.sub("x", content)) is not None or content[-1:] in (" ", "\t"):
+    if content[-1:] in (" ", "\t"):
+        return None
+    links = list(_LINK.finditer(content))
+    at = 0
+    for link in links:  # what stands between the links and tags (or around them) is plain
+        if _SPECIAL.search(content, at, link.start()) is not None:
+            return None
+        at = link.end()
+    if _SPECIAL.search(content, at) is not None:
         return None
     out = InlineText(content, map_start)
     parts: list[str] = []
     size = 0
     at = 0
-    for link in _LINK.finditer(content):
+    for link in links:
         if at < link.start():
             size = _plain_text(out, parts, content, at, link.start(), size)
         tag = link.group("tag")
