@@ -50,10 +50,12 @@ def plain_children(content: str) -> list[Token] | None:
     return children
 
 
-def plain_inline(content: str, map_start: int) -> InlineText | None:
+def plain_inline(content: str, map_start: int, column: int | None = None) -> InlineText | None:
     """A plain inline's rendered text, as :func:`~.rendering.render` renders the tokens
-    :func:`plain_children` makes, made without them (only links and tags get a token, for their
-    events); None when ``content`` is not plain."""
+    :func:`plain_children` makes, made without them (its links and tags are
+    :class:`~.rendering.Tag` records, for their events); None when ``content`` is not plain.
+    ``column``: where each of its lines starts in its source line, when the caller knows (see
+    :attr:`~.rendering.InlineText.column`)."""
     if content[-1:] in (" ", "\t"):
         return None
     links = list(_LINK.finditer(content))
@@ -64,7 +66,7 @@ def plain_inline(content: str, map_start: int) -> InlineText | None:
         at = link.end()
     if _SPECIAL.search(content, at) is not None:
         return None
-    out = InlineText(content, map_start)
+    out = InlineText(content, map_start, column=column)
     parts: list[str] = []
     size = 0
     at = 0

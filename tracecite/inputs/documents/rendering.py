@@ -71,6 +71,9 @@ class InlineText:
     """Per piece: a code span's content or an escaped character, whose quotation marks are
     text, never a quotation's delimiters."""
     events: list[Event] = field(default_factory=list)
+    column: int | None = None
+    """Where each content line starts in its source line, when every line starts at the same
+    column and is the rest of its source line (a scanned paragraph's); None: found per line."""
 
     def content_offset(self, at: int) -> int:
         """Where the rendered character ``at`` comes from in the content."""
@@ -90,6 +93,11 @@ class InlineText:
     def source_offset(self, source: Source, content_at: int) -> int:
         """The source offset of the content's character ``content_at``."""
         content = self.content
+        if self.column is not None:
+            line = content.count("\n", 0, content_at)
+            line_start = content.rfind("\n", 0, content_at) + 1
+            return (source.line_start(self.map_start + line) + self.column + content_at
+                    - line_start)
         line = content.count("\n", 0, content_at)
         line_start = content.rfind("\n", 0, content_at) + 1
         line_end = content.find("\n", content_at)

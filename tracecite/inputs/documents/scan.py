@@ -80,13 +80,14 @@ def _opening_line(line: str) -> bool:
     return line.startswith("--") and _DASHES_ONLY.fullmatch(line) is None
 
 
-def _paragraph(lines: list[str], first: int) -> Paragraph | None:
-    """A paragraph of ``lines`` from 0-based line ``first``; None when its inline content is
-    not plain (the parser then reads the piece)."""
+def _paragraph(lines: list[str], first: int, column: int = 0) -> Paragraph | None:
+    """A paragraph of ``lines`` from 0-based line ``first``, each the rest of its source line
+    from ``column`` on; None when its inline content is not plain (the parser then reads the
+    piece)."""
     content = "\n".join(lines)
     if len(content) > _LONGEST:
         return None
-    rendered = plain_inline(content, first)
+    rendered = plain_inline(content, first, column)
     return None if rendered is None else Paragraph(first, first + len(lines), rendered)
 
 
@@ -120,7 +121,7 @@ def _blockquote(lines: list[str], first: int) -> Quote | None:
     start = first
     for number, line in enumerate([*lines, ">"]):
         if line == ">":
-            made = _paragraph(paragraph, start) if paragraph else None
+            made = _paragraph(paragraph, start, 2) if paragraph else None
             if made is None:
                 return None
             paragraphs.append(made)
