@@ -64,3 +64,18 @@ def test_a_close_in_a_fence_does_not_end_a_cite_block() -> None:
     text = ('<blockquote cite="https://e.org/c">\n\n```\n</blockquote>\n'
             "```tracecite\nclaim: c\nquote: q\nurl: u\n```\n\nPlain prose without marks.\n")
     assert _found(text, whole=False) == _found(text, whole=True) != []
+
+
+def test_a_fence_line_inside_an_html_block_opens_nothing() -> None:
+    # The first ``` is the HTML block's text: the second opens a fence holding the quote.
+    text = '</pre>\n```\n\n```\n\n"one two three four" [S](https://e.org/a)\n'
+    assert _found(text, whole=False) == _found(text, whole=True) == []
+    text = ("<div>\n```tracecite\nclaim: c\n\nquote: q\n```\n\n"
+            "As it says, “one two three four” ([guide](https://e.org/a)).\n")
+    assert _found(text, whole=False) == _found(text, whole=True) == []
+
+
+def test_a_fence_closed_outside_its_list_item_opens_another() -> None:
+    # The ``` at the first column ends the list item: it opens a fence holding the quote.
+    text = '- item\n- item two\n  ```\n```\n\n"one two three four" [S](https://e.org/a)\n'
+    assert _found(text, whole=False) == _found(text, whole=True) == []

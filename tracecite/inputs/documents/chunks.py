@@ -15,7 +15,7 @@ boundary, so each parses as it would in the whole document.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 from tracecite.inputs.documents.forms import ATTRIBUTION_DASHES, QUOTE_ENTITIES, QUOTE_MARKS
 
@@ -28,6 +28,8 @@ _REGION = re.compile(
     r"|(?P<cdata><!\[CDATA\[)|(?P<decl><![A-Za-z]))",
     re.IGNORECASE,
 )
+_HTML_START = re.compile(r"\n {0,3}<[A-Za-z/]")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _ENDS = {"comment": "-->", "pi": "?>", "cdata": "]]>", "decl": ">"}
 # The marks the forms look for (forms.py), so that a paragraph this filter passes over can
 # hold none of them.
@@ -41,16 +43,56 @@ _ANY = (*QUOTE_MARKS, "&", ":~:", "cite", "tracecite", "]:", ">")
 
 def _regions(text: str) -> list[tuple[int, int]]:
     """The (start, end) offsets of the fenced code blocks and long HTML blocks of a text that
-    starts with a "\n", in order."""
+    starts with a "\n", in order. A fence line that may stand inside an HTML block (a line
+    that may start one comes before it, no blank line between) is text there, and the line
+    taken for its closing fence may open one: its region runs to the text's end, no cut being
+    sure after it. So does an indented fence's (in a list item, maybe) whose closing line is
+    indented less: that line may stand outside the item, and open a fence there."""
     out: list[tuple[int, int]] = []
+    html = _HtmlLines(text)
     at = 0
     while True:
         opening = _REGION.search(text, at)
         if opening is None:
             return out
         end = _region_end(text, opening)
+        if opening.lastgroup == "fence" and (html.before(opening.start())
+                                             or _closed_outside(text, opening, end)):
+            end = len(text)
         out.append((opening.start() + 1, end))
         at = max(end, opening.end())
+
+
+def _closed_outside(text: str, opening: re.Match[str], end: int) -> bool:
+    """Whether an indented fence's closing line (the line ``end`` ends) is indented less."""
+    indent = opening.start("fence") - opening.start() - 1
+    if indent == 0 or end >= len(text):
+        return False
+    line = text[text.rfind("\n", 0, end) + 1:end]
+    return len(line) - len(line.lstrip(" ")) < indent
+
+
+class _HtmlLines:
+    """The lines of a text that may start an HTML block (``<`` and a letter or ``/``, up to
+    three spaces in), each with where its run of lines ends (the next blank line)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._starts = [found.start() for found in _HTML_START.finditer(text)]
+        self._run_ends: dict[int, int] = {}
+
+    def before(self, line_end: int) -> bool:
+        """Whether such a line stands before the line after ``line_end`` (a "\n") in its run
+        of lines (no blank line between)."""
+        index = bisect_left(self._starts, line_end) - 1
+        if index < 0:
+            return False
+        start = self._starts[index]
+        run_end = self._run_ends.get(start)
+        if run_end is None:
+            blank = _BLANK_LINE.search(self._text, start + 1)
+            run_end = self._run_ends[start] = blank.start() if blank else len(self._text)
+        return line_end <= run_end
 
 
 def may_open_region(piece: str) -> bool:
