@@ -79,3 +79,20 @@ def test_a_fence_closed_outside_its_list_item_opens_another() -> None:
     # The ``` at the first column ends the list item: it opens a fence holding the quote.
     text = '- item\n- item two\n  ```\n```\n\n"one two three four" [S](https://e.org/a)\n'
     assert _found(text, whole=False) == _found(text, whole=True) == []
+
+
+def test_any_raw_end_tag_ends_a_raw_html_block() -> None:
+    # </script> ends the <pre> block: the ``` after it opens a fence holding the quote.
+    text = '<pre>\n</script>\n```\n</pre>\n\n"one two three four" [S](https://e.org/a)\n'
+    assert _found(text, whole=False) == _found(text, whole=True) == []
+
+
+def test_a_line_indented_less_ends_a_list_items_fence() -> None:
+    text = ('- item\n- item two\n  ```\nPlain prose without marks.\n  ```\n\n'
+            '"one two three four" [S](https://e.org/a)\n')
+    assert _found(text, whole=False) == _found(text, whole=True) == []
+
+
+def test_a_pre_line_inside_an_html_block_opens_nothing() -> None:
+    text = '</blockquote>\n<pre>\n\n```\n</pre>\n\n"one two three four" [S](https://e.org/a)\n'
+    assert _found(text, whole=False) == _found(text, whole=True) == []

@@ -30,6 +30,7 @@ _REGION = re.compile(
 )
 _HTML_START = re.compile(r"\n {0,3}<[A-Za-z/]")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_RAW_END = re.compile(r"</(?:script|pre|style|textarea)>", re.I)
 _ENDS = {"comment": "-->", "pi": "?>", "cdata": "]]>", "decl": ">"}
 # The marks the forms look for (forms.py), so that a paragraph this filter passes over can
 # hold none of them.
@@ -43,11 +44,12 @@ _ANY = (*QUOTE_MARKS, "&", ":~:", "cite", "tracecite", "]:", ">")
 
 def _regions(text: str) -> list[tuple[int, int]]:
     """The (start, end) offsets of the fenced code blocks and long HTML blocks of a text that
-    starts with a "\n", in order. A fence line that may stand inside an HTML block (a line
-    that may start one comes before it, no blank line between) is text there, and the line
-    taken for its closing fence may open one: its region runs to the text's end, no cut being
-    sure after it. So does an indented fence's (in a list item, maybe) whose closing line is
-    indented less: that line may stand outside the item, and open a fence there."""
+    starts with a "\n", in order. A region's first line that may stand inside an HTML block (a
+    line that may start one comes before it, no blank line between) is text there, and what
+    the region was taken to hold may open one (a fence's closing line, a fence inside
+    ``<pre>``): its region runs to the text's end, no cut being sure after it. So does an
+    indented fence's (in a list item, maybe) with a line indented less: that line may stand
+    outside the item, and the one taken for its closing fence open one."""
     out: list[tuple[int, int]] = []
     html = _HtmlLines(text)
     at = 0
@@ -56,20 +58,24 @@ def _regions(text: str) -> list[tuple[int, int]]:
         if opening is None:
             return out
         end = _region_end(text, opening)
-        if opening.lastgroup == "fence" and (html.before(opening.start())
-                                             or _closed_outside(text, opening, end)):
+        if html.before(opening.start()) or (opening.lastgroup == "fence"
+                                            and _closed_outside(text, opening, end)):
             end = len(text)
         out.append((opening.start() + 1, end))
         at = max(end, opening.end())
 
 
 def _closed_outside(text: str, opening: re.Match[str], end: int) -> bool:
-    """Whether an indented fence's closing line (the line ``end`` ends) is indented less."""
+    """Whether an indented fence has a line up to its closing one (the line ``end`` ends)
+    indented less than it (not blank): that line may end the list item the fence is in."""
     indent = opening.start("fence") - opening.start() - 1
     if indent == 0 or end >= len(text):
         return False
-    line = text[text.rfind("\n", 0, end) + 1:end]
-    return len(line) - len(line.lstrip(" ")) < indent
+    first = text.find("\n", opening.end())
+    for line in text[first + 1:end].split("\n"):
+        if line.strip() and len(line) - len(line.lstrip(" ")) < indent:
+            return True
+    return False
 
 
 class _HtmlLines:
@@ -118,7 +124,8 @@ def _region_end(text: str, opening: re.Match[str]) -> int:
         found = closer.search(text, line_end) if line_end != -1 else None
         stop = found.end() if found else len(text)
     elif kind == "raw":
-        found = re.compile(f"</{opening.group('raw')}", re.I).search(text, opening.end())
+        # Any of the four end tags ends it, not only its own (as CommonMark has it).
+        found = _RAW_END.search(text, opening.end())
         stop = found.end() if found else len(text)
     else:
         index = text.find(_ENDS[kind], opening.end())
