@@ -74,7 +74,7 @@ class TextDirective:
     suffix: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DocumentCitation:
     """One citation of a Markdown or HTML document.
 

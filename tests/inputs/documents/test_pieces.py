@@ -53,3 +53,46 @@ def test_a_fence_keeps_its_blank_lines() -> None:
     text = 'Prose.\n\n```\ncode\n\n"one two three four" [S](https://e.org)\n```\n\nAfter.\n'
     [(start, end)] = pieces(text)
     assert text[start:end].startswith("```") and text[start:end].endswith("```\n\n")
+
+
+def test_a_cite_block_opened_after_a_close_quotes_what_follows() -> None:
+    text = '</blockquote>\n<blockquote cite="https://e.org/c">\n\nPlain prose without marks.\n'
+    assert _found(text, whole=False) == _found(text, whole=True) != []
+
+
+def test_a_close_in_a_fence_does_not_end_a_cite_block() -> None:
+    text = ('<blockquote cite="https://e.org/c">\n\n```\n</blockquote>\n'
+            "```tracecite\nclaim: c\nquote: q\nurl: u\n```\n\nPlain prose without marks.\n")
+    assert _found(text, whole=False) == _found(text, whole=True) != []
+
+
+def test_a_fence_line_inside_an_html_block_opens_nothing() -> None:
+    # The first ``` is the HTML block's text: the second opens a fence holding the quote.
+    text = '</pre>\n```\n\n```\n\n"one two three four" [S](https://e.org/a)\n'
+    assert _found(text, whole=False) == _found(text, whole=True) == []
+    text = ("<div>\n```tracecite\nclaim: c\n\nquote: q\n```\n\n"
+            "As it says, “one two three four” ([guide](https://e.org/a)).\n")
+    assert _found(text, whole=False) == _found(text, whole=True) == []
+
+
+def test_a_fence_closed_outside_its_list_item_opens_another() -> None:
+    # The ``` at the first column ends the list item: it opens a fence holding the quote.
+    text = '- item\n- item two\n  ```\n```\n\n"one two three four" [S](https://e.org/a)\n'
+    assert _found(text, whole=False) == _found(text, whole=True) == []
+
+
+def test_any_raw_end_tag_ends_a_raw_html_block() -> None:
+    # </script> ends the <pre> block: the ``` after it opens a fence holding the quote.
+    text = '<pre>\n</script>\n```\n</pre>\n\n"one two three four" [S](https://e.org/a)\n'
+    assert _found(text, whole=False) == _found(text, whole=True) == []
+
+
+def test_a_line_indented_less_ends_a_list_items_fence() -> None:
+    text = ('- item\n- item two\n  ```\nPlain prose without marks.\n  ```\n\n'
+            '"one two three four" [S](https://e.org/a)\n')
+    assert _found(text, whole=False) == _found(text, whole=True) == []
+
+
+def test_a_pre_line_inside_an_html_block_opens_nothing() -> None:
+    text = '</blockquote>\n<pre>\n\n```\n</pre>\n\n"one two three four" [S](https://e.org/a)\n'
+    assert _found(text, whole=False) == _found(text, whole=True) == []

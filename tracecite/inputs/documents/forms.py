@@ -31,6 +31,9 @@ _BETWEEN = re.compile(r"[ \t\n]*(?:,[ \t\n]*)?(?:\([ \t\n]*)?")
 ATTRIBUTION_DASHES = ("—", "―", "--")
 """How an attribution line starts (``-- `` is ``--`` and a space)."""
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")
+"""What ``str.isspace`` says is a space (``\\s`` of a str pattern is the same set), or a
+control character."""
 
 
 def quotation_pairs(text: str, ignored: Callable[[int], bool] = lambda at: False,
@@ -88,7 +91,7 @@ def cite_problem(value: str) -> str | None:
     value = value.strip()
     if not value:
         return "the cite attribute is empty"
-    if any(char.isspace() or ord(char) < 0x20 for char in value):
+    if _SPACE_OR_CONTROL.search(value) is not None:
         return "the cite attribute holds spaces: it is not a URL"
     if _SCHEME.match(value) or "/" in value or "." in value or value.startswith("#"):
         return None
@@ -127,6 +130,7 @@ class Collector:
         self.forms = forms
         self._found: list[_Found] = []
         self._directives: dict[str, TextDirective | None] = {}
+        self._urls: dict[str, str] = {}  # one string for each URL however often it is cited
         self.problems: list[Finding] = []
 
     def problem(self, offset: int, message: str, code: Code = Code.DOC_CITATION_INVALID) -> None:
@@ -161,6 +165,7 @@ class Collector:
             return False
         ok, directive = self.directive(url, place.offset)
         if ok:
+            url = self._urls.setdefault(url, url)
             self._found.append(_Found(form, quote, url, place, directive, claim))
         return True
 

@@ -5,23 +5,22 @@ markdown-it-py, whose block tokens carry their source lines. Inline parsing is t
 pure-Python Markdown parser, and most paragraphs can hold no citation: only the inlines that can
 (a quotation mark and a link, a text directive, raw HTML with ``cite``, a block quote's
 paragraphs when its last one reads as an attribution, a footnote a citation names) are parsed
-further.
+further. The pieces of the common citing shapes are not parsed at all: the scanner
+(:mod:`~tracecite.inputs.documents.scan`) makes their blocks, read by the same form code, and
+markdown-it-py is imported only when a piece needs it.
 """
 
 from __future__ import annotations
 
 import html
+import os
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from markdown_it.common.utils import normalizeReference
-from markdown_it.token import Token
-from mdit_py_plugins.footnote import footnote_plugin
-
-from tracecite.inputs.documents.chunks import pieces
+from tracecite.inputs.documents.chunks import may_open_region, pieces
 from tracecite.inputs.documents.cite import from_html, from_inline_html
 from tracecite.inputs.documents.forms import (
     QUOTE_ENTITIES,
@@ -35,10 +34,15 @@ from tracecite.inputs.documents.forms import (
     quotation_pairs,
 )
 from tracecite.inputs.documents.locate import Source
-from tracecite.inputs.documents.plain import plain_children
+from tracecite.inputs.documents.plain import plain_inline
 from tracecite.inputs.documents.rendering import Event, InlineText, render
+from tracecite.inputs.documents.scan import Block, Fence, Paragraph, blocks
 from tracecite.inputs.notes import parse_notes
 from tracecite.text_directive import DELIMITER
+
+if TYPE_CHECKING:  # imported when a piece is parsed: most documents' pieces are scanned
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 MAX_NESTING = 40
 """How deep blocks and inline markup nest before markdown-it-py stops reading deeper (a document
@@ -57,6 +61,11 @@ MAX_QUOTE_DEPTH = 32
 markdown-it-py would stop at :data:`MAX_NESTING` anyway, but only after working through every
 level of every such line, which a hostile file makes minutes."""
 
+PARSER_VARIABLE = "TRACECITE_MARKDOWN_PARSER"
+"""Set to ``markdown-it``, every piece of a document is parsed by markdown-it-py, none made
+directly (:func:`read_markdown`)."""
+
+_BLOCKQUOTE_TAG = re.compile("<blockquote", re.I)
 _DEEP = re.compile(rf"\n[ \t]*(?:>[ \t]*){{{MAX_QUOTE_DEPTH + 1},}}[^\n]*")
 
 _parser: MarkdownIt | None = None
@@ -66,6 +75,9 @@ def parser() -> MarkdownIt:
     """The one parser: CommonMark, tables, strikethrough, footnotes; inline parsing by hand."""
     global _parser
     if _parser is None:
+        from markdown_it import MarkdownIt
+        from mdit_py_plugins.footnote import footnote_plugin
+
         md = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING})
         md.enable(["table", "strikethrough"]).use(footnote_plugin)
         md.disable(["inline", "footnote_tail", "text_join"])
@@ -106,21 +118,37 @@ class _Document:
     footnotes: dict[str, tuple[list[Token], int]] = field(default_factory=dict)
     used_links: set[int] = field(default_factory=set)
     rendered: dict[int, InlineText] = field(default_factory=dict)
+    direct: bool = True
+    """Plain inlines rendered without the parser (False: markdown-it-py parses every one)."""
 
 
-def read_markdown(source: Source, collector: Collector, *, whole: bool = False) -> None:
+def read_markdown(source: Source, collector: Collector, *, whole: bool = False,
+                  direct: bool | None = None) -> None:
     """Find every citation of a Markdown document into ``collector`` (``whole``: parse all of
     it, which gives the same citations, slower).
 
-    Only the pieces that can hold one are parsed (:mod:`~tracecite.inputs.documents.chunks`),
-    joined into one text: each starts where CommonMark starts afresh, so the joined text parses
-    into the blocks each piece has in the whole document, and its lines are mapped back.
+    Only the pieces that can hold one are read (:mod:`~tracecite.inputs.documents.chunks`).
+    A piece of a common citing shape has its block tokens made directly
+    (:mod:`~tracecite.inputs.documents.scan`; ``direct`` False, or the environment variable
+    ``TRACECITE_MARKDOWN_PARSER`` set to ``markdown-it``, parses every piece instead, which
+    gives the same citations, slower); the others are joined into one text and parsed: each
+    starts where CommonMark starts afresh, so the joined text parses into the blocks each piece
+    has in the whole document, and its lines are mapped back.
     """
-    doc = _Document(source, collector, {})
     text = source.text
-    spans = [(0, len(text))] if whole else pieces(text)
+    spans = [(0, len(text))] if whole else pieces(text, merged=False)
     if not spans:
         return
+    if direct is None:
+        direct = os.environ.get(PARSER_VARIABLE, "") != "markdown-it"
+    if (direct and not whole
+            and sum(text.count(">", start, end) for start, end in spans) <= MAX_QUOTE_DEPTH):
+        spans = _read_direct(source, collector, spans)
+        if not spans:
+            return
+    else:
+        spans = _merged(spans)
+    doc = _Document(source, collector, {}, direct=direct)
     parts: list[str] = []
     starts: list[int] = []  # the joined text's line where each piece starts
     origins: list[int] = []  # the document's line where it starts
@@ -140,6 +168,63 @@ def read_markdown(source: Source, collector: Collector, *, whole: bool = False) 
     _collect_footnotes(doc, tokens)
     _deepest(doc, tokens)
     _walk(doc, tokens)
+
+
+def _read_direct(source: Source, collector: Collector,
+                 spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Read the pieces whose block tokens :func:`block_tokens` makes; the others, merged where
+    they touch, are left for the parser. From the first ``<blockquote`` on, every piece is
+    left to it: a block quote's HTML block left open quotes the blocks that follow it; and so,
+    from the first piece left to it that holds a fence or a long HTML block, is every later one
+    (joined, the parser may read it as held open by that piece)."""
+    text = source.text
+    made: list[Block] = []
+    rest: list[tuple[int, int]] = []
+    html_quote = _BLOCKQUOTE_TAG.search(text) if "<" in text else None
+    parsed_from = len(text) if html_quote is None else html_quote.start()
+    for start, end in spans:
+        block = (None if end > parsed_from
+                 else blocks(text[start:end], source.position(start)[0] - 1))
+        if block is None:
+            rest.append((start, end))
+            if parsed_from > end and may_open_region(text[start:end]):
+                parsed_from = end
+        else:
+            made.append(block)
+    if made:
+        _walk_blocks(_Document(source, collector, {}), made)
+    return _merged(rest)
+
+
+def _walk_blocks(doc: _Document, made: list[Block]) -> None:
+    """:func:`_walk` of the blocks the scanner made: the same forms, in the same order."""
+    forms = doc.collector.forms
+    inlines: list[InlineText] = []
+    for block in made:
+        if isinstance(block, Fence):
+            if "notes" in forms:
+                _notes(doc, block.content, block.first)
+        elif isinstance(block, Paragraph):
+            inlines.append(block.inline)
+        else:
+            parts = [p.inline for p in block.paragraphs]
+            inlines.extend(parts)
+            if "blockquote" in forms and len(parts) > 1:
+                _quoted_parts(doc, [block.first, block.end], parts)
+    for inline in inlines:
+        if _quick_candidate(inline.content):
+            _inline_forms(doc, inline)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans with each one that starts where the one before ends joined to it."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if out and out[-1][1] == start:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
 
 
 def _without_deep_lines(doc: _Document, joined: str) -> str:
@@ -180,18 +265,21 @@ def _deepest(doc: _Document, tokens: list[Token]) -> None:
 
 
 def _render(doc: _Document, token: Token) -> InlineText:
-    """An inline token's rendered text (inline-parsed once)."""
+    """An inline token's rendered text (inline-parsed once; a plain one, and one the scanner
+    rendered, without the parser unless the document is read by markdown-it alone)."""
     done = doc.rendered.get(id(token))
     if done is None and not _bounded(doc, token):
         done = doc.rendered[id(token)] = InlineText("", 0)
     if done is None:
-        children = plain_children(token.content)
-        if children is None:
-            children = []
-            parser().inline.parse(token.content, parser(), doc.env, children)
-        token.children = children
         start = (token.map[0] if token.map else 0)
-        done = doc.rendered[id(token)] = render(children, token.content, start)
+        if doc.direct:
+            done = plain_inline(token.content, start)
+        if done is None:
+            children: list[Token] = []
+            parser().inline.parse(token.content, parser(), doc.env, children)
+            token.children = children
+            done = render(children, token.content, start)
+        doc.rendered[id(token)] = done
     return done
 
 
@@ -203,7 +291,7 @@ def _walk(doc: _Document, tokens: list[Token]) -> None:
             _blockquote(doc, tokens, index)
         elif kind == "fence" and token.info.strip().split(None, 1)[:1] == ["tracecite"]:
             if "notes" in forms:
-                _notes(doc, token)
+                _notes(doc, token.content, token.map[0] if token.map else 0)
         elif kind == "html_block" and ("cite" in token.content
                                        or DELIMITER in token.content):
             _html_block(doc, tokens, index)
@@ -287,22 +375,31 @@ def _blockquote(doc: _Document, tokens: list[Token], index: int) -> None:
     if tokens[end - 1].level != opening.level + 1:
         return  # the last paragraph is inside a nested block, not the quote's own
     attribution_token = tokens[end - 2]
-    if not is_attribution(attribution_token.content.lstrip("*_~ ")):
+    _quoted(doc, opening.map or [0, 1], attribution_token.content,
+            lambda: _render(doc, attribution_token),
+            lambda: [_render(doc, t) for t in tokens[index + 1:end - 2] if t.type == "inline"])
+
+
+def _quoted(doc: _Document, map_: list[int], attribution_content: str,
+            attribution_of: Callable[[], InlineText],
+            parts_of: Callable[[], list[InlineText]]) -> None:
+    """The ``blockquote`` form of a block quote at lines ``map_`` whose last paragraph's
+    content is ``attribution_content``: rendered (each only when needed), the attribution and
+    the other paragraphs."""
+    if not is_attribution(attribution_content.lstrip("*_~ ")):
         return
-    attribution = _render(doc, attribution_token)
+    attribution = attribution_of()
     if not is_attribution(attribution.text):
         return
     links = [e for e in attribution.events if e.token.type == "link_open"]
     if len(links) != 1:
         return
-    parts = [_render(doc, t) for t in tokens[index + 1:end - 2] if t.type == "inline"]
-    parts = [p for p in parts if p.text.strip()]
+    parts = [p for p in parts_of() if p.text.strip()]
     if not parts:
         return
     first = parts[0]
     lead = len(first.text) - len(first.text.lstrip())
     offset = first.source_offset(doc.source, first.content_offset(lead))
-    map_ = opening.map or [0, 1]
     start_line = map_[0] + 1
     lines = set(range(start_line, map_[1] + 1))
     link = links[0]
@@ -311,6 +408,11 @@ def _blockquote(doc: _Document, tokens: list[Token], index: int) -> None:
     if doc.collector.add("blockquote", " ".join(p.text for p in parts), url,
                          Place(offset, start_line, frozenset(lines))):
         doc.used_links.add(id(link.token))
+
+
+def _quoted_parts(doc: _Document, map_: list[int], parts: list[InlineText]) -> None:
+    """:func:`_quoted` of a block quote's paragraphs already rendered."""
+    _quoted(doc, map_, parts[-1].content, lambda: parts[-1], lambda: parts[:-1])
 
 
 def _closing(tokens: list[Token], index: int) -> int:
@@ -328,6 +430,8 @@ def _link_lines(doc: _Document, inline: InlineText, link: Event) -> set[int]:
     lines = set(range(inline.line_of(link.start),
                       inline.line_of(max(link.end - 1, link.start)) + 1))
     if link.reference is not None:
+        from markdown_it.common.utils import normalizeReference
+
         found = doc.env.get("references", {}).get(normalizeReference(link.reference))
         if found and found.get("map"):
             start, stop = found["map"]
@@ -335,15 +439,16 @@ def _link_lines(doc: _Document, inline: InlineText, link: Event) -> set[int]:
     return lines
 
 
-def _notes(doc: _Document, token: Token) -> None:
-    """The ``notes`` form: a ```` ```tracecite ```` block's records, at the document's lines."""
+def _notes(doc: _Document, content: str, fence_line: int) -> None:
+    """The ``notes`` form: a ```` ```tracecite ```` block's records (its ``content``, the
+    fence at 0-based line ``fence_line``), at the document's lines."""
     collector = doc.collector
-    first = (token.map[0] if token.map else 0) + 1  # the fence's own line
-    parsed = parse_notes(token.content, collector.path)
+    first = fence_line + 1  # the fence's own line, 1-based
+    parsed = parse_notes(content, collector.path)
     for problem in parsed.findings:
         line = (problem.line or 1) + first
         collector.problems.append(_moved(problem, line, doc.source.line_text(line - 1),
-                                         token.content, problem.line or 1))
+                                         content, problem.line or 1))
     for record in parsed.records:
         quote_line = record.quote_line + first
         raw = doc.source.line_text(quote_line - 1)
@@ -467,7 +572,8 @@ def rendered_blocks(source: Source) -> str:
     """The whole document as a reader sees it, a block to a line (code blocks as written, raw
     HTML as its visible text; a paragraph too large to render, as written)."""
     from tracecite.visible import visible_text
-    doc = _Document(source, Collector("", source, frozenset()), {})
+    doc = _Document(source, Collector("", source, frozenset()), {},
+                    direct=os.environ.get(PARSER_VARIABLE, "") != "markdown-it")
     text = source.text
     if text.count(">") > MAX_QUOTE_DEPTH:
         text = _without_deep_lines(doc, text)

@@ -11,13 +11,34 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
-
-from markdown_it.token import Token
+from typing import TYPE_CHECKING, Any
 
 from tracecite.inputs.documents.locate import Source
 
+if TYPE_CHECKING:  # markdown-it-py is imported only when a piece is parsed
+    from markdown_it.token import Token
+
 _SKIPPED_MARKUP = frozenset({"em_open", "em_close", "strong_open", "strong_close", "s_open",
                              "s_close"})
+
+
+class Tag:
+    """A link or raw HTML tag of a plain inline, with what the forms read of markdown-it-py's
+    token for it (made without importing it: most documents need no parser)."""
+
+    __slots__ = ("attrs", "content", "markup", "meta", "type")
+
+    def __init__(self, type: str, content: str = "", attrs: dict[str, str] | None = None,
+                 ) -> None:
+        self.type = type
+        self.content = content
+        self.attrs = attrs or {}
+        self.markup = ""
+        self.meta: dict[Any, Any] = {}
+
+    def attrGet(self, name: str) -> str | None:  # the name the token's method has
+        """The attribute's value, as :meth:`markdown_it.token.Token.attrGet` gives it."""
+        return self.attrs.get(name)
 
 
 @dataclass
@@ -25,7 +46,7 @@ class Event:
     """A link, footnote reference or raw HTML tag of an inline: where it stands in the rendered
     text (``at``) and in the content (``start`` to ``end``)."""
 
-    token: Token
+    token: Token | Tag
     at: int
     start: int
     end: int = -1
@@ -50,6 +71,9 @@ class InlineText:
     """Per piece: a code span's content or an escaped character, whose quotation marks are
     text, never a quotation's delimiters."""
     events: list[Event] = field(default_factory=list)
+    column: int | None = None
+    """Where each content line starts in its source line, when every line starts at the same
+    column and is the rest of its source line (a scanned paragraph's); None: found per line."""
 
     def content_offset(self, at: int) -> int:
         """Where the rendered character ``at`` comes from in the content."""
@@ -69,6 +93,11 @@ class InlineText:
     def source_offset(self, source: Source, content_at: int) -> int:
         """The source offset of the content's character ``content_at``."""
         content = self.content
+        if self.column is not None:
+            line = content.count("\n", 0, content_at)
+            line_start = content.rfind("\n", 0, content_at) + 1
+            return (source.line_start(self.map_start + line) + self.column + content_at
+                    - line_start)
         line = content.count("\n", 0, content_at)
         line_start = content.rfind("\n", 0, content_at) + 1
         line_end = content.find("\n", content_at)
