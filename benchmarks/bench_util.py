@@ -52,6 +52,9 @@ class Measured:
     stderr: str
     tree_rss: int = 0  # bytes: sampled peak of the sum over its process tree (if sampled)
     tree_procs: int = 0  # most processes seen in the tree at once
+    tree_pss: int = 0  # bytes: sampled peak of the summed proportional set size over the tree:
+    # a page shared by several of its processes (a forked worker's copy-on-write interpreter)
+    # counts once in all, where the RSS sum counts it in each
     started: float = 0.0  # time.perf_counter() just before the process was started
 
 
@@ -65,6 +68,7 @@ class _TreeSampler(threading.Thread):
         self._done = threading.Event()
         self.peak = 0
         self.procs = 0
+        self.pss_peak = 0
         self.own_peak = 0  # the process's own high-water mark, as last read
 
     def run(self) -> None:
@@ -72,6 +76,7 @@ class _TreeSampler(threading.Thread):
             pids = _tree(self._pid)
             total = sum(_rss(pid) for pid in pids)
             self.peak = max(self.peak, total)
+            self.pss_peak = max(self.pss_peak, sum(_pss(pid) for pid in pids))
             self.procs = max(self.procs, len(pids))
             self.own_peak = max(self.own_peak, _high_water_mark(self._pid))
             self._done.wait(self._interval)
@@ -120,6 +125,18 @@ def _rss(pid: int) -> int:
         return 0
 
 
+def _pss(pid: int) -> int:
+    """The process's proportional set size (Linux's smaps_rollup), 0 when unreadable."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def measure(cmd: Sequence[str], *, timeout: float = 600.0, tree: bool = False,
             cwd: str | Path | None = None, env: dict[str, str] | None = None) -> Measured:
     """Run ``cmd`` to completion; its output goes to temporary files, not pipes, so that
@@ -156,6 +173,7 @@ def measure(cmd: Sequence[str], *, timeout: float = 600.0, tree: bool = False,
             stdout=out.read().decode("utf-8", "replace"),
             stderr=err.read().decode("utf-8", "replace"),
             tree_rss=sampler.peak if sampler else 0, tree_procs=sampler.procs if sampler else 0,
+            tree_pss=sampler.pss_peak if sampler else 0,
             started=start,
         )
 
