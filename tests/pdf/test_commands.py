@@ -318,3 +318,37 @@ def test_verify_files_starts_the_workers_its_sources_need(
     res = cli("verify-files", trace, "--root", root, "--json")
     assert (res.exit, res.json()["summary"]["files"]["matched"]) == (0, 2)
     assert started == ["fork_now", "start_pdf"]
+
+
+def test_verify_files_starts_its_pdf_workers_before_reading_its_traces(
+        cli: Cli, tmp_path: Path, pdfs: dict[str, Made], monkeypatch: pytest.MonkeyPatch) -> None:
+    # The PDF workers are started as the command starts, ahead of the traces, and the run
+    # takes them; a run that reads no PDF, or forks HTML workers, ends them at once instead.
+    started: list[reader_module.PdfReader] = []
+    real = reader_module.PdfReader.start
+
+    def recorded(self: reader_module.PdfReader) -> None:
+        started.append(self)
+        real(self)
+
+    monkeypatch.setattr(reader_module.PdfReader, "start", recorded)
+    made = pdfs["one-column"]
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "report.pdf").write_bytes(made.path.read_bytes())
+    (root / "page.html").write_text("<p>On the page.</p>", encoding="utf-8")
+    (root / "notes.txt").write_text("A plain note.", encoding="utf-8")
+    runs = {"pdf": [("file:report.pdf", made.found[0])],
+            "text": [("file:notes.txt", "A plain note.")],
+            "html": [("file:report.pdf", made.found[0]), ("file:page.html", "On the page.")]}
+    readers: dict[str, list[reader_module.PdfReader]] = {}
+    for name, cited in runs.items():
+        started.clear()
+        res = cli("verify-files", files_trace(tmp_path / f"{name}.jsonl", cited), "--root",
+                  root, "--json")
+        assert (res.exit, res.json()["summary"]["files"]["matched"]) == (0, len(cited))
+        readers[name] = list(dict.fromkeys(started))
+        assert all(r._closed and not r._load for r in readers[name])
+    assert len(readers["pdf"]) == 1  # the early one, taken by the run
+    assert len(readers["text"]) == 1  # the early one, ended unused
+    assert len(readers["html"]) == 2  # the early one ended before the fork, then the run's
