@@ -56,6 +56,18 @@ def run_held(main: Callable[[], int]) -> int:
 
 
 def _main() -> int:
+    import sys
+
+    if sys.argv[1:2] == ["verify-files"]:
+        # Its sources are often PDFs: the PDF workers load the engine while the command line's
+        # own modules are imported (tracecite.run.commands.run_verify_files takes them).
+        from tracecite.pdf.reader import started_early
+        from tracecite.workers import cores
+
+        with started_early(cores()):
+            from tracecite.cli import entry as run_entry
+
+            return run_entry()
     from tracecite.cli import entry as run_entry
 
     return run_entry()

@@ -352,3 +352,34 @@ def test_verify_files_starts_its_pdf_workers_before_reading_its_traces(
     assert len(readers["pdf"]) == 1  # the early one, taken by the run
     assert len(readers["text"]) == 1  # the early one, ended unused
     assert len(readers["html"]) == 2  # the early one ended before the fork, then the run's
+
+
+def test_the_verify_files_command_starts_its_pdf_workers_before_its_own_imports(
+        tmp_path: Path, pdfs: dict[str, Made]) -> None:
+    import json
+    import subprocess
+
+    made = pdfs["one-column"]
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "report.pdf").write_bytes(made.path.read_bytes())
+    trace = files_trace(tmp_path / "t.jsonl", [("file:report.pdf", made.found[0])])
+    script = (
+        "import sys\n"
+        f"sys.argv = ['tracecite', 'verify-files', {str(trace)!r}, '--root', {str(root)!r},"
+        " '--json']\n"
+        "import tracecite.pdf.reader as reader\n"
+        "real = reader.PdfReader.start\n"
+        "def start(self):\n"
+        "    print('started', id(self), 'tracecite.cli' in sys.modules, file=sys.stderr)\n"
+        "    real(self)\n"
+        "reader.PdfReader.start = start\n"
+        "from tracecite.__main__ import entry\n"
+        "raise SystemExit(entry())\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["summary"]["files"]["matched"] == 1
+    starts = [line.split() for line in run.stderr.splitlines() if line.startswith("started")]
+    assert starts[0][2] == "False"  # before the command line's modules
+    assert len({reader for _, reader, _ in starts}) == 1  # the run took those workers
