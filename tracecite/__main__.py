@@ -58,7 +58,9 @@ def run_held(main: Callable[[], int]) -> int:
 def _main() -> int:
     import sys
 
-    if sys.argv[1:2] == ["verify-files"]:
+    from tracecite.command_table import VERIFY_FILES  # the command line imports it first
+
+    if sys.argv[1:2] == [VERIFY_FILES.name]:
         # Its sources are often PDFs: the PDF workers load the engine while the command line's
         # own modules are imported (tracecite.run.commands.run_verify_files takes them).
         from tracecite.pdf.reader import started_early

@@ -320,10 +320,11 @@ def test_verify_files_starts_the_workers_its_sources_need(
     assert started == ["fork_now", "start_pdf"]
 
 
-def test_verify_files_starts_its_pdf_workers_before_reading_its_traces(
+def test_pdf_workers_started_early_are_taken_by_the_run_or_ended_unused(
         cli: Cli, tmp_path: Path, pdfs: dict[str, Made], monkeypatch: pytest.MonkeyPatch) -> None:
-    # The PDF workers are started as the command starts, ahead of the traces, and the run
-    # takes them; a run that reads no PDF, or forks HTML workers, ends them at once instead.
+    # PDF workers started ahead of the traces (as the verify-files command does) are taken by
+    # the run; a run that reads no PDF, or forks HTML workers, ends them at once instead.
+    from tracecite.workers import cores
     started: list[reader_module.PdfReader] = []
     real = reader_module.PdfReader.start
 
@@ -344,11 +345,13 @@ def test_verify_files_starts_its_pdf_workers_before_reading_its_traces(
     readers: dict[str, list[reader_module.PdfReader]] = {}
     for name, cited in runs.items():
         started.clear()
-        res = cli("verify-files", files_trace(tmp_path / f"{name}.jsonl", cited), "--root",
-                  root, "--json")
+        with reader_module.started_early(cores()):
+            assert len(started) == 1
+            res = cli("verify-files", files_trace(tmp_path / f"{name}.jsonl", cited), "--root",
+                      root, "--json")
+            readers[name] = list(dict.fromkeys(started))
+            assert all(r._closed and not r._load for r in readers[name])
         assert (res.exit, res.json()["summary"]["files"]["matched"]) == (0, len(cited))
-        readers[name] = list(dict.fromkeys(started))
-        assert all(r._closed and not r._load for r in readers[name])
     assert len(readers["pdf"]) == 1  # the early one, taken by the run
     assert len(readers["text"]) == 1  # the early one, ended unused
     assert len(readers["html"]) == 2  # the early one ended before the fork, then the run's

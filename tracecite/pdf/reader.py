@@ -457,14 +457,10 @@ parse pool takes them (:func:`take_early`) or drops them (:func:`drop_early`).""
 @contextlib.contextmanager
 def started_early(workers: int) -> Iterator[None]:
     """Within the block, ``workers`` PDF workers are started now, before the run has read its
-    inputs (``verify-files``, whose sources are often PDFs): they load the engine while the
-    run reads and checks its traces. The run's parse pool takes them when its sources name
-    PDFs; they are ended as soon as the run knows it needs none, else with the block. Within
-    a block that started them already (the ``tracecite verify-files`` command's), nothing more
-    is started."""
-    if _early.get() is not None:
-        yield
-        return
+    inputs (the ``tracecite verify-files`` command, whose sources are often PDFs: before even
+    the command line's modules are imported): they load the engine while the run imports,
+    reads and checks its traces. The run's parse pool takes them when its sources name PDFs;
+    they are ended as soon as the run knows it needs none, else with the block."""
     reader = PdfReader(workers)
     reader.start()
     token = _early.set(reader)

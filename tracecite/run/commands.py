@@ -68,14 +68,9 @@ def run_verify_urls(paths: Sequence[str], settings: Settings) -> Report:
 def run_verify_files(paths: Sequence[str], settings: Settings) -> Report:
     """Evidence check, then every cited ``file:`` source re-read under the root (TC211). A
     directory stands for the files under it that the traces globs select."""
-    from tracecite.pdf.reader import started_early
-    from tracecite.workers import cores
-
-    # Its sources are often PDFs: their workers load the engine while the traces are read.
-    with started_early(cores()):
-        given = expand_directories(paths, notes=False, documents=False)
-        return run_checks(Plan(VERIFY_FILES.name, evidence=True, live=(SourceKind.FILE,)), (),
-                          given.paths, settings, unread=given.findings)
+    given = expand_directories(paths, notes=False, documents=False)
+    return run_checks(Plan(VERIFY_FILES.name, evidence=True, live=(SourceKind.FILE,)), (),
+                      given.paths, settings, unread=given.findings)
 
 
 def run_verify_docs(paths: Sequence[str], settings: Settings) -> Report:
