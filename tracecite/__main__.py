@@ -62,7 +62,7 @@ def _main() -> int:
 
     if sys.argv[1:2] == [VERIFY_FILES.name]:
         # Its sources are often PDFs: the PDF workers load the engine while the command line's
-        # own modules are imported (tracecite.run.commands.run_verify_files takes them).
+        # own modules are imported (the live run's parse pool takes them, or ends them).
         from tracecite.pdf.reader import started_early
         from tracecite.workers import cores
 
