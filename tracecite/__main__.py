@@ -56,6 +56,20 @@ def run_held(main: Callable[[], int]) -> int:
 
 
 def _main() -> int:
+    import sys
+
+    from tracecite.command_table import VERIFY_FILES  # the command line imports it first
+
+    if sys.argv[1:2] == [VERIFY_FILES.name]:
+        # Its sources are often PDFs: the PDF workers load the engine while the command line's
+        # own modules are imported (the live run's parse pool takes them, or ends them).
+        from tracecite.pdf.reader import started_early
+        from tracecite.workers import cores
+
+        with started_early(cores()):
+            from tracecite.cli import entry as run_entry
+
+            return run_entry()
     from tracecite.cli import entry as run_entry
 
     return run_entry()

@@ -318,3 +318,71 @@ def test_verify_files_starts_the_workers_its_sources_need(
     res = cli("verify-files", trace, "--root", root, "--json")
     assert (res.exit, res.json()["summary"]["files"]["matched"]) == (0, 2)
     assert started == ["fork_now", "start_pdf"]
+
+
+def test_pdf_workers_started_early_are_taken_by_the_run_or_ended_unused(
+        cli: Cli, tmp_path: Path, pdfs: dict[str, Made], monkeypatch: pytest.MonkeyPatch) -> None:
+    # PDF workers started ahead of the traces (as the verify-files command does) are taken by
+    # the run; a run that reads no PDF, or forks HTML workers, ends them at once instead.
+    from tracecite.workers import cores
+    started: list[reader_module.PdfReader] = []
+    real = reader_module.PdfReader.start
+
+    def recorded(self: reader_module.PdfReader) -> None:
+        started.append(self)
+        real(self)
+
+    monkeypatch.setattr(reader_module.PdfReader, "start", recorded)
+    made = pdfs["one-column"]
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "report.pdf").write_bytes(made.path.read_bytes())
+    (root / "page.html").write_text("<p>On the page.</p>", encoding="utf-8")
+    (root / "notes.txt").write_text("A plain note.", encoding="utf-8")
+    runs = {"pdf": [("file:report.pdf", made.found[0])],
+            "text": [("file:notes.txt", "A plain note.")],
+            "html": [("file:report.pdf", made.found[0]), ("file:page.html", "On the page.")]}
+    readers: dict[str, list[reader_module.PdfReader]] = {}
+    for name, cited in runs.items():
+        started.clear()
+        with reader_module.started_early(cores()):
+            assert len(started) == 1
+            res = cli("verify-files", files_trace(tmp_path / f"{name}.jsonl", cited), "--root",
+                      root, "--json")
+            readers[name] = list(dict.fromkeys(started))
+            assert all(r._closed and not r._load for r in readers[name])
+        assert (res.exit, res.json()["summary"]["files"]["matched"]) == (0, len(cited))
+    assert len(readers["pdf"]) == 1  # the early one, taken by the run
+    assert len(readers["text"]) == 1  # the early one, ended unused
+    assert len(readers["html"]) == 2  # the early one ended before the fork, then the run's
+
+
+def test_the_verify_files_command_starts_its_pdf_workers_before_its_own_imports(
+        tmp_path: Path, pdfs: dict[str, Made]) -> None:
+    import json
+    import subprocess
+
+    made = pdfs["one-column"]
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "report.pdf").write_bytes(made.path.read_bytes())
+    trace = files_trace(tmp_path / "t.jsonl", [("file:report.pdf", made.found[0])])
+    script = (
+        "import sys\n"
+        f"sys.argv = ['tracecite', 'verify-files', {str(trace)!r}, '--root', {str(root)!r},"
+        " '--json']\n"
+        "import tracecite.pdf.reader as reader\n"
+        "real = reader.PdfReader.start\n"
+        "def start(self):\n"
+        "    print('started', id(self), 'tracecite.cli' in sys.modules, file=sys.stderr)\n"
+        "    real(self)\n"
+        "reader.PdfReader.start = start\n"
+        "from tracecite.__main__ import entry\n"
+        "raise SystemExit(entry())\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["summary"]["files"]["matched"] == 1
+    starts = [line.split() for line in run.stderr.splitlines() if line.startswith("started")]
+    assert starts[0][2] == "False"  # before the command line's modules
+    assert len({reader for _, reader, _ in starts}) == 1  # the run took those workers

@@ -212,3 +212,89 @@ def test_a_pdf_queued_behind_a_hostile_one_is_read_by_another_worker(
         spinning.join()
         assert "took over 1 s" in failed[0].reason
         assert reader.processes() != first
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[1])
+
+
+def test_started_ahead_the_second_worker_is_forked_from_the_first(
+        pdfs: dict[str, Made]) -> None:
+    import os
+
+    benign = pdfs["one-column"].path.read_bytes() + b"\n%benign\n"
+    with PdfReader(2, budget=5.0, command=[*HOSTILE, "crash"]) as reader:
+        reader.start()
+        first, second = reader.processes()
+        assert _parent(first) == os.getpid() and _parent(second) == first
+        # A crash of the worker that forked the other costs its own PDF only.
+        with pytest.raises(PdfError) as caught:
+            reader.pages(b"%PDF-1.7 crash")
+        assert "stopped" in caught.value.reason
+        assert not _alive(first) and _alive(second)
+        assert reader.pages(benign)
+        assert second in reader.processes()
+    # Closing the reader closed its lifeline: it ends at once, though no longer the run's
+    # grandchild (the worker that forked it is gone), so nothing here can wait for it.
+    deadline = time.monotonic() + 2.5
+    while time.monotonic() < deadline and _alive(second):
+        time.sleep(0.01)
+    assert not _alive(second)
+
+
+def test_a_forked_worker_that_spins_is_ended_by_the_budget(pdfs: dict[str, Made]) -> None:
+    import threading
+
+    with PdfReader(2, budget=1.0, command=[*HOSTILE, "hang"]) as reader:
+        reader.start()
+        forked = reader.processes()[1]
+        failed: list[str] = []
+
+        def spin() -> None:
+            with pytest.raises(PdfError) as caught:
+                reader.pages(b"%PDF-1.7 spin")
+            failed.append(caught.value.reason)
+
+        spinning = [threading.Thread(target=spin) for _ in range(2)]  # one to each worker
+        for thread in spinning:
+            thread.start()
+        for thread in spinning:
+            thread.join()
+        assert failed == ["reading the PDF took over 1 s"] * 2
+        deadline = time.monotonic() + 2.5
+        while time.monotonic() < deadline and _alive(forked):
+            time.sleep(0.05)
+        assert not _alive(forked)
+
+
+@pytest.mark.slow
+def test_a_forked_worker_ends_when_the_run_is_killed(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+
+    # Both workers spin in the engine: only the watch of the run ends the first, and only
+    # the lifeline (the run's end of it closes as the run dies) the forked one.
+    script = (
+        "import sys, threading, time\n"
+        "from tracecite.pdf.reader import PdfReader\n"
+        f"reader = PdfReader(2, command={[*HOSTILE, 'hang']!r})\n"
+        "reader.start()\n"
+        "for _ in range(2):\n"
+        "    threading.Thread(target=reader.pages, args=(b'%PDF-1.7 spin',), daemon=True"
+        ").start()\n"
+        "while len(reader.processes(busy=True)) < 2: time.sleep(0.01)\n"
+        "print(*reader.processes(busy=True), flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    workers = [int(pid) for pid in parent.stdout.readline().split()]
+    assert len(workers) == 2 and _parent(workers[1]) == workers[0]
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 2.5
+    while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in workers)

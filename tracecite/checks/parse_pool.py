@@ -433,9 +433,10 @@ class ParsePool:
             if self._closed:
                 raise RuntimeError("the parse pool is closed")
             if self._pdf is None:
-                from tracecite.pdf.reader import PdfReader
+                from tracecite.pdf.reader import PdfReader, take_early
 
-                self._pdf = PdfReader(max(1, self._workers))
+                count = max(1, self._workers)
+                self._pdf = take_early(count) or PdfReader(count)
             return self._pdf
 
     def _end_pdf(self) -> None:

@@ -21,10 +21,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from tracecite.codes import Code
-from tracecite.pdf.worker import ANSWER, REQUEST
+from tracecite.pdf.worker import ANSWER, PID, REAP, REQUEST, fork_spec
 
 PARSE_BUDGET = 10.0
 """Seconds a PDF may take to read, from when its bytes are handed to a worker."""
@@ -74,41 +75,98 @@ class _Worker:
     """One worker process and its pipes. It reads one PDF at a time; a second may wait in its
     request pipe meanwhile (:data:`QUEUED`), so it starts on it as soon as it has answered,
     without waiting for the run's thread to hand it over. Answers come back in the order sent:
-    each asker reads its own at its turn."""
+    each asker reads its own at its turn.
 
-    def __init__(self, command: list[str], memory: int) -> None:
+    ``forks``: that many more workers, forked by this one once it has loaded the engine
+    (:attr:`forked`, see :mod:`tracecite.pdf.worker`), where the platform forks."""
+
+    def __init__(self, command: list[str], memory: int, forks: int = 0) -> None:
         import tracecite
 
         env = dict(os.environ)
         # The worker imports this very package, wherever it was imported from.
         here = os.path.dirname(os.path.dirname(os.path.abspath(tracecite.__file__)))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
-        # The worker watches this process by its id (docs/design/concurrency.md).
-        self.process = subprocess.Popen(
-            [*command, str(memory), str(os.getpid())], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, close_fds=True,
-            env=env)
+        theirs: list[tuple[int, int, int]] = []  # the forked workers' ends, passed to this one
+        ours: list[tuple[int, int, int]] = []  # the run's ends: requests, answers, lifeline
+        try:
+            for _ in range(forks if hasattr(os, "fork") else 0):
+                requests, answers, lifeline = os.pipe(), os.pipe(), os.pipe()
+                theirs.append((requests[0], answers[1], lifeline[0]))
+                ours.append((requests[1], answers[0], lifeline[1]))
+            # The worker watches this process by its id (docs/design/concurrency.md).
+            extra = [fork_spec(theirs)] if theirs else []
+            self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [*command, str(memory), str(os.getpid()), *extra], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, close_fds=True,
+                pass_fds=[fd for triple in theirs for fd in triple], env=env)
+        except BaseException:
+            for triple in ours:
+                for fd in triple:
+                    os.close(fd)
+            raise
+        finally:
+            for triple in theirs:  # the worker has them now (or no worker does)
+                for fd in triple:
+                    os.close(fd)
+            theirs.clear()
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._requests = self.process.stdin.fileno()
+        self._answers = self.process.stdout.fileno()
+        self._lifeline: int | None = None
+        self._pid: int | None = self.process.pid
+        self.forked = [type(self)._of_fork(*triple) for triple in ours]
+        self._setup()
+
+    @classmethod
+    def _of_fork(cls, requests: int, answers: int, lifeline: int) -> _Worker:
+        """A worker that another forks, on the run's ends of its pipes; its id comes first on
+        its answers' pipe, once it is forked."""
+        worker = cls.__new__(cls)
+        worker.process = None
+        worker._requests, worker._answers, worker._lifeline = requests, answers, lifeline
+        worker._pid = None
+        worker.forked = []
+        worker._setup()
+        return worker
+
+    def _setup(self) -> None:
         self.broken = False  # it died, passed a budget or was killed: it takes nothing more
         self._sending = threading.Lock()
         self._turns = threading.Condition()
+        self._pid_read = threading.Lock()
+        self._killing = threading.Lock()
         self._sent = 0  # requests written, in order
         self._answered = 0  # answers read, in order
         self._answered_at = 0.0  # when the last one was read: the next PDF's reading began
+
+    def pid(self, wait: float = PARSE_BUDGET) -> int | None:
+        """The worker's process id; a forked worker's once it has been forked (waiting up to
+        ``wait`` seconds for it), None if it never was."""
+        if self._pid is not None or self.broken:
+            return self._pid
+        with self._pid_read:
+            if self._pid is None and not self.broken:
+                try:
+                    (self._pid,) = PID.unpack(_read_exactly(
+                        self._answers, PID.size, time.monotonic() + wait))
+                except (PdfError, _Late):  # never forked, or not yet
+                    return None
+        return self._pid
 
     def ask(self, data: bytes, max_pages: int, budget: float) -> tuple[str, Any]:
         """Send one PDF and wait for its answer, at most ``budget`` seconds after the worker
         could start on it (it was sent and the PDF before it answered); raises
         :class:`PdfError` when the worker dies or the budget passes while reading it, and
         :class:`_NotRead` when the worker is gone before it started on it."""
-        assert self.process.stdin is not None and self.process.stdout is not None
         with self._sending:
             if self.broken:
                 raise _NotRead()
             turn = self._sent
             self._sent += 1
             try:
-                _write_all(self.process.stdin.fileno(), REQUEST.pack(len(data), max_pages))
-                _write_all(self.process.stdin.fileno(), data)
+                _write_all(self._requests, REQUEST.pack(len(data), max_pages))
+                _write_all(self._requests, data)
             except OSError:  # BrokenPipeError: the worker is gone
                 self.broken = True
                 with self._turns:
@@ -122,6 +180,10 @@ class _Worker:
             if self.broken:  # the PDF before this one ended the worker: this one never began
                 raise _NotRead()
             deadline = max(sent, self._answered_at) + budget
+            if self.pid(budget) is None:  # a worker whose forking failed: it never began
+                self.broken = True
+                self._turns.notify_all()
+                raise _NotRead()
             try:
                 answer = self._read_answer(deadline)
             except BaseException:
@@ -134,24 +196,41 @@ class _Worker:
         return answer
 
     def _read_answer(self, deadline: float) -> tuple[str, Any]:
-        assert self.process.stdout is not None
-        answers = self.process.stdout.fileno()
-        header = _read_exactly(answers, ANSWER.size, deadline)
+        header = _read_exactly(self._answers, ANSWER.size, deadline)
         (size,) = ANSWER.unpack(header)
         try:
-            answer: tuple[str, Any] = pickle.loads(_read_exactly(answers, size, deadline))
+            answer: tuple[str, Any] = pickle.loads(_read_exactly(self._answers, size, deadline))
         except (pickle.UnpicklingError, EOFError, ValueError, TypeError):  # a garbled answer
             raise _stopped() from None
         return answer
 
     def kill(self) -> None:
-        """Kill the process (whoever reads or writes its pipes then sees them close)."""
+        """Kill the process (whoever reads or writes its pipes then sees them close); a forked
+        one by closing its lifeline, which it watches (the run holds the only writing end)."""
         self.broken = True
-        with contextlib.suppress(OSError):  # already reaped
-            self.process.kill()
+        if self.process is not None:
+            with contextlib.suppress(OSError):  # already reaped
+                self.process.kill()
+            return
+        with self._killing:
+            lifeline, self._lifeline = self._lifeline, None
+        if lifeline is not None:
+            os.close(lifeline)
 
-    def end(self) -> None:
-        """Kill the process and reap it; once no thread uses its pipes."""
+    def end(self, *, grace: float = 0.0) -> None:
+        """End the process and reap it; once no thread uses its pipes. With ``grace``, an idle
+        worker is first let go (its input closed): it ends by itself, after reaping the
+        workers it forked (so their time is counted as its children's), within ``grace``
+        seconds, else it is killed."""
+        if self.process is None:
+            self.kill()
+            for fd in (self._requests, self._answers):
+                os.close(fd)
+            return
+        if grace > 0 and not self.broken and self.process.stdin is not None:
+            self.process.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(grace)
         self.kill()
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
@@ -231,18 +310,23 @@ class PdfReader:
         if not engine_installed():
             return
         with self._lock:
-            while not self._closed and len(self._load) < self._count:
-                try:
-                    worker = _Worker(self._command, self._memory)
-                except OSError:
-                    return
-                self._load[worker] = 0
+            if self._closed or len(self._load) >= self._count:
+                return
+            try:
+                # One interpreter: the others are forked by it once it has loaded the engine.
+                worker = _Worker(self._command, self._memory,
+                                 forks=self._count - len(self._load) - 1)
+            except OSError:
+                return
+            for each in (worker, *worker.forked):
+                self._load[each] = 0
 
     def processes(self, *, busy: bool = False) -> list[int]:
         """The process ids of the live workers (``busy``: of those holding a PDF)."""
         with self._lock:
-            return [w.process.pid for w, load in self._load.items()
-                    if not w.broken and (load > 0 or not busy)]
+            chosen = [w for w, load in self._load.items()
+                      if not w.broken and (load > 0 or not busy)]
+        return [pid for pid in (w.pid() for w in chosen) if pid is not None]
 
     def pages(self, data: bytes) -> tuple[str, ...]:
         """The text of each page of the PDF ``data``, with the PDF rules applied
@@ -326,8 +410,9 @@ class PdfReader:
             busy = [w for w, load in self._load.items() if load > 0]
             for worker in idle:
                 del self._load[worker]
-        for worker in idle:
-            worker.end()
+        # Forked ones first: the worker that forked them then reaps them as it ends.
+        for worker in sorted(idle, key=lambda w: w.process is not None):
+            worker.end(grace=REAP if worker.forked else 0.0)
         for worker in busy:
             # Killed only: the threads using its pipes see them close; the last of them ends
             # and reaps it (closing the pipes here would pull file descriptors from under them).
@@ -362,3 +447,44 @@ def pdf_pages(data: bytes, *, reader: PdfReader | None = None) -> tuple[str, ...
         return reader.pages(data)
     with PdfReader(1) as own:
         return own.pages(data)
+
+
+_early: ContextVar[PdfReader | None] = ContextVar("tracecite_early_pdf", default=None)
+"""The PDF workers :func:`started_early` started for this context's run, until the run's
+parse pool takes them (:func:`take_early`) or drops them (:func:`drop_early`)."""
+
+
+@contextlib.contextmanager
+def started_early(workers: int) -> Iterator[None]:
+    """Within the block, ``workers`` PDF workers are started now, before the run has read its
+    inputs (the ``tracecite verify-files`` command, whose sources are often PDFs: before even
+    the command line's modules are imported): they load the engine while the run imports,
+    reads and checks its traces. The run's parse pool takes them when its sources name PDFs;
+    they are ended as soon as the run knows it needs none, else with the block."""
+    reader = PdfReader(workers)
+    reader.start()
+    token = _early.set(reader)
+    try:
+        yield
+    finally:
+        _early.reset(token)
+        reader.close()  # nothing left if the pool took and closed it
+
+
+def take_early(workers: int) -> PdfReader | None:
+    """The PDF workers started early for this run, if they are ``workers`` of them; the caller
+    owns them then (and closes them)."""
+    reader = _early.get()
+    if reader is None or reader._count != workers:
+        return None
+    _early.set(None)
+    return reader
+
+
+def drop_early() -> None:
+    """End the PDF workers started early for this run now: it reads no PDF, or it forks
+    workers of its own next (which must not inherit their pipes)."""
+    reader = _early.get()
+    if reader is not None:
+        _early.set(None)
+        reader.close()

@@ -8,6 +8,14 @@ and the page limit, :data:`REQUEST`) and the PDF's bytes; an answer is its size
 (:data:`ANSWER`) and a pickled ``(status, value)``: ``("pages", (text, …))``,
 ``("unreadable", reason)`` or ``("missing", "")`` when the engine is not installed. The worker
 ends when its standard input closes or its parent is gone.
+
+Given ``FORKS`` (``python -m tracecite.pdf.worker MEMORY PARENT FORKS``), the worker forks a
+worker of its own for each pipe triple it names, once the engine is loaded, so that the run
+starts one interpreter for all its PDF workers (:data:`FORK_SPEC`). A forked worker serves the
+two pipes given to it, starts its answers with its process id (:data:`PID`) and ends when its
+lifeline (the third pipe, whose writing end only the run holds) closes: when the run ends it,
+or the run is gone. It never depends on the worker that forked it, which may crash on a PDF
+of its own; that worker reaps it when both have ended.
 """
 
 from __future__ import annotations
@@ -27,6 +35,17 @@ REQUEST = struct.Struct("<QI")
 
 ANSWER = struct.Struct("<Q")
 """An answer's header: the size of the pickled answer that follows."""
+
+PID = struct.Struct("<Q")
+"""What a forked worker writes first on its answers' pipe: its process id."""
+
+FORK_SPEC = "fork="
+"""How the worker's third argument starts: ``fork=R,W,L;R,W,L…``, for each worker to fork the
+file descriptors it reads requests on, writes answers on, and watches as its lifeline."""
+
+REAP = 1.0
+"""Seconds a worker whose input closed waits for the workers it forked to end (they end with
+their lifeline, which the run closes first), so their time is counted as its children's."""
 
 
 def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
@@ -82,6 +101,73 @@ def answer(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int) -> tuple[s
         return "unreadable", f"the PDF engine failed on it ({type(error).__name__})"
 
 
+def fork_spec(pipes: list[tuple[int, int, int]]) -> str:
+    """The third argument that has a worker fork one worker for each ``(requests, answers,
+    lifeline)`` triple of file descriptors (passed to it open)."""
+    return FORK_SPEC + ";".join(",".join(str(fd) for fd in triple) for triple in pipes)
+
+
+def _parse_forks(arg: str) -> list[tuple[int, int, int]]:
+    if not arg.startswith(FORK_SPEC) or arg == FORK_SPEC:
+        return []
+    triples = [tuple(int(fd) for fd in part.split(",")) for part in arg[len(FORK_SPEC):].split(";")]
+    return [(t[0], t[1], t[2]) for t in triples if len(t) == 3]
+
+
+def _fork(forks: list[tuple[int, int, int]]) -> tuple[int | None, list[int]]:
+    """Fork a worker for each triple: in a forked worker, its lifeline (its own pipes now its
+    standard input and output); here, None and the forked workers' ids. Every other
+    descriptor passed is closed in each process."""
+    passed = [fd for triple in forks for fd in triple]
+    children: list[int] = []
+    for requests, answers, lifeline in forks:
+        try:
+            pid = os.fork()
+        except OSError:  # out of processes: the run sees this worker's pipes close
+            continue
+        if pid == 0:
+            os.dup2(requests, 0)
+            os.dup2(answers, 1)
+            for fd in passed:
+                if fd != lifeline:
+                    os.close(fd)
+            return lifeline, []
+        children.append(pid)
+    for fd in passed:
+        os.close(fd)
+    return None, children
+
+
+def watch_lifeline(lifeline: int) -> None:
+    """End this forked worker once its lifeline closes: the run closed it to end the worker,
+    or the run is gone (only it held the writing end)."""
+    import select
+
+    poll = select.poll()
+    poll.register(lifeline, select.POLLHUP | select.POLLERR)
+    while True:
+        with contextlib.suppress(InterruptedError):
+            if poll.poll():
+                break
+    os._exit(1)
+
+
+def _reap(children: list[int]) -> None:
+    """Wait up to :data:`REAP` seconds for the workers this one forked to end."""
+    import time
+
+    deadline = time.monotonic() + REAP
+    left = list(children)
+    while left and time.monotonic() < deadline:
+        for pid in list(left):
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                    continue
+            left.remove(pid)
+        if left:
+            time.sleep(0.001)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve requests until standard input closes."""
     from tracecite.stops import ignore_interrupts
@@ -91,12 +177,32 @@ def main(argv: list[str] | None = None) -> int:
     ignore_interrupts()
     # The parent's id as it gave it: read here, the parent could already be gone.
     parent = int(args[1]) if len(args) > 1 else os.getppid()
-    threading.Thread(target=watch_parent, args=(parent,), daemon=True,
-                     name="tracecite-watch-parent").start()
+    forks = _parse_forks(args[2]) if len(args) > 2 else []
+    if not forks:  # watched from the start; a worker that forks, once it has (no thread then)
+        threading.Thread(target=watch_parent, args=(parent,), daemon=True,
+                         name="tracecite-watch-parent").start()
     _cap_memory(int(args[0]) if args else 0)
     # The engine is loaded now, while the run is still loading the first PDF, not once it came.
     with contextlib.suppress(ImportError):  # without it, each request answers "missing"
         import pypdfium2  # type: ignore[import-untyped]  # noqa: F401  # no types shipped
+    lifeline, children = _fork(forks) if forks else (None, [])
+    if lifeline is not None:
+        threading.Thread(target=watch_lifeline, args=(lifeline,), daemon=True,
+                         name="tracecite-watch-lifeline").start()
+        sys.stdout.buffer.write(PID.pack(os.getpid()))
+        sys.stdout.buffer.flush()
+    elif forks:
+        threading.Thread(target=watch_parent, args=(parent,), daemon=True,
+                         name="tracecite-watch-parent").start()
+    if not forks:
+        return _serve()
+    code = _serve()
+    _reap(children)
+    sys.stdout.flush()
+    os._exit(code)  # at once: the run waits for this, and nothing is left to clean up
+
+
+def _serve() -> int:
     requests = cast("io.BufferedReader", sys.stdin.buffer)  # a pipe's: a BufferedReader
     answers = sys.stdout.buffer
     while True:

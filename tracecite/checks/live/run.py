@@ -56,13 +56,17 @@ class LiveRun:
         try:
             with ParsePool(self._parse_workers) as parser:
                 targets = [columns.target(group[0]) for group in groups.values()]
+                pdfs = any(named_pdf(target) for target in targets)
+                html = self._loader.expects_html or not isinstance(
+                    self._loader, FileLoader) or self._loader.cites_html(targets)
+                if html or not pdfs:
+                    _drop_early_pdf()
                 # Before any thread of ours runs (see ParsePool): forked workers must be.
                 if self._loader.expects_html:
                     parser.start()
-                elif not isinstance(self._loader, FileLoader) or self._loader.cites_html(
-                        targets):
+                elif html:
                     parser.fork_now()
-                if any(named_pdf(target) for target in targets):
+                if pdfs:
                     parser.start_pdf()  # after the fork: forked workers keep no PDF pipe
                 self._progress.start(len(groups))
                 try:
@@ -77,6 +81,16 @@ class LiveRun:
             stop.stop(signum)  # already set by the loaders' end, unless the stop came first
             return tally.result(stopped_by=signum)
         return tally.result()
+
+
+def _drop_early_pdf() -> None:
+    """End the PDF workers started ahead of this run (``verify-files``) when it reads no PDF,
+    or forks workers next (they must not inherit the PDF workers' pipes)."""
+    import sys
+
+    reader = sys.modules.get("tracecite.pdf.reader")  # not imported: none were started
+    if reader is not None:
+        reader.drop_early()
 
 
 def _grouped(checks: QuoteChecks, key: Callable[[str], str]) -> dict[str, array[int]]:
