@@ -284,6 +284,9 @@ def test_each_document_link_is_resolved_once_for_both_live_checks(
     report = api.verify_docs([doc], root=str(tmp_path))
     assert report.summary.files.matched == 1 and report.summary.live.skipped == 1
     assert sorted(resolved) == ["mailto:a@example.org", "source.md"]
+    resolved.clear()
+    report = api.check([doc], docs=True)  # offline: no live check, so no link resolved
+    assert report.summary.document_citations == 2 and resolved == []
 
 
 # ---- notes: a URL's text directive -------------------------------------------------------

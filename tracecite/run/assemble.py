@@ -90,7 +90,8 @@ def _checked(plan: Plan, notes: Sequence[str], traces: Sequence[str], settings: 
     # Only this shard's sources (docs/guides/scale.md), then only the records a diff touches
     # (docs/hook.md#checking-only-what-changed).
     inputs, unchanged = inputs.in_shard(settings.shard).changed_only(plan.changed_lines)
-    inputs = inputs.with_document_checks(settings.root)  # each link resolved once, for all
+    if plan.live:  # each link resolved once, for all the live checks (an offline run has none)
+        inputs = inputs.with_document_checks(settings.root)
     live_findings: list[Finding] = []
     for kind in plan.live:
         of_kind = inputs
