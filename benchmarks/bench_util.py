@@ -4,7 +4,9 @@ A command's wall time runs from just before it is started to the moment it exits
 (``tree=True``), a thread reads ``/proc`` every 5 ms for the command's own high-water mark
 (``VmHWM``) and for the summed resident sets of its whole process tree (worker processes
 included; pages that forked workers share with their parent are counted in each, so the sum is
-an upper bound). CPU time is user + system time of the command and the children it reaped.
+an upper bound). CPU time is user + system time of the command and the children it reaped;
+with ``tree=True`` also of the children it left running (a forkserver, which reaps the workers
+it started, and the resource tracker), read from ``/proc`` as the command exits.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ class Measured:
     """One finished command."""
 
     wall: float  # seconds
-    cpu: float  # seconds of user + system time, the command and the children it reaped
+    cpu: float  # seconds of user + system time, the command and the children it reaped (and,
+    # sampled, those it left running)
     peak_rss: int  # bytes: the command's own process (its high-water mark, VmHWM)
     returncode: int
     stdout: str
@@ -70,10 +73,14 @@ class _TreeSampler(threading.Thread):
         self.procs = 0
         self.pss_peak = 0
         self.own_peak = 0  # the process's own high-water mark, as last read
+        self.children: dict[int, str] = {}  # the command's own children seen: pid -> start time
 
     def run(self) -> None:
         while not self._done.is_set():
             pids = _tree(self._pid)
+            for child in _children(self._pid):
+                if child not in self.children:
+                    self.children[child] = _stat(child)[19] if _stat(child) else ""
             total = sum(_rss(pid) for pid in pids)
             self.peak = max(self.peak, total)
             self.pss_peak = max(self.pss_peak, sum(_pss(pid) for pid in pids))
@@ -84,6 +91,41 @@ class _TreeSampler(threading.Thread):
     def stop(self) -> None:
         self._done.set()
         self.join()
+
+    def left_running_cpu(self) -> float:
+        """Seconds of user + system time, theirs and that of the children they reaped, of the
+        command's children still running now that it has exited: the command never reaped
+        them, so its own usage leaves them out."""
+        total = 0
+        for pid, started in self.children.items():
+            fields = _stat(pid)
+            if fields and fields[19] == started:
+                total += sum(int(f) for f in fields[11:15])
+        return total / os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name (state first); [] if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                out.extend(int(child) for child in handle.read().split())
+        except OSError:
+            pass
+    return out
 
 
 def _tree(pid: int) -> list[int]:
@@ -155,6 +197,7 @@ def measure(cmd: Sequence[str], *, timeout: float = 600.0, tree: bool = False,
             # before workers left behind (if any) are stopped; then reap it for its usage.
             os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
             wall = time.perf_counter() - start
+            left_cpu = sampler.left_running_cpu() if sampler is not None else 0.0
             _kill_group(process.pid)
             _, status, usage = os.wait4(process.pid, 0)
         finally:
@@ -165,7 +208,7 @@ def measure(cmd: Sequence[str], *, timeout: float = 600.0, tree: bool = False,
         out.seek(0)
         err.seek(0)
         return Measured(
-            wall=wall, cpu=usage.ru_utime + usage.ru_stime,
+            wall=wall, cpu=usage.ru_utime + usage.ru_stime + left_cpu,
             # ru_maxrss may count the pages the child shared with this process when it was
             # forked, before it ran the command: the sampled VmHWM does not.
             peak_rss=sampler.own_peak if sampler else usage.ru_maxrss * 1024,

@@ -24,8 +24,8 @@ def test_checks_after_a_stop_are_counted_interrupted(
     _, trace = _inputs(tmp_path)
     started: list[SourceKind] = []
 
-    def stopped_web_check(inputs: Any, settings: Any, kind: SourceKind, label: str
-                          ) -> LiveResult:
+    def stopped_web_check(inputs: Any, settings: Any, kind: SourceKind, label: str, *,
+                          parser: Any = None) -> LiveResult:
         started.append(kind)
         return LiveResult((), Counts(skipped=2, interrupted=1), stopped_by=signal.SIGTERM)
 

@@ -284,6 +284,9 @@ def test_each_document_link_is_resolved_once_for_both_live_checks(
     report = api.verify_docs([doc], root=str(tmp_path))
     assert report.summary.files.matched == 1 and report.summary.live.skipped == 1
     assert sorted(resolved) == ["mailto:a@example.org", "source.md"]
+    resolved.clear()
+    report = api.check([doc], docs=True)  # offline: no live check, so no link resolved
+    assert report.summary.document_citations == 2 and resolved == []
 
 
 # ---- notes: a URL's text directive -------------------------------------------------------
@@ -388,3 +391,45 @@ def test_the_example_site_runs_as_the_walkthrough_says(cli: Cli) -> None:
                                                                     ("TC211", 7)]
     # The trace that cites the old guide page still verifies against it.
     assert cli("verify-files", EXAMPLES / "passing.trace.jsonl", "--root", EXAMPLES).exit == 0
+
+
+def test_verify_docs_forks_its_parse_workers_before_it_reads_the_documents(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forked after the reading, each parse worker's resident set counted the citations it
+    shares with the run (docs/performance.md, figure 11): the run forks them first, reads with
+    ``--jobs`` workers that are not forked from it (the pool's thread runs), and both live
+    checks parse in that one pool."""
+    from tracecite import workers
+    from tracecite.checks.parse_pool import ParsePool
+    from tracecite.run import assemble
+
+    monkeypatch.setattr(workers, "start_method", lambda: "fork")
+    events: list[tuple[str, object]] = []
+    made = ParsePool.__init__
+    launch = ParsePool._launch
+    read = assemble.read_inputs
+
+    def init(self: ParsePool, *args: Any, **kwargs: Any) -> None:
+        events.append(("pool", None))
+        made(self, *args, **kwargs)
+
+    def launched(self: ParsePool, **kwargs: bool) -> None:
+        events.append(("fork", self.launched))
+        launch(self, **kwargs)
+
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        events.append(("read", kwargs.get("method")))
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(ParsePool, "__init__", init)
+    monkeypatch.setattr(ParsePool, "_launch", launched)
+    monkeypatch.setattr(assemble, "read_inputs", reading)
+    write(tmp_path / "page.html", "<p>Seen <b>here</b></p>")
+    doc = write(tmp_path / "a.md", blockquote("Seen here", "page.html") + "\n"
+                + blockquote("not on the page", "page.html"))
+    report = cli("verify-docs", doc, "--json", "--root", tmp_path).json()
+    assert [(f["code"], f["record"]) for f in report["findings"]] == [("TC211", 2)]
+    assert events[:3] == [("pool", None), ("fork", False), ("read", "forkserver")]
+    # One pool for the run: the live checks start none of their own, nor fork it again.
+    assert [e for e in events if e[0] == "pool"] == [("pool", None)]
+    assert all(e == ("fork", True) for e in events[3:])

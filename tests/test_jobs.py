@@ -45,9 +45,9 @@ def pooled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     asked: list[int] = []
     parallel = jobs._parallel
 
-    def spy(read: Any, items: Any, sizes: Any, workers: int) -> Any:
+    def spy(read: Any, items: Any, sizes: Any, workers: int, method: str | None = None) -> Any:
         asked.append(workers)
-        return parallel(read, items, sizes, workers)
+        return parallel(read, items, sizes, workers, method)
 
     monkeypatch.setattr(jobs, "_parallel", spy)
     return asked
@@ -209,6 +209,26 @@ def test_called_from_a_thread_the_workers_start_from_a_clean_process(
     assert found[0].format_findings() == serial.format_findings()
     assert found[0].evidence_findings() == serial.evidence_findings()
     assert list(found[0].cited()) == list(serial.cited())
+
+
+def parent_of_reader(item: int) -> tuple[int, int]:
+    time.sleep(0.01)  # long enough for the worker to take some
+    return item, os.getppid()
+
+
+def test_a_caller_whose_threads_run_has_the_workers_start_from_a_clean_process() -> None:
+    """A run whose parse workers were forked before it read its inputs has their pool's thread
+    running: its ``--jobs`` workers are started the way it asks, from a forkserver, never
+    forked from it, and the results are the same."""
+    items = list(range(40))
+    forked = jobs.read_in_order(parent_of_reader, items, jobs=2, size=lambda _: 1 << 20)
+    served = jobs.read_in_order(parent_of_reader, items, jobs=2, size=lambda _: 1 << 20,
+                                method="forkserver")
+    assert [item for item, _ in served.results()] == items
+    parents = {parent for _, parent in served.results()}
+    # This process's parent, for what it read itself, and the forkserver's pid for the worker's.
+    assert os.getppid() in parents and len(parents) == 2 and HERE not in parents
+    assert HERE in {parent for _, parent in forked.results()}
 
 
 def read_in_a_daemon(paths: list[str], out: Any) -> None:
@@ -449,9 +469,10 @@ def test_jobs_from_the_configuration_and_the_action(
     asked: list[int | None] = []
     real = jobs.read_in_order
 
-    def spy(read: Any, items: Any, *, jobs: int | None, size: Any) -> Any:
+    def spy(read: Any, items: Any, *, jobs: int | None, size: Any,
+            method: str | None = None) -> Any:
         asked.append(jobs)
-        return real(read, items, jobs=jobs, size=size)
+        return real(read, items, jobs=jobs, size=size, method=method)
 
     monkeypatch.setattr(jobs, "read_in_order", spy)
     monkeypatch.chdir(tmp_path)

@@ -76,11 +76,14 @@ def file_size(path: str) -> int:
 
 
 def read_in_order(read: Callable[[T], R], items: Sequence[T], *, jobs: int | None,
-                  size: Callable[[T], int]) -> ReadResult[R]:
+                  size: Callable[[T], int], method: str | None = None) -> ReadResult[R]:
     """``read`` of each item, in order: in ``jobs`` processes, this one and ``jobs - 1``
     workers (None: one per core), when there is enough to read (``size``: of an item, in
     bytes), else here alone. ``read`` must be a module-level function (or a
-    ``functools.partial`` of one) and its results picklable.
+    ``functools.partial`` of one) and its results picklable. ``method``: how the workers
+    start (default: the run's, :func:`~tracecite.workers.start_method`); a caller whose
+    threads run already (another pool's) passes
+    :func:`~tracecite.workers.threads_start_method`.
 
     A stop signal ends the workers at once; the result then holds what finished and the
     signal. An error in a worker, or a worker that died, ends the others and is raised here.
@@ -89,7 +92,7 @@ def read_in_order(read: Callable[[T], R], items: Sequence[T], *, jobs: int | Non
     if workers >= 2 and len(items) >= 2:
         sizes = [size(item) for item in items]
         if sum(sizes) >= MIN_PARALLEL_BYTES and _may_start_workers():
-            return _parallel(read, items, sizes, workers)
+            return _parallel(read, items, sizes, workers, method)
     return _reading(lambda done: _serial(read, items, done))
 
 
@@ -145,7 +148,7 @@ def _read_run(read: Callable[[T], R], items: Sequence[T]) -> list[R]:
 
 
 def _parallel(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[int],
-              workers: int) -> ReadResult[R]:
+              workers: int, method: str | None = None) -> ReadResult[R]:
     """Read ``items`` in ``workers`` processes: this one and ``workers - 1`` forked workers.
 
     The runs are taken the heaviest first. Each worker is kept with one run to read and one
@@ -154,11 +157,11 @@ def _parallel(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[int],
     so a pool always reads something. The runs shrink as they go (:func:`runs_of`), so the
     last ones are light and no process waits long for another.
     """
-    return _reading(lambda done: _read_in_pool(read, items, sizes, workers, done))
+    return _reading(lambda done: _read_in_pool(read, items, sizes, workers, done, method))
 
 
 def _read_in_pool(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[int],
-                  workers: int, done: dict[int, R]) -> None:
+                  workers: int, done: dict[int, R], method: str | None = None) -> None:
     """:func:`_parallel`'s reading, each result put in ``done`` by index as it is known."""
     from collections import deque
     from contextlib import nullcontext
@@ -172,7 +175,8 @@ def _read_in_pool(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[in
         return
     to_read = deque(sorted(range(len(runs)), key=lambda k: -sum(sizes[i] for i in runs[k])))
     workers_here = min(workers, len(runs)) - 1
-    pool = WorkerPool(workers_here, method=start_method(), preload=["tracecite.run.inputs"])
+    pool = WorkerPool(workers_here, method=method if method is not None else start_method(),
+                      preload=["tracecite.run.inputs"])
     futures: dict[int, Future[list[R]]] = {}
     queued: list[Future[list[R]]] = []  # the workers' runs not yet back
 

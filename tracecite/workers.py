@@ -84,8 +84,13 @@ def start_method() -> str:
     alone = _run_alone.get()
     if alone is None:
         alone = _alone_now()
-    if alone:
-        return "fork"
+    return "fork" if alone else threads_start_method()
+
+
+def threads_start_method() -> str:
+    """How to start worker processes while threads of this process run (a pool's manager
+    thread, loader threads): ``forkserver`` where there is one, else the platform's default;
+    never ``fork``, whose child would inherit the locks those threads hold."""
     import multiprocessing
 
     if "forkserver" in multiprocessing.get_all_start_methods():

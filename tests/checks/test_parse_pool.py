@@ -195,6 +195,28 @@ def test_a_forkserver_pool_and_a_pool_forked_for_other_sources_prepare_nothing_l
         ["_prepare_worker", "_prepare_worker"], ["_nothing"]]
 
 
+def test_a_pool_forked_before_the_inputs_are_read_is_not_forked_again_and_still_prepares(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The run forks its parse workers before it reads documents (fork_now); each live check
+    then calls start() or fork_now() on that pool: nothing is forked again, and the workers
+    still import the parser once the first requests are out, once."""
+    FakeExecutor.created = []
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", FakeExecutor)
+    monkeypatch.setattr(workers, "start_method", lambda: "fork")
+    with ParsePool(workers=2) as pool:
+        assert not pool.launched
+        pool.fork_now()
+        assert pool.launched
+        pool.start()  # the web check
+        pool.prepare()
+        pool.fork_now()  # the local files' check
+        pool.start()
+        pool.prepare()
+    assert [e.submitted for e in FakeExecutor.created] == [
+        ["_nothing", "_prepare_worker", "_prepare_worker"]]
+
+
 def test_a_closed_parse_pool_takes_no_more_html() -> None:
     pool = ParsePool(workers=2)
     pool.close()

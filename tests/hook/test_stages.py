@@ -133,8 +133,8 @@ class Recorder:
         self.calls: list[tuple[str, list[str], Settings]] = []
         monkeypatch.setattr(commands, "_check_live", self._check)
 
-    def _check(self, inputs: Inputs, settings: Settings, kind: SourceKind, label: str
-               ) -> LiveResult:
+    def _check(self, inputs: Inputs, settings: Settings, kind: SourceKind, label: str, *,
+               parser: object = None) -> LiveResult:
         found, counts = (self._web if kind is SourceKind.WEB else self._files)(
             inputs, settings, label)
         return LiveResult(tuple(found), counts)

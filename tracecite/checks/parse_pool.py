@@ -321,6 +321,8 @@ class ParsePool:
         self._pdf: PdfReader | None = None  # started with the first PDF
         self._pdf_bodies = _PdfBodies(pdf_held)  # the PDFs waiting for it or with it
         self._prepare_pending = False  # forked by start(), the parser not imported yet
+        self._launched = False  # the workers started by start() or fork_now()
+        self._prepared = False  # the workers asked to import the HTML parser
         # Read here, on the run's thread, never on a loader thread's (see start_method).
         self._method = start_method() if self._workers >= 2 else "none"
 
@@ -346,19 +348,31 @@ class ParsePool:
         HTML: each imports the HTML parser while the caller goes on. Forked workers are forked
         now and import it once :meth:`prepare` says the run's first requests are out: before
         that, their imports would compete for the cores with this process while it sends them.
-        A forkserver's workers start, and import it, now."""
+        A forkserver's workers start, and import it, now.
+
+        On a pool whose workers were forked already (:meth:`fork_now`, before the run read
+        its inputs), nothing is forked again: the workers import the parser at :meth:`prepare`.
+        """
         if self.forks:
             self._launch(prepare=False)
-            self._prepare_pending = True
+            self._prepare_pending = not self._prepared
         else:
             self._launch(prepare=True)
 
     def fork_now(self) -> None:
         """Fork the workers now, if parsing would use forked workers, without having them
         import the HTML parser: a run whose sources are seldom HTML calls this before its
-        threads start, since forking later, while they run, would not be safe."""
+        threads start, since forking later, while they run, would not be safe. A run calls it
+        before it reads its inputs, too, so that the workers hold none of what it reads (each
+        forked worker's resident set counts the pages it shares with this process)."""
         if self.forks:
             self._launch(prepare=False)
+
+    @property
+    def launched(self) -> bool:
+        """Whether the workers were started (:meth:`start`, :meth:`fork_now`): then this
+        process has a thread of the pool's, and anything it forks later is unsafe."""
+        return self._launched
 
     def start_pdf(self) -> None:
         """Start the PDF workers now, when the run's sources name PDFs: each loads the PDF
@@ -371,13 +385,16 @@ class ParsePool:
         if not self._prepare_pending:
             return
         self._prepare_pending = False
+        self._prepared = True
         executor = self._get_pool().executor
         for _ in range(self._workers):  # a worker per job while none idle
             executor.submit(_prepare_worker)
 
     def _launch(self, *, prepare: bool) -> None:
-        if self._workers < 2:
+        if self._workers < 2 or self._launched:
             return
+        self._launched = True
+        self._prepared = prepare
         from contextlib import nullcontext
 
         from tracecite.stops import signals_blocked

@@ -8,7 +8,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from tracecite.run.live import _check_live, _live_checks
 from tracecite.run.plan import Plan
 
 if TYPE_CHECKING:
+    from tracecite.checks.parse_pool import ParsePool
     from tracecite.settings import Settings
 
 
@@ -31,9 +33,39 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     input errors found before reading (a directory that selects no file), reported first;
     ``documents``: Markdown and HTML documents, read in ``settings.document_forms``
     (docs/guides/documents.md)."""
+    with _parse_pool_first(plan, documents) as parser:
+        return _checked(plan, notes, traces, settings, unread, documents, parser)
+
+
+@contextmanager
+def _parse_pool_first(plan: Plan, documents: Sequence[str]) -> Iterator[ParsePool | None]:
+    """The run's parse pool, its workers forked now, before the inputs are read, when the live
+    checks of documents would fork them (None otherwise: each live check starts its own).
+    Forked after the reading, each worker's resident set counted the pages of citations it
+    shares with this process (docs/performance.md, figure 11); a pool's thread runs from now
+    on, so the ``--jobs`` workers that read the inputs start from a forkserver instead."""
+    if not (plan.live and documents):
+        yield None
+        return
+    from tracecite.checks.parse_pool import ParsePool
+
+    with ParsePool() as parser:
+        parser.fork_now()
+        yield parser if parser.launched else None
+
+
+def _checked(plan: Plan, notes: Sequence[str], traces: Sequence[str], settings: Settings,
+             unread: Sequence[Finding], documents: Sequence[str], parser: ParsePool | None
+             ) -> Report:
+    """:func:`run_checks`, the live checks parsing in ``parser`` when there is one."""
+    method = None
+    if parser is not None:
+        from tracecite.workers import threads_start_method
+
+        method = threads_start_method()  # the pool's thread runs: never fork now
     inputs = read_inputs(notes, traces, evidence=plan.evidence, keep_uris=bool(plan.live),
                          jobs=settings.jobs, documents=documents,
-                         forms=settings.document_forms)
+                         forms=settings.document_forms, method=method)
     # The signal that stopped the run (docs/reference/commands.md): what was read is reported,
     # and nothing is fetched.
     stopped_by = inputs.stopped_by
@@ -58,7 +90,8 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
     # Only this shard's sources (docs/guides/scale.md), then only the records a diff touches
     # (docs/hook.md#checking-only-what-changed).
     inputs, unchanged = inputs.in_shard(settings.shard).changed_only(plan.changed_lines)
-    inputs = inputs.with_document_checks(settings.root)  # each link resolved once, for all
+    if plan.live:  # each link resolved once, for all the live checks (an offline run has none)
+        inputs = inputs.with_document_checks(settings.root)
     live_findings: list[Finding] = []
     for kind in plan.live:
         of_kind = inputs
@@ -67,7 +100,8 @@ def run_checks(plan: Plan, notes: Sequence[str], traces: Sequence[str],
         if kind is SourceKind.FILE and not (of_kind.traces or of_kind.documents):
             continue  # only traces and documents cite file: sources
         if stopped_by is None:
-            checked = _check_live(of_kind, settings, kind, _label(plan.command, kind))
+            checked = _check_live(of_kind, settings, kind, _label(plan.command, kind),
+                                  parser=parser)
             live_findings += checked.findings
             counts, stopped_by = checked.counts, checked.stopped_by
         else:  # stopped before this check began: each of its quotes is interrupted

@@ -219,14 +219,15 @@ def _in_ranges(line: int, starts: Sequence[int], ranges: Sequence[tuple[int, int
 
 def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
                 keep_uris: bool, jobs: int | None = 1, documents: Sequence[str] = (),
-                forms: Sequence[str] = DOCUMENT_FORMS) -> Inputs:
+                forms: Sequence[str] = DOCUMENT_FORMS, method: str | None = None) -> Inputs:
     """Read each input once: notes parsed, traces validated and, with ``evidence``, their quotes
     checked against their captures. ``keep_uris``: keep every cited source's URI and the citations,
     which the live checks need. ``jobs``: processes to read them in (this one included) when there
     are enough (None: one per core; 1: here alone), the result the same either way
     (docs/guides/scale.md). ``documents``: Markdown and HTML documents, their citations read in
     the ``forms`` (docs/guides/documents.md). A stop signal ends the reading: the inputs read
-    before it come back, with the signal as their ``stopped_by``."""
+    before it come back, with the signal as their ``stopped_by``. ``method``: how the ``jobs``
+    workers start (:func:`~tracecite.jobs.read_in_order`)."""
     from tracecite.jobs import file_size, read_in_order
 
     given = [*((path, NOTES) for path in notes), *((path, TRACE) for path in traces),
@@ -239,7 +240,8 @@ def read_inputs(notes: Sequence[str], traces: Sequence[str], *, evidence: bool,
     if documents:
         # The same for the documents' parser, markdown-it-py and its plugins.
         from tracecite.inputs.documents import read_document  # noqa: F401
-    results = read_in_order(read, given, jobs=jobs, size=lambda item: file_size(item[0]))
+    results = read_in_order(read, given, jobs=jobs, size=lambda item: file_size(item[0]),
+                            method=method)
     done = sorted(results.done)
     read_ones = results.results()
     return replace(_assembled([(given[i][1], read) for i, (read, _) in zip(done, read_ones,

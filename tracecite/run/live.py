@@ -15,6 +15,7 @@ from tracecite.run.loaders import _cache, _loader
 
 if TYPE_CHECKING:  # imported where used: `check` needs none of them (see tests/test_startup.py)
     from tracecite.checks.live.records import LiveResult, Loader
+    from tracecite.checks.parse_pool import ParsePool
     from tracecite.checks.quotes import QuoteChecks
     from tracecite.settings import Settings
 
@@ -58,14 +59,15 @@ def _live_checks(inputs: Inputs, kind: SourceKind, settings: Settings
     return checks, skipped
 
 
-def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
-                ) -> LiveResult:
+def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str, *,
+                parser: ParsePool | None = None) -> LiveResult:
     """Check each quote against its source of ``kind`` as it is now, each distinct source loaded
     once however many records or citations cite it (a page that notes and traces both cite is
     fetched once). Skipped sources are counted (docs/reference/commands.md,
     docs/web-over-time.md#warnings-and-skips); web verdicts go through the cache
     (docs/web-over-time.md#the-cache). A check stopped by a signal returns what it found before,
-    with the signal as its ``stopped_by``."""
+    with the signal as its ``stopped_by``. ``parser``: the run's parse pool (see
+    :func:`~tracecite.run.assemble.run_checks`); None: the check starts its own."""
     from tracecite.checks.live.run import LiveRun
     from tracecite.progress import progress_for
 
@@ -84,7 +86,7 @@ def _check_live(inputs: Inputs, settings: Settings, kind: SourceKind, label: str
         with _loader(kind, settings, rendered) as loader:
             result = LiveRun(loader, concurrency=settings.concurrency,
                              parse_budget=settings.timeout, progress=progress
-                             ).check(checks, cache)
+                             ).check(checks, cache, parser=parser)
             if settings.archive and result.stopped_by is None:
                 result = _with_archive(result, checks, loader, settings)
     finally:

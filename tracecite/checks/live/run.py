@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 
 from tracecite.checks.files import FileLoader
 from tracecite.checks.live.loaders import LoaderThreads, LoadLimits
@@ -39,13 +40,16 @@ class LiveRun:
         self._progress = progress or NoProgress()
         self._parse_workers = parse_workers
 
-    def check(self, checks: Sequence[QuoteCheck], cache: VerdictCache | None = None
-              ) -> LiveResult:
+    def check(self, checks: Sequence[QuoteCheck], cache: VerdictCache | None = None, *,
+              parser: ParsePool | None = None) -> LiveResult:
         """Load each distinct source of ``checks`` once and match its quotes. A failure of one
         source never fails another; an unexpected exception (a bug) propagates. A stop
         (:class:`KeyboardInterrupt`, see :mod:`tracecite.stops`) ends the parse workers,
         abandons the loads in flight and returns what finished, the rest ``interrupted``
-        (docs/design/concurrency.md#partial-results)."""
+        (docs/design/concurrency.md#partial-results).
+
+        ``parser``: the run's parse pool, its workers perhaps forked before the inputs were read
+        (the caller closes it); None: a pool of this check's own."""
         columns = as_checks(checks)
         groups = _grouped(columns, self._loader.key)
         tally = Tally(self._loader.kind, columns, cache=cache)
@@ -53,8 +57,10 @@ class LiveRun:
         if cache is not None and not groups:
             return tally.result()  # every verdict came from the cache: no request, no parse
         stop = StopToken()  # the run's: its loader threads poll it
+        given = parser
         try:
-            with ParsePool(self._parse_workers) as parser:
+            with nullcontext(given) if given is not None else ParsePool(
+                    self._parse_workers) as parser:
                 targets = [columns.target(group[0]) for group in groups.values()]
                 pdfs = any(named_pdf(target) for target in targets)
                 html = self._loader.expects_html or not isinstance(
@@ -77,6 +83,8 @@ class LiveRun:
         except KeyboardInterrupt as interrupt:  # the live run's one place: a stop is a value
             from tracecite.stops import signal_of
 
+            if given is not None:
+                given.terminate()  # as the pool of its own would be: no parse is waited for
             signum = signal_of(interrupt)
             stop.stop(signum)  # already set by the loaders' end, unless the stop came first
             return tally.result(stopped_by=signum)
