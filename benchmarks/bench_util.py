@@ -80,7 +80,8 @@ class _TreeSampler(threading.Thread):
             pids = _tree(self._pid)
             for child in _children(self._pid):
                 if child not in self.children:
-                    self.children[child] = _stat(child)[19] if _stat(child) else ""
+                    fields = _stat(child)  # read once: the child may end between two reads
+                    self.children[child] = fields[19] if len(fields) > 19 else ""
             total = sum(_rss(pid) for pid in pids)
             self.peak = max(self.peak, total)
             self.pss_peak = max(self.pss_peak, sum(_pss(pid) for pid in pids))
