@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from types import FrameType, TracebackType
 from typing import Any, TextIO
@@ -77,7 +78,7 @@ class StopSignals:
         at the next place that can take it."""
         if isinstance(unraisable.exc_value, Stopped) and self.signum is not None:
             signum, self.signum = self.signum, None
-            signal.raise_signal(signum)
+            _send_again(signum)
             return
         self._hook(unraisable)
 
@@ -105,6 +106,9 @@ class StopSignals:
         self._raising = False
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if _in_unraisable_hook(frame):
+            _send_again(signum)  # what the hook raises is lost: raised past it instead
+            return
         if self.signum is not None:
             return
         if _deferring[0]:
@@ -119,6 +123,43 @@ class StopSignals:
         if signum is not None:
             self._handle(signum, None)
 
+
+_UNRAISABLE_HOOK = StopSignals._unraisable.__code__
+"""The code of the hook a stop must never be raised in (what it raises is lost)."""
+
+RESEND_DELAY = 0.002
+"""Seconds after which a stop caught where it could not be raised is sent again: the hook that
+caught it returns within microseconds."""
+
+
+def _in_unraisable_hook(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs inside :meth:`StopSignals._unraisable` (the handler is called at
+    Python's next check, which may come before the hook has returned)."""
+    while frame is not None:
+        if frame.f_code is _UNRAISABLE_HOOK:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _send_again(signum: int) -> None:
+    """Send ``signum`` to the main thread again, past the hook: at once while the main thread
+    holds it (it waits there until let in), else from a thread a moment later (raised at
+    once, the handler could run before the hook returns, and what it raised would be lost)."""
+    if signum in signal.pthread_sigmask(signal.SIG_BLOCK, ()):
+        signal.raise_signal(signum)
+        return
+    main = threading.main_thread().ident
+
+    def later() -> None:
+        time.sleep(RESEND_DELAY)
+        if main is not None:
+            signal.pthread_kill(main, signum)
+
+    try:
+        threading.Thread(target=later, name="tracecite-stop-again", daemon=True).start()
+    except RuntimeError:  # no new thread at the interpreter's shutdown
+        signal.raise_signal(signum)
 
 _listening: list[StopSignals] = []
 """The :class:`StopSignals` entered, innermost last (main thread only)."""

@@ -112,3 +112,31 @@ def test_signal_names() -> None:
     assert signal_of(KeyboardInterrupt()) == signal.SIGINT
     assert signal_name(signal.SIGTERM) == "SIGTERM"
     assert signal_name(999) == "signal 999"
+
+
+class _SignalledInDel:
+    """An object whose ``__del__`` takes a stop signal: Python ignores (prints) what a
+    ``__del__`` raises, so the :class:`Stopped` its handler raises there is unraisable."""
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # the handler runs in here
+            pass
+
+
+def test_a_stop_raised_where_python_ignores_it_is_raised_just_past_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The stop is sent again and raised at the next place that can take it, never inside
+    the unraisable hook itself (that printed 'Exception ignored in sys.unraisablehook' and a
+    traceback under a signal at a random moment)."""
+    with StopSignals() as stop:
+        with pytest.raises(Stopped) as caught:
+            victim = _SignalledInDel()
+            del victim
+            for _ in range(100_000):
+                pass
+            time.sleep(0.5)
+        assert signal_of(caught.value) == signal.SIGTERM
+        assert stop.signum == signal.SIGTERM
+    err = capsys.readouterr().err
+    assert "Exception ignored" not in err and "Traceback" not in err, err
