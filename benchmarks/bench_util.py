@@ -136,16 +136,7 @@ def _tree(pid: int) -> list[int]:
     while todo:
         current = todo.pop()
         out.append(current)
-        try:
-            tasks = os.listdir(f"/proc/{current}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{current}/task/{task}/children") as handle:
-                    todo.extend(int(child) for child in handle.read().split())
-            except OSError:
-                pass
+        todo.extend(_children(current))
     return out
 
 
