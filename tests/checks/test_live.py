@@ -56,6 +56,9 @@ class Loads:
     def key(self, target: str) -> str:
         return target.lower()
 
+    def cites_html(self, targets: object) -> bool:
+        return True
+
     def host(self, target: str) -> str | None:
         return None
 
@@ -347,6 +350,9 @@ class HostLoads:
 
     def host(self, target: str) -> str | None:
         return None if target.startswith("-") else target[0]
+
+    def cites_html(self, targets: object) -> bool:
+        return True
 
     def load(self, target: str, *, claimed: bool = False) -> Loaded:
         host = self.host(target)

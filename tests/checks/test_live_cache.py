@@ -33,6 +33,9 @@ class Pages:
     def host(self, target: str) -> str | None:
         return None
 
+    def cites_html(self, targets: object) -> bool:
+        return True
+
     def load(self, target: str, *, claimed: bool = False,
              validators: Mapping[str, str] | None = None) -> Loaded:
         self.loads.append((target, validators))

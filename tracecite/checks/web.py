@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from tracecite.checks.kinds import MatchKind, SourceKind
@@ -68,6 +68,11 @@ class WebLoader:
     def key(url: str) -> str:
         """The request ``url`` stands for (:func:`url_key`)."""
         return url_key(url)
+
+    @staticmethod
+    def cites_html(urls: Iterable[str]) -> bool:
+        """Always: what a URL serves is known only once it answers."""
+        return True
 
     @staticmethod
     def host(url: str) -> str | None:

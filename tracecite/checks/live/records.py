@@ -3,7 +3,7 @@ progress it reports to, and the result it returns (see :mod:`tracecite.checks.li
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -75,6 +75,10 @@ class Loader(Protocol):
     def expects_html(self) -> bool:
         """Whether its sources are mostly HTML: the parse workers then start while the first
         sources are still loading, instead of after."""
+
+    def cites_html(self, targets: Iterable[str]) -> bool:
+        """Whether any of ``targets`` may need the parse workers (its text is HTML's visible
+        text); False keeps a run of plain-text sources from forking workers it never uses."""
 
     @property
     def hosts(self) -> HostSlots | None:

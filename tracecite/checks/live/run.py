@@ -8,7 +8,6 @@ from array import array
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 
-from tracecite.checks.files import FileLoader
 from tracecite.checks.live.loaders import LoaderThreads, LoadLimits
 from tracecite.checks.live.records import LiveResult, Loader, NoProgress, Progress
 from tracecite.checks.live.tally import Tally, VerdictCache
@@ -63,8 +62,7 @@ class LiveRun:
                     self._parse_workers) as parser:
                 targets = [columns.target(group[0]) for group in groups.values()]
                 pdfs = any(named_pdf(target) for target in targets)
-                html = self._loader.expects_html or not isinstance(
-                    self._loader, FileLoader) or self._loader.cites_html(targets)
+                html = self._loader.expects_html or self._loader.cites_html(targets)
                 if html or not pdfs:
                     _drop_early_pdf()
                 # Before any thread of ours runs (see ParsePool): forked workers must be.
