@@ -140,15 +140,22 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
-def _high_water_mark(pid: int) -> int:
+def _proc_kib(path: str, key: str) -> int:
+    """The bytes of the ``key`` line (given in kB) of a file under /proc, 0 when unreadable
+    (the process may have ended)."""
     try:
-        with open(f"/proc/{pid}/status") as handle:
+        with open(path) as handle:
             for line in handle:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
+    except (OSError, ValueError, IndexError):
         pass
     return 0
+
+
+def _high_water_mark(pid: int) -> int:
+    """The process's peak resident set (VmHWM)."""
+    return _proc_kib(f"/proc/{pid}/status", "VmHWM:")
 
 
 def _rss(pid: int) -> int:
@@ -160,15 +167,8 @@ def _rss(pid: int) -> int:
 
 
 def _pss(pid: int) -> int:
-    """The process's proportional set size (Linux's smaps_rollup), 0 when unreadable."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as handle:
-            for line in handle:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
+    """The process's proportional set size (Linux's smaps_rollup)."""
+    return _proc_kib(f"/proc/{pid}/smaps_rollup", "Pss:")
 
 
 def measure(cmd: Sequence[str], *, timeout: float = 600.0, tree: bool = False,
