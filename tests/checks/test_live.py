@@ -257,6 +257,47 @@ def test_a_loader_that_expects_html_starts_the_parse_workers_first(
     assert loading == ([False] if expects_html else [])
 
 
+class NamedLoads(Loads):
+    """Loads whose sources are HTML unless named ``.pdf``, deciding as the web loader does
+    whether a run cites HTML."""
+
+    def cites_html(self, targets: object) -> bool:
+        from tracecite.checks.web import WebLoader
+
+        return WebLoader.cites_html(targets)  # type: ignore[arg-type]
+
+
+def test_a_web_run_whose_links_all_name_pdfs_forks_no_html_workers_yet_parses_html_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[str] = []
+    monkeypatch.setattr(ParsePool, "start", lambda self: started.append("start"))
+    monkeypatch.setattr(ParsePool, "fork_now", lambda self: started.append("fork"))
+    monkeypatch.setattr(ParsePool, "forks", property(lambda self: True))
+
+    def no_pool(self: ParsePool) -> None:
+        raise AssertionError("a worker pool was made with the run's threads running")
+
+    monkeypatch.setattr(ParsePool, "_get_pool", no_pool)
+    # A link named .pdf that answers with an HTML page (a landing page, an error page).
+    page = Loaded(MatchKind.HTML, "<p>alpha <b>beta</b></p>")
+    result = run(NamedLoads({"r/a.pdf": page}, expects_html=True),
+                 [check("alpha beta", "r/a.pdf"), check("gamma", "r/a.pdf", record=2)],
+                 parse_workers=2)
+    assert started == []  # no HTML parse worker: none of the links is expected to be HTML
+    assert [(f.record, f.code) for f in result.findings] == [(2, Code.QUOTE_NOT_ON_PAGE)]
+
+
+def test_a_web_run_with_any_link_not_named_pdf_starts_the_html_workers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[str] = []
+    monkeypatch.setattr(ParsePool, "start", lambda self: started.append("start"))
+    run(NamedLoads({"r/a.pdf": "x", "r/b": "y"}, expects_html=True),
+        [check("x", "r/a.pdf"), check("y", "r/b", record=2)])
+    assert started == ["start"]
+
+
 def test_freed_buffers_are_returned_once_the_first_large_page_is_loaded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

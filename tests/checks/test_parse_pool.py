@@ -141,6 +141,8 @@ def test_parse_pool_starts_one_executor_however_many_threads_ask(
 ) -> None:
     FakeExecutor.created = []
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", FakeExecutor)
+    # Made on first use only where workers are not forked (forked ones are started first).
+    monkeypatch.setattr("tracecite.workers.start_method", lambda: "forkserver")
     pool = ParsePool(workers=2)
     barrier = threading.Barrier(4)
     results: list[list[bool]] = []
@@ -217,11 +219,31 @@ def test_a_pool_forked_before_the_inputs_are_read_is_not_forked_again_and_still_
         ["_nothing", "_prepare_worker", "_prepare_worker"]]
 
 
-def test_a_closed_parse_pool_takes_no_more_html() -> None:
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_a_closed_parse_pool_takes_no_more_html(monkeypatch: pytest.MonkeyPatch,
+                                                method: str) -> None:
+    monkeypatch.setattr("tracecite.workers.start_method", lambda: method)
     pool = ParsePool(workers=2)
     pool.close()
     with pytest.raises(RuntimeError, match="closed"):
         pool.submit(HTML, "<p>a</p>", ["a"])
+
+
+def test_a_pool_whose_workers_would_be_forked_parses_html_here_unless_they_were_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Forking once the run's threads run is never safe: a run that started no workers (it
+    cited no HTML) parses an HTML answer in the calling thread, with the same verdicts."""
+    FakeExecutor.created = []
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", FakeExecutor)
+    monkeypatch.setattr("tracecite.workers.start_method", lambda: "fork")
+    with ParsePool(workers=2) as pool:
+        found, missed = pool.submit(HTML, "<p>a <i>b</i></p>", ["a b", "c"]).result()
+        assert found is True and missed is not True
+        assert FakeExecutor.created == []
+        pool.fork_now()
+        pool.submit(HTML, "<p>a</p>", ["a"]).result()
+    assert [e.submitted for e in FakeExecutor.created] == [["_nothing", "_match_in_worker"]]
 
 
 _ORPHAN_PROBE = """

@@ -215,3 +215,9 @@ def test_the_limit_per_host_is_kept_by_the_run_and_the_fetcher_together(
     assert max(route.ended["fast.test"]) < min(route.ended["slow.test"])
     hosts = sorted(r.headers["host"] for r in server.requests)
     assert hosts == ["fast.test"] * 8 + ["slow.test"] * 8
+
+
+def test_the_web_loader_cites_html_unless_every_link_names_a_pdf() -> None:
+    assert not WebLoader.cites_html(["https://a.test/r.pdf", "https://b.test/R.PDF?x=1#page=2"])
+    assert WebLoader.cites_html(["https://a.test/r.pdf", "https://a.test/page"])
+    assert WebLoader.cites_html(["https://a.test/r.pdf.html"])

@@ -407,10 +407,13 @@ class ParsePool:
             for _ in range(self._workers if prepare else 1):  # a worker per job while none idle
                 pool.executor.submit(_prepare_worker if prepare else _nothing)
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the parse pool is closed")
+
     def _get_pool(self) -> WorkerPool:
         with self._lock:
-            if self._closed:
-                raise RuntimeError("the parse pool is closed")
+            self._check_open()
             if self._pool is None:
                 from tracecite.workers import WorkerPool
 
@@ -422,8 +425,9 @@ class ParsePool:
 
     def submit(self, kind: MatchKind, text: str | bytes | HandedOver, quotes: Sequence[str], *,
                budget: float = MAX_TIMEOUT) -> Future[list[Verdict]]:
-        """``match_quotes`` in a worker process when it pays (HTML with 2+ cores); otherwise
-        it runs here and the future is already done. A PDF (``text`` its bytes, best
+        """``match_quotes`` in a worker process when it pays (HTML with 2+ cores, and workers
+        started for it where they are forked); otherwise it runs here and the future is
+        already done. A PDF (``text`` its bytes, best
         :class:`HandedOver`) is read by one of the pool's PDF workers within the PDF limits,
         the calling thread waiting for it (a PDF that cannot be read: the future holds a
         :class:`~tracecite.pdf.reader.PdfError`); while it waits, past ``pdf_held`` bytes of
@@ -431,8 +435,12 @@ class ParsePool:
         from concurrent.futures import Future
 
         if kind is MatchKind.HTML and self._workers >= 2 and isinstance(text, str):
-            return self._get_pool().executor.submit(_match_in_worker, kind, text,
-                                                    list(quotes), budget)
+            if self._launched or not self.forks:
+                return self._get_pool().executor.submit(_match_in_worker, kind, text,
+                                                        list(quotes), budget)
+            # Workers that would be forked now, with the run's threads running, never are:
+            # a run that started none (it cited no HTML) parses an HTML answer here instead.
+            self._check_open()
         future: Future[list[Verdict]] = Future()
         try:
             if isinstance(text, (bytes, HandedOver)):

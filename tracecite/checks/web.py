@@ -15,6 +15,7 @@ from tracecite.fetch.fetcher import PinnedFetcher
 from tracecite.fetch.hosts import HostSlots
 from tracecite.fetch.retry import RetryPolicy
 from tracecite.fetch.url_policy import parse_target
+from tracecite.pdf import named_pdf
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
@@ -71,8 +72,10 @@ class WebLoader:
 
     @staticmethod
     def cites_html(urls: Iterable[str]) -> bool:
-        """Always: what a URL serves is known only once it answers."""
-        return True
+        """Unless every URL names a PDF: what a URL serves is known only once it answers, so
+        any other may be HTML. (A link named ``.pdf`` that answers with HTML is still parsed,
+        in its loader thread: see :meth:`~tracecite.checks.parse_pool.ParsePool.submit`.)"""
+        return not all(named_pdf(url) for url in urls)
 
     @staticmethod
     def host(url: str) -> str | None:

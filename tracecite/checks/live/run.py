@@ -62,11 +62,11 @@ class LiveRun:
                     self._parse_workers) as parser:
                 targets = [columns.target(group[0]) for group in groups.values()]
                 pdfs = any(named_pdf(target) for target in targets)
-                html = self._loader.expects_html or self._loader.cites_html(targets)
+                html = self._loader.cites_html(targets)
                 if html or not pdfs:
                     _drop_early_pdf()
                 # Before any thread of ours runs (see ParsePool): forked workers must be.
-                if self._loader.expects_html:
+                if html and self._loader.expects_html:
                     parser.start()
                 elif html:
                     parser.fork_now()
