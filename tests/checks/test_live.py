@@ -11,6 +11,7 @@ import select
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterable
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TextIO
@@ -23,6 +24,7 @@ from tracecite.checks.live.records import LiveResult, Loaded, Loader, NoProgress
 from tracecite.checks.live.run import LiveRun
 from tracecite.checks.parse_pool import ParsePool
 from tracecite.checks.quotes import QuoteCheck, QuoteChecks
+from tracecite.checks.web import WebLoader
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.hosts import HostSlots
@@ -56,7 +58,7 @@ class Loads:
     def key(self, target: str) -> str:
         return target.lower()
 
-    def cites_html(self, targets: object) -> bool:
+    def cites_html(self, targets: Iterable[str]) -> bool:
         return True
 
     def host(self, target: str) -> str | None:
@@ -261,10 +263,8 @@ class NamedLoads(Loads):
     """Loads whose sources are HTML unless named ``.pdf``, deciding as the web loader does
     whether a run cites HTML."""
 
-    def cites_html(self, targets: object) -> bool:
-        from tracecite.checks.web import WebLoader
-
-        return WebLoader.cites_html(targets)  # type: ignore[arg-type]
+    def cites_html(self, targets: Iterable[str]) -> bool:
+        return WebLoader.cites_html(targets)
 
 
 def test_a_web_run_whose_links_all_name_pdfs_forks_no_html_workers_yet_parses_html_answers(
@@ -392,7 +392,7 @@ class HostLoads:
     def host(self, target: str) -> str | None:
         return None if target.startswith("-") else target[0]
 
-    def cites_html(self, targets: object) -> bool:
+    def cites_html(self, targets: Iterable[str]) -> bool:
         return True
 
     def load(self, target: str, *, claimed: bool = False) -> Loaded:

@@ -4,7 +4,7 @@ are deferred. The cache and the loader are test doubles."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.live.records import Fetched, Loaded
@@ -33,7 +33,7 @@ class Pages:
     def host(self, target: str) -> str | None:
         return None
 
-    def cites_html(self, targets: object) -> bool:
+    def cites_html(self, targets: Iterable[str]) -> bool:
         return True
 
     def load(self, target: str, *, claimed: bool = False,

@@ -306,9 +306,10 @@ class ParsePool:
     Their start method is the process's (:func:`~tracecite.workers.start_method`), read when
     the pool is made, on the run's thread. Forked workers must be forked before the run starts
     a thread of its own: the run calls :meth:`start` or :meth:`fork_now` first (see
-    :attr:`forks`). A forkserver starts them from a clean process, safe while loader threads
-    hold locks, so they may start on first use. A single-core machine parses in the loader
-    thread instead.
+    :attr:`forks`); a run that started none (it cites no HTML) never forks them later, and
+    parses an HTML page that comes anyway in the loader thread. A forkserver starts them from
+    a clean process, safe while loader threads hold locks, so they may start on first use. A
+    single-core machine parses in the loader thread instead.
     """
 
     def __init__(self, workers: int | None = None, *, pdf_held: int = PDF_HELD) -> None:
@@ -427,11 +428,11 @@ class ParsePool:
                budget: float = MAX_TIMEOUT) -> Future[list[Verdict]]:
         """``match_quotes`` in a worker process when it pays (HTML with 2+ cores, and workers
         started for it where they are forked); otherwise it runs here and the future is
-        already done. A PDF (``text`` its bytes, best
-        :class:`HandedOver`) is read by one of the pool's PDF workers within the PDF limits,
-        the calling thread waiting for it (a PDF that cannot be read: the future holds a
-        :class:`~tracecite.pdf.reader.PdfError`); while it waits, past ``pdf_held`` bytes of
-        PDFs in memory, it waits in an unlinked temporary file (:class:`_PdfBodies`)."""
+        already done. A PDF (``text`` its bytes, best :class:`HandedOver`) is read by one of
+        the pool's PDF workers within the PDF limits, the calling thread waiting for it (a PDF
+        that cannot be read: the future holds a :class:`~tracecite.pdf.reader.PdfError`);
+        while it waits, past ``pdf_held`` bytes of PDFs in memory, it waits in an unlinked
+        temporary file (:class:`_PdfBodies`)."""
         from concurrent.futures import Future
 
         if kind is MatchKind.HTML and self._workers >= 2 and isinstance(text, str):
