@@ -26,8 +26,9 @@ linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
     decoding its lines
 11. documents: ``check`` and ``verify-docs`` of 10,000 Markdown files vs ``check`` and
     ``verify-notes`` of a notes file with the same citations (goals ≤ 2× and ≤ 1.1×, ≤ 150 MB)
-12. PDF sources: verify-files of 40 PDFs (1,000 pages) vs pdftotext (goal ≤ 1.5×), and
-    verify-notes of 100 PDFs of 2 MiB: cores busy, main process RSS (goal ≤ 150 MB)
+12. PDF sources: verify-files of 40 PDFs (1,000 pages) vs pdftotext (goal ≤ 1.5×),
+    verify-notes of 100 PDFs of 2 MiB: cores busy, main process RSS (goal ≤ 150 MB), and of 48
+    PDFs of 24 MiB requested at once: main process RSS (goal ≤ 200 MB)
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         11: ("documents", lambda: bench_docs.figure(
             1000 if quick else 10_000, repeats=1 if quick else 3, log=log)),
         12: ("PDF sources", lambda: bench_pdf.figure(
-            repeats=1 if quick else 3, count=30 if quick else 100, log=log)),
+            repeats=1 if quick else 3, count=30 if quick else 100,
+            large=12 if quick else 48, log=log)),
     }
     failed = False
     for number in sorted(chosen):

@@ -11,7 +11,7 @@ import select
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TextIO
@@ -26,9 +26,11 @@ from tracecite.checks.parse_pool import ParsePool
 from tracecite.checks.quotes import QuoteCheck, QuoteChecks
 from tracecite.checks.web import WebLoader
 from tracecite.codes import Code
+from tracecite.fetch.budget import ByteBudget
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.hosts import HostSlots
 from tracecite.findings import Counts
+from tracecite.pdf.reader import PdfReader
 from tracecite.progress import BarProgress, progress_for
 from tracecite.visible import MAX_FORMATTING
 
@@ -286,6 +288,30 @@ def test_a_web_run_whose_links_all_name_pdfs_forks_no_html_workers_yet_parses_ht
                  parse_workers=2)
     assert started == []  # no HTML parse worker: none of the links is expected to be HTML
     assert [(f.record, f.code) for f in result.findings] == [(2, Code.QUOTE_NOT_ON_PAGE)]
+
+
+def test_a_pdf_gives_its_loading_budget_back_before_it_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The loader's reservation (tracecite.fetch.budget) goes to the parse pool with the body,
+    # which gives it back once it counts the body itself, before any worker reads it.
+    budgets = [ByteBudget(100) for _ in range(3)]  # one each, to tell whose is held
+    pages = {f"r/{n}.pdf": Loaded(MatchKind.PDF, b"%PDF-1.7 " + bytes([n]),
+                                  held=budget.reserve(10))
+             for n, budget in enumerate(budgets)}
+    held_when_read: dict[int, int] = {}
+
+    def read(reader: PdfReader, body: Callable[[], bytes]) -> tuple[str, ...]:
+        n = body()[-1]
+        held_when_read[n] = budgets[n].used
+        return ("alpha beta",)
+
+    monkeypatch.setattr(PdfReader, "raw_pages_of", read)
+    monkeypatch.setattr(PdfReader, "start", lambda self: None)
+    result = run(NamedLoads(dict(pages)), [check("alpha beta", t, record=n)
+                                           for n, t in enumerate(pages, 1)])
+    assert result.findings == ()
+    assert held_when_read == {0: 0, 1: 0, 2: 0}  # the pages dict still has every Loaded
 
 
 def test_a_web_run_with_any_link_not_named_pdf_starts_the_html_workers(

@@ -16,6 +16,7 @@ import pytest
 import trustme
 
 from tests.fetch.servers import HTTPTestServer, RawServer, Reply, Servers, server_tls_context
+from tracecite.fetch.budget import ByteBudget
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.fetcher import PinnedFetcher
 from tracecite.fetch.options import ConnectTo, FetchOptions
@@ -86,7 +87,8 @@ def make_fetcher(ca_path: str) -> Iterator[MakeFetcher]:
     """Build a fetcher that reaches example.test:80 and :443 on local ports (closed at teardown).
 
     ``http``/``https``: local ports for example.test; ``routes``: more ``ConnectTo`` rules;
-    ``allow``: ``allow_net`` (127.0.0.1/32 by default); ``trust``: whether to pass the test CA.
+    ``allow``: ``allow_net`` (127.0.0.1/32 by default); ``trust``: whether to pass the test CA;
+    ``pdf_loads``: the fetcher's budget of PDFs loading at once.
     Other keyword arguments go to `FetchOptions`.
     """
     fetchers: list[PinnedFetcher] = []
@@ -99,6 +101,7 @@ def make_fetcher(ca_path: str) -> Iterator[MakeFetcher]:
         allow: Sequence[ipaddress.IPv4Network | ipaddress.IPv6Network] = (LOOPBACK,),
         trust: bool = True,
         resolver: Callable[[str, int], Sequence[str]] = no_dns,
+        pdf_loads: ByteBudget | None = None,
         **options: Any,
     ) -> PinnedFetcher:
         rules = list(routes)
@@ -114,6 +117,7 @@ def make_fetcher(ca_path: str) -> Iterator[MakeFetcher]:
                 **options,
             ),
             resolver=resolver,
+            pdf_loads=pdf_loads,
         )
         fetchers.append(fetcher)
         return fetcher

@@ -15,6 +15,7 @@ import pytest
 from tests.pdf.make_pdfs import Made
 from tracecite.checks.kinds import MatchKind
 from tracecite.checks.parse_pool import HandedOver, ParsePool, Verdict
+from tracecite.fetch.budget import ByteBudget
 from tracecite.findings import Diagnosis
 from tracecite.matching import normalise
 from tracecite.pdf.reader import PdfError, PdfReader
@@ -108,3 +109,20 @@ def test_a_body_handed_over_is_taken_once() -> None:
     assert handed.take() == b"%PDF-1.7"
     with pytest.raises(RuntimeError):
         handed.take()
+
+
+def test_a_pdf_gives_its_loading_budget_back_once_the_pool_counts_it(
+        pdfs: dict[str, Made], held: Held) -> None:
+    # The budget of PDFs loading at once bounds the bodies before the pool has them; from then
+    # on the pool's own bound holds (memory, then disk): waiting for a worker holds none of it.
+    made = pdfs["one-column"]
+    data = made.path.read_bytes()
+    budget = ByteBudget(10 * len(data))
+    with ParsePool(1, pdf_held=len(data) + 1) as pool, ThreadPoolExecutor(3) as threads:
+        futures = [threads.submit(lambda: pool.submit(
+            MatchKind.PDF, HandedOver(data, budget.reserve(len(data))),
+            [normalise(made.found[0])]).result()) for _ in range(3)]
+        held.wait_for(3)  # in memory, on disk, on disk; none of them read yet
+        assert budget.used == 0
+        held.gate.set()
+        assert [future.result(30) for future in futures] == [[True]] * 3

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `ch
     from concurrent.futures import Future
 
     from tracecite.checks.diagnosis import HtmlPage
+    from tracecite.fetch.budget import Held
     from tracecite.pdf.reader import PdfReader
     from tracecite.workers import WorkerPool
 
@@ -189,8 +190,9 @@ class HandedOver:
     loader keeps this wrapper, never the bytes), so a body that waits on disk is not also
     kept in memory by the caller's frame."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, held: Held | None = None) -> None:
         self._data: bytes | None = data
+        self._held = held  # its share of the budget of PDFs loading (tracecite.fetch.budget)
 
     def take(self) -> bytes:
         """The body, once; the wrapper is empty after."""
@@ -198,6 +200,12 @@ class HandedOver:
         if data is None:
             raise RuntimeError("the PDF body was already taken")
         return data
+
+    def release(self) -> None:
+        """Give back the body's share of the budget of PDFs loading: the pool counts it now."""
+        held, self._held = self._held, None
+        if held is not None:
+            held.release()
 
 
 class _Spooled:
@@ -249,6 +257,7 @@ class _PdfBodies:
             if kept:
                 self._in_memory += size
         spooled = None if kept else self._spool(data)
+        handed.release()  # counted here from now on, in memory or on disk
         if spooled is not None:
             del data  # on disk now: the only copy in memory goes
 

@@ -97,4 +97,4 @@ class WebLoader:
         info = LoadInfo(final_url=page.final_url, attempts=attempts)
         kind = MatchKind.PDF if isinstance(page.text, bytes) else kind_of(page.media_type)
         return Loaded(kind, page.text, info, status=page.status,
-                      etag=page.etag, last_modified=page.last_modified)
+                      etag=page.etag, last_modified=page.last_modified, held=page.held)

@@ -44,12 +44,14 @@ Decisions the specification leaves open:
 from __future__ import annotations
 
 import re
+import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from urllib3 import BaseHTTPResponse
 
 from tracecite.codes import Code
+from tracecite.fetch.budget import ByteBudget, Held
 from tracecite.fetch.connection import FetchClock
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.failures import network_errors
@@ -86,12 +88,17 @@ def is_json_type(media_type: str) -> bool:
 
 
 def read_body(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int,
-              max_pdf_bytes: int | None = None) -> tuple[str, str | bytes]:
-    """The media type (``""`` when absent) and the text of a page's body, or a PDF's bytes.
+              max_pdf_bytes: int | None = None, budget: ByteBudget | None = None,
+              ) -> tuple[str, str | bytes, Held | None]:
+    """The media type (``""`` when absent) and the text of a page's body, or a PDF's bytes,
+    with what the PDF holds of ``budget`` (None for a page, or without a budget).
 
     Everything that can be refused from the headers (type, codings, a ``Content-Length`` over
     the cap) is refused before the body is read; the charset is decided with the bytes. A PDF
-    may be as large as ``max_pdf_bytes`` (when larger than ``max_bytes``).
+    may be as large as ``max_pdf_bytes`` (when larger than ``max_bytes``). Before a PDF's body
+    is read, its size is reserved from ``budget`` (:mod:`tracecite.fetch.budget`); the time
+    spent waiting for it is added to the deadline, since the site did not take it. The caller
+    releases the reservation once the body is handed over.
     """
     pdf_cap = max(max_bytes, max_pdf_bytes or 0)
     media_type, charset = _content_type(response)
@@ -105,28 +112,70 @@ def read_body(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int,
     header_cap = pdf_cap if media_type in (PDF_TYPE, "") else max_bytes
     if length is not None and length > header_cap:
         raise FetchError(Code.TOO_LARGE, f"Content-Length {length} is over {header_cap} bytes")
+    # A PDF's size is reserved before its body is read: an untyped one's once it shows %PDF-.
+    reservation = _Reservation(budget, clock, pdf_cap if codings or length is None
+                               else min(length, pdf_cap))
     cap = _Cap(pdf_cap if media_type == PDF_TYPE else max_bytes,
-               pdf_cap if media_type == "" else None)
-    body = _read_bytes(response, codings, clock, cap)
-    if media_type == PDF_TYPE or (media_type == "" and is_pdf(body)):
-        return media_type, bytes(body)
-    return media_type, _text(body, charset)
+               pdf_cap if media_type == "" else None, reservation.make)
+    try:
+        if media_type == PDF_TYPE:
+            reservation.make()
+        body = _read_bytes(response, codings, clock, cap)
+        if media_type == PDF_TYPE or (media_type == "" and is_pdf(body)):
+            return media_type, bytes(body), reservation.take()
+        return media_type, _text(body, charset), None
+    finally:
+        reservation.release()  # what the caller was not given: a failed read's
+
+
+class _Reservation:
+    """A PDF's reservation of ``size`` bytes from ``budget``, made once the body is known to be
+    a PDF (:meth:`make`), the wait added to the clock's deadline."""
+
+    def __init__(self, budget: ByteBudget | None, clock: FetchClock, size: int) -> None:
+        self._budget = budget
+        self._clock = clock
+        self._size = size
+        self._held: Held | None = None
+
+    def make(self) -> None:
+        """Reserve the bytes (once)."""
+        if self._budget is None or self._held is not None:
+            return
+        started = time.monotonic()
+        self._held = self._budget.reserve(self._size)
+        self._clock.deadline += time.monotonic() - started
+
+    def take(self) -> Held | None:
+        """The reservation, now the caller's to release."""
+        held, self._held = self._held, None
+        return held
+
+    def release(self) -> None:
+        """Give back what is still held here."""
+        held, self._held = self._held, None
+        if held is not None:
+            held.release()
 
 
 class _Cap:
     """The body cap: ``value``, or ``pdf`` once the first decoded bytes show a PDF (an
     untyped body); the wire allows the larger until then."""
 
-    def __init__(self, value: int, pdf: int | None) -> None:
+    def __init__(self, value: int, pdf: int | None,
+                 on_pdf: Callable[[], None] = lambda: None) -> None:
         self.value = value
         self.pdf = pdf
         self.wire = max(value, pdf or 0)
+        self._on_pdf = on_pdf
 
     def look(self, head: bytes) -> None:
-        """Decide the cap from the body's first decoded bytes (enough to tell a PDF)."""
+        """Decide the cap from the body's first decoded bytes (enough to tell a PDF); a PDF's
+        ``on_pdf`` is called then, before more of it is read."""
         if self.pdf is not None:
             if is_pdf(head):
                 self.value = self.pdf
+                self._on_pdf()
             self.pdf = None
             self.wire = self.value
 

@@ -50,6 +50,7 @@ from urllib3.util import Timeout
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy, Resolver, system_resolver
 from tracecite.fetch.body import ACCEPT, ACCEPT_ENCODING, drain_short_body, read_body, read_head
+from tracecite.fetch.budget import ByteBudget, Held
 from tracecite.fetch.ca_bundle import load_ca_bundle
 from tracecite.fetch.connection import (
     FetchClock,
@@ -92,6 +93,10 @@ class Page:
     last_modified: str | None = None
     """The page's validators, for a conditional request next time
     (docs/web-over-time.md#the-cache)."""
+    held: Held | None = field(default=None, compare=False, repr=False)
+    """A PDF's share of the fetcher's budget of PDF bodies loading at once
+    (:mod:`tracecite.fetch.budget`): released by whoever hands the body over, or when the page
+    is dropped."""
 
 
 _PoolKey = tuple[str, str, int, str]  # scheme, IP address, port, host name (SNI and Host)
@@ -111,12 +116,15 @@ class PinnedFetcher:
     connections.
 
     ``resolver`` answers ``(host, port)`` with IP strings; tests inject one so that nothing
-    outside loopback is ever asked or reached.
+    outside loopback is ever asked or reached. ``pdf_loads``: the budget of PDF bodies loading
+    at once (:mod:`tracecite.fetch.budget`), the fetcher's own by default.
     """
 
-    def __init__(self, options: FetchOptions, resolver: Resolver = system_resolver) -> None:
+    def __init__(self, options: FetchOptions, resolver: Resolver = system_resolver, *,
+                 pdf_loads: ByteBudget | None = None) -> None:
         self._options = options
         self._resolver = resolver
+        self._pdf_loads = ByteBudget() if pdf_loads is None else pdf_loads
         self._policy = AddressPolicy(allow=options.allow_net)
         # The bundle now (a ValueError when it cannot be loaded): the one the run's settings
         # check loaded, or read here; the system store is added with the first https pool.
@@ -340,14 +348,14 @@ class PinnedFetcher:
         if refreshed is not None:
             drain_short_body(response, clock)
             return refreshed
-        media_type, text = read_body(response, clock, self._options.max_bytes,
-                                     self._options.max_pdf_bytes)
+        media_type, text, held = read_body(response, clock, self._options.max_bytes,
+                                           self._options.max_pdf_bytes, self._pdf_loads)
         if media_type in _HTML_TYPES and isinstance(text, str):
             refreshed = _refreshed(target, meta_refresh(text), last=last)
             if refreshed is not None:
                 return refreshed
         return Page(url=target.url, status=status, media_type=media_type, text=text, etag=etag,
-                    last_modified=modified)
+                    last_modified=modified, held=held)
 
 
 def _next(target: Target, location: str | None, *, last: bool) -> Target:

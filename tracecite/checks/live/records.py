@@ -9,6 +9,7 @@ from typing import Protocol
 
 from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.quotes import LoadInfo
+from tracecite.fetch.budget import Held
 from tracecite.fetch.hosts import HostSlots
 from tracecite.findings import Counts, Finding
 
@@ -51,6 +52,9 @@ class Loaded:
     status: int = 200
     etag: str | None = None
     last_modified: str | None = None
+    held: Held | None = field(default=None, compare=False, repr=False)
+    """A PDF's share of the budget of PDF bodies loading at once, released once the parse
+    pool has the body (:mod:`tracecite.fetch.budget`)."""
 
 
 @dataclass(frozen=True)
