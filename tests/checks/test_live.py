@@ -4,6 +4,7 @@ terminal gets. The loaders here are test doubles of the Loader protocol."""
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import queue
@@ -312,6 +313,27 @@ def test_a_pdf_gives_its_loading_budget_back_before_it_is_read(
                                            for n, t in enumerate(pages, 1)])
     assert result.findings == ()
     assert held_when_read == {0: 0, 1: 0, 2: 0}  # the pages dict still has every Loaded
+
+
+def test_a_pdf_that_cannot_be_handed_over_gives_its_loading_budget_back_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A bug after the load (here the hand-over) ends the run; the body's reservation must not
+    # wait for the error's traceback to be collected, or loads waiting for room would hang.
+    budget = ByteBudget(100)
+    page = Loaded(MatchKind.PDF, b"%PDF-1.7", held=budget.reserve(10))
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("broken hand-over")
+
+    monkeypatch.setattr(ParsePool, "submit", broken)
+    gc.disable()
+    try:
+        with pytest.raises(RuntimeError, match="broken hand-over"):
+            run(NamedLoads({"r/a.pdf": page}), [check("x", "r/a.pdf")])
+        assert budget.used == 0
+    finally:
+        gc.enable()
 
 
 def test_a_web_run_with_any_link_not_named_pdf_starts_the_html_workers(

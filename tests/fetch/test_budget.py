@@ -74,6 +74,21 @@ def test_a_release_counts_once_and_a_dropped_reservation_is_released() -> None:
     assert budget.used == 0
 
 
+def test_a_reservation_may_be_given_back_inside_a_reserve_of_the_same_thread() -> None:
+    # The garbage collector may drop a reservation (and so give it back) at any point of any
+    # thread, reserve() included: that must not wait for the lock this thread holds.
+    budget = ByteBudget(100)
+    held = budget.reserve(10)
+
+    def collected_inside_reserve() -> None:
+        with budget._changed:
+            held.release()
+
+    thread, done = _in_thread(collected_inside_reserve)
+    thread.join(5)
+    assert done == [None] and budget.used == 0
+
+
 # --------------------------------------------------------------------------------------------
 # What the fetcher reserves
 

@@ -250,14 +250,16 @@ class _PdfBodies:
              ) -> list[Verdict]:
         """Match ``quotes`` in the PDF ``handed`` over, read by one of ``reader``'s workers;
         raises :class:`~tracecite.pdf.reader.PdfError`."""
-        data = handed.take()
-        size = len(data)
-        with self._lock:
-            kept = self._in_memory == 0 or self._in_memory + size <= self._held
-            if kept:
-                self._in_memory += size
-        spooled = None if kept else self._spool(data)
-        handed.release()  # counted here from now on, in memory or on disk
+        try:
+            data = handed.take()
+            size = len(data)
+            with self._lock:
+                kept = self._in_memory == 0 or self._in_memory + size <= self._held
+                if kept:
+                    self._in_memory += size
+            spooled = None if kept else self._spool(data)
+        finally:
+            handed.release()  # counted here from now on, in memory or on disk
         if spooled is not None:
             del data  # on disk now: the only copy in memory goes
 

@@ -44,7 +44,9 @@ class ByteBudget:
     def __init__(self, total: int = PDF_LOADING) -> None:
         self.total = total
         self._used = 0
-        self._changed = threading.Condition(threading.Lock())
+        # Reentrant: a reservation dropped by the garbage collector gives its bytes back in
+        # whatever thread collects it, which may be inside reserve() here.
+        self._changed = threading.Condition(threading.RLock())
 
     @property
     def used(self) -> int:

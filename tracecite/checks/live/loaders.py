@@ -218,10 +218,12 @@ class LoaderThreads:
         tally = self._tally
         validators = tally.validators(k) if tally is not None else None
         fetched: Fetched | None = None
+        held = None  # a PDF's share of the budget of PDFs loading (tracecite.fetch.budget)
         try:
             target = self._checks.target(group[0])
             loaded = (self._loader.load(target, claimed=claimed) if validators is None else
                       self._loader.load(target, claimed=claimed, validators=validators))
+            held = loaded.held
             if len(loaded.text) >= LARGE_PAGE and not self._buffers_returned:
                 self._large_page()
             if tally is not None and tally.caching:
@@ -246,6 +248,8 @@ class LoaderThreads:
                 raise
             del text
         except BaseException as error:  # settled (FetchError) or raised (a bug) by the run
+            if held is not None:  # now, not when the error's traceback is collected
+                held.release()
             self._done.put(LoadFailed(k, error))
             return
         kept = quotes if fetched is not None else None  # the cache stores their verdicts
