@@ -9,6 +9,7 @@ is native code, and a PDF that crashes or exhausts it must cost that source only
 
 from __future__ import annotations
 
+import enum
 import threading
 from collections.abc import Sequence
 from types import TracebackType
@@ -310,6 +311,15 @@ class _PdfBodies:
             body.close()
 
 
+class _Stage(enum.Enum):
+    """Where a :class:`ParsePool`'s workers are."""
+
+    NOT_STARTED = "not started"
+    FORKED = "forked"  # by fork_now(): nothing asked of them yet
+    TO_PREPARE = "to prepare"  # forked by start(): they import the HTML parser at prepare()
+    PREPARED = "prepared"  # asked to import the HTML parser
+
+
 class ParsePool:
     """Worker processes for HTML parsing, one per core (:func:`~tracecite.workers.cores`),
     started by :meth:`start` (or :meth:`fork_now`) or on first use.
@@ -332,9 +342,7 @@ class ParsePool:
         self._closed = False
         self._pdf: PdfReader | None = None  # started with the first PDF
         self._pdf_bodies = _PdfBodies(pdf_held)  # the PDFs waiting for it or with it
-        self._prepare_pending = False  # forked by start(), the parser not imported yet
-        self._launched = False  # the workers started by start() or fork_now()
-        self._prepared = False  # the workers asked to import the HTML parser
+        self._stage = _Stage.NOT_STARTED
         # Read here, on the run's thread, never on a loader thread's (see start_method).
         self._method = start_method() if self._workers >= 2 else "none"
 
@@ -367,7 +375,8 @@ class ParsePool:
         """
         if self.forks:
             self._launch(prepare=False)
-            self._prepare_pending = not self._prepared
+            if self._stage is _Stage.FORKED:
+                self._stage = _Stage.TO_PREPARE
         else:
             self._launch(prepare=True)
 
@@ -384,7 +393,7 @@ class ParsePool:
     def launched(self) -> bool:
         """Whether the workers were started (:meth:`start`, :meth:`fork_now`): then this
         process has a thread of the pool's, and anything it forks later is unsafe."""
-        return self._launched
+        return self._stage is not _Stage.NOT_STARTED
 
     def start_pdf(self) -> None:
         """Start the PDF workers now, when the run's sources name PDFs: each loads the PDF
@@ -394,19 +403,17 @@ class ParsePool:
     def prepare(self) -> None:
         """Have the workers :meth:`start` forked import the HTML parser now (the live run calls
         this once its loader threads are sending their first requests); else nothing."""
-        if not self._prepare_pending:
+        if self._stage is not _Stage.TO_PREPARE:
             return
-        self._prepare_pending = False
-        self._prepared = True
+        self._stage = _Stage.PREPARED
         executor = self._get_pool().executor
         for _ in range(self._workers):  # a worker per job while none idle
             executor.submit(_prepare_worker)
 
     def _launch(self, *, prepare: bool) -> None:
-        if self._workers < 2 or self._launched:
+        if self._workers < 2 or self._stage is not _Stage.NOT_STARTED:
             return
-        self._launched = True
-        self._prepared = prepare
+        self._stage = _Stage.PREPARED if prepare else _Stage.FORKED
         from contextlib import nullcontext
 
         from tracecite.stops import signals_blocked
@@ -447,7 +454,7 @@ class ParsePool:
         from concurrent.futures import Future
 
         if kind is MatchKind.HTML and self._workers >= 2 and isinstance(text, str):
-            if self._launched or not self.forks:
+            if self.launched or not self.forks:
                 return self._get_pool().executor.submit(_match_in_worker, kind, text,
                                                         list(quotes), budget)
             # Workers that would be forked now, with the run's threads running, never are:
