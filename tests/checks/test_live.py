@@ -27,7 +27,7 @@ from tracecite.checks.parse_pool import ParsePool
 from tracecite.checks.quotes import QuoteCheck, QuoteChecks
 from tracecite.checks.web import WebLoader
 from tracecite.codes import Code
-from tracecite.fetch.budget import ByteBudget
+from tracecite.fetch.body import ByteBudget
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.hosts import HostSlots
 from tracecite.findings import Counts
@@ -294,7 +294,7 @@ def test_a_web_run_whose_links_all_name_pdfs_forks_no_html_workers_yet_parses_ht
 def test_a_pdf_gives_its_loading_budget_back_before_it_is_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The loader's reservation (tracecite.fetch.budget) goes to the parse pool with the body,
+    # The loader's reservation (tracecite.fetch.body) goes to the parse pool with the body,
     # which gives it back once it counts the body itself, before any worker reads it.
     budgets = [ByteBudget(100) for _ in range(3)]  # one each, to tell whose is held
     pages = {f"r/{n}.pdf": Loaded(MatchKind.PDF, b"%PDF-1.7 " + bytes([n]),

@@ -16,7 +16,7 @@ import pytest
 import trustme
 
 from tests.fetch.servers import HTTPTestServer, RawServer, Reply, Servers, server_tls_context
-from tracecite.fetch.budget import ByteBudget
+from tracecite.fetch.body import ByteBudget
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.fetcher import PinnedFetcher
 from tracecite.fetch.options import ConnectTo, FetchOptions

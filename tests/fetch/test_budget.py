@@ -13,7 +13,7 @@ import pytest
 from tests.fetch.conftest import HTML, MakeFetcher, fetch_error
 from tests.fetch.servers import HTTPTestServer, Reply
 from tracecite.codes import Code
-from tracecite.fetch.budget import ByteBudget
+from tracecite.fetch.body import ByteBudget
 from tracecite.fetch.fetcher import Page
 
 PDF = b"%PDF-1.7\n" + bytes(range(256)) * 40  # 10,249 bytes

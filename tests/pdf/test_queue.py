@@ -15,7 +15,7 @@ import pytest
 from tests.pdf.make_pdfs import Made
 from tracecite.checks.kinds import MatchKind
 from tracecite.checks.parse_pool import HandedOver, ParsePool, Verdict
-from tracecite.fetch.budget import ByteBudget
+from tracecite.fetch.body import ByteBudget
 from tracecite.findings import Diagnosis
 from tracecite.matching import normalise
 from tracecite.pdf.reader import PdfError, PdfReader

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `ch
     from concurrent.futures import Future
 
     from tracecite.checks.diagnosis import HtmlPage
-    from tracecite.fetch.budget import Held
+    from tracecite.fetch.body import Held
     from tracecite.pdf.reader import PdfReader
     from tracecite.workers import WorkerPool
 
@@ -193,7 +193,7 @@ class HandedOver:
 
     def __init__(self, data: bytes, held: Held | None = None) -> None:
         self._data: bytes | None = data
-        self._held = held  # its share of the budget of PDFs loading (tracecite.fetch.budget)
+        self._held = held  # its share of the budget of PDFs loading (tracecite.fetch.body)
 
     def take(self) -> bytes:
         """The body, once; the wrapper is empty after."""

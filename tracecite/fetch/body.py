@@ -39,11 +39,20 @@ Decisions the specification leaves open:
   typed one (its ``Content-Length`` is checked against the PDF cap); for an untyped one, once
   its first decoded bytes are in, so an untyped body that is not a PDF stays under
   ``max_bytes``.
+- PDFs loading at once (docs/guides/pdf.md#limits): a page's text is bounded by the run's
+  loader threads times ``max_bytes``, but a PDF may be raised to 32 MiB, and dozens of such
+  loads at once would hold a gigabyte. So a PDF's load reserves its size (its
+  ``Content-Length``, or the whole cap when that is unknown or the body is compressed) from
+  one :class:`ByteBudget` of :data:`PDF_LOADING` bytes before its body is read, and the caller
+  gives it back once the run's parse pool has the body (which keeps at most its own 64 MiB in
+  memory, the rest on disk). A reservation is all or nothing, made before a single byte is
+  read, and a load that holds one never waits for another: no two loads wait on each other.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -51,7 +60,6 @@ from collections.abc import Callable, Iterable, Iterator
 from urllib3 import BaseHTTPResponse
 
 from tracecite.codes import Code
-from tracecite.fetch.budget import ByteBudget, Held
 from tracecite.fetch.connection import FetchClock
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.failures import network_errors
@@ -96,7 +104,7 @@ def read_body(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int,
     Everything that can be refused from the headers (type, codings, a ``Content-Length`` over
     the cap) is refused before the body is read; the charset is decided with the bytes. A PDF
     may be as large as ``max_pdf_bytes`` (when larger than ``max_bytes``). Before a PDF's body
-    is read, its size is reserved from ``budget`` (:mod:`tracecite.fetch.budget`); the time
+    is read, its size is reserved from ``budget`` (the module docstring); the time
     spent waiting for it is added to the deadline, since the site did not take it. The caller
     releases the reservation once the body is handed over.
     """
@@ -126,6 +134,64 @@ def read_body(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int,
         return media_type, _text(body, charset), None
     finally:
         reservation.release()  # what the caller was not given: a failed read's
+
+
+# -- the budget of PDF bodies loading at once ----------------------------------------------
+
+
+PDF_LOADING = 64 * 1024 * 1024
+"""Bytes of PDF bodies being loaded at once, at most (one body of any size always may)."""
+
+
+class Held:
+    """Bytes reserved from a :class:`ByteBudget`: given back once, by :meth:`release`, or when
+    the reservation is dropped unreleased (a caller that never hands the body over cannot keep
+    the budget for ever)."""
+
+    def __init__(self, budget: ByteBudget, size: int) -> None:
+        self._budget: ByteBudget | None = budget
+        self.size = size
+
+    def release(self) -> None:
+        """Give the bytes back; once (later calls do nothing)."""
+        budget, self._budget = self._budget, None
+        if budget is not None:
+            budget._give_back(self.size)
+
+    def __del__(self) -> None:
+        self.release()
+
+
+class ByteBudget:
+    """At most ``total`` bytes reserved at once, across threads; a reservation larger than the
+    whole budget is granted when nothing else is held."""
+
+    def __init__(self, total: int = PDF_LOADING) -> None:
+        self.total = total
+        self._used = 0
+        # Reentrant: a reservation dropped by the garbage collector gives its bytes back in
+        # whatever thread collects it, which may be inside reserve() here.
+        self._changed = threading.Condition(threading.RLock())
+
+    @property
+    def used(self) -> int:
+        """Bytes reserved now."""
+        with self._changed:
+            return self._used
+
+    def reserve(self, size: int) -> Held:
+        """Reserve ``size`` bytes, waiting until they fit."""
+        size = max(0, size)
+        with self._changed:
+            while self._used and self._used + size > self.total:
+                self._changed.wait()
+            self._used += size
+        return Held(self, size)
+
+    def _give_back(self, size: int) -> None:
+        with self._changed:
+            self._used -= size
+            self._changed.notify_all()
 
 
 class _Reservation:

@@ -49,8 +49,15 @@ from urllib3.util import Timeout
 
 from tracecite.codes import Code
 from tracecite.fetch.address_policy import AddressPolicy, Resolver, system_resolver
-from tracecite.fetch.body import ACCEPT, ACCEPT_ENCODING, drain_short_body, read_body, read_head
-from tracecite.fetch.budget import ByteBudget, Held
+from tracecite.fetch.body import (
+    ACCEPT,
+    ACCEPT_ENCODING,
+    ByteBudget,
+    Held,
+    drain_short_body,
+    read_body,
+    read_head,
+)
 from tracecite.fetch.ca_bundle import load_ca_bundle
 from tracecite.fetch.connection import (
     FetchClock,
@@ -95,7 +102,7 @@ class Page:
     (docs/web-over-time.md#the-cache)."""
     held: Held | None = field(default=None, compare=False, repr=False)
     """A PDF's share of the fetcher's budget of PDF bodies loading at once
-    (:mod:`tracecite.fetch.budget`): released by whoever hands the body over, or when the page
+    (:mod:`tracecite.fetch.body`): released by whoever hands the body over, or when the page
     is dropped."""
 
 
@@ -117,7 +124,7 @@ class PinnedFetcher:
 
     ``resolver`` answers ``(host, port)`` with IP strings; tests inject one so that nothing
     outside loopback is ever asked or reached. ``pdf_loads``: the budget of PDF bodies loading
-    at once (:mod:`tracecite.fetch.budget`), the fetcher's own by default.
+    at once (:mod:`tracecite.fetch.body`), the fetcher's own by default.
     """
 
     def __init__(self, options: FetchOptions, resolver: Resolver = system_resolver, *,

@@ -218,7 +218,7 @@ class LoaderThreads:
         tally = self._tally
         validators = tally.validators(k) if tally is not None else None
         fetched: Fetched | None = None
-        held = None  # a PDF's share of the budget of PDFs loading (tracecite.fetch.budget)
+        held = None  # a PDF's share of the budget of PDFs loading (tracecite.fetch.body)
         try:
             target = self._checks.target(group[0])
             loaded = (self._loader.load(target, claimed=claimed) if validators is None else

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tracecite.checks.kinds import MatchKind, SourceKind
 from tracecite.checks.quotes import LoadInfo
-from tracecite.fetch.budget import Held
 from tracecite.fetch.hosts import HostSlots
 from tracecite.findings import Counts, Finding
+
+if TYPE_CHECKING:  # the fetcher's body module (urllib3) is for web runs only
+    from tracecite.fetch.body import Held
 
 
 class Progress(Protocol):
@@ -54,7 +56,7 @@ class Loaded:
     last_modified: str | None = None
     held: Held | None = field(default=None, compare=False, repr=False)
     """A PDF's share of the budget of PDF bodies loading at once, released once the parse
-    pool has the body (:mod:`tracecite.fetch.budget`)."""
+    pool has the body (:mod:`tracecite.fetch.body`)."""
 
 
 @dataclass(frozen=True)
