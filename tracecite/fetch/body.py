@@ -130,7 +130,7 @@ def read_body(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int,
             reservation.make()
         body = _read_bytes(response, codings, clock, cap)
         if media_type == PDF_TYPE or (media_type == "" and is_pdf(body)):
-            return media_type, bytes(body), reservation.take()
+            return media_type, body, reservation.take()
         return media_type, _text(body, charset), None
     finally:
         reservation.release()  # what the caller was not given: a failed read's
@@ -440,23 +440,29 @@ def _wire_pieces(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int |
 
 def _read_bytes(
     response: BaseHTTPResponse, codings: list[str], clock: FetchClock, cap: _Cap,
-) -> bytearray:
+) -> bytes:
     pieces: Iterable[bytes] = _wire_pieces(response, clock, cap)
     for coding in reversed(codings):  # the last coding applied is the first to undo
         pieces = _decoded(pieces, _Inflater(coding))
-    body = bytearray()
+    # Joined once at the end: a body grown piece by piece and then copied out would take
+    # fresh pages from the system twice (large buffers are mapped anew each time), and a
+    # page fault is dearer than the copy.
+    kept: list[bytes] = []
+    size = 0
     for piece in pieces:
-        if cap.pdf is not None and len(body) + len(piece) >= len(PDF_MAGIC):
-            cap.look(bytes(body[:len(PDF_MAGIC)]) + piece[:len(PDF_MAGIC)])
-        if len(body) + len(piece) > cap.value:
+        if cap.pdf is not None and size + len(piece) >= len(PDF_MAGIC):
+            cap.look(b"".join(kept)[:len(PDF_MAGIC)] + piece[:len(PDF_MAGIC)])
+        size += len(piece)
+        if size > cap.value:
             raise FetchError(Code.TOO_LARGE, f"the decoded body is over {cap.value} bytes")
-        body += piece
+        kept.append(piece)
+    body = b"".join(kept)
     if cap.pdf is not None:  # a body shorter than the mark: not a PDF
-        cap.look(bytes(body))
+        cap.look(body)
     return body
 
 
-def _text(body: bytearray, charset: str | None) -> str:
+def _text(body: bytes, charset: str | None) -> str:
     """The body as text, or TC317 when the charset and the bytes do not make it UTF-8."""
     if (charset and charset not in _UTF8_CHARSETS
             and not body.startswith(_UTF8_BOM)  # the BOM decides over the header
