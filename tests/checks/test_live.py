@@ -9,6 +9,7 @@ import io
 import os
 import queue
 import select
+import sys
 import threading
 import time
 from collections import Counter
@@ -370,6 +371,25 @@ def test_freed_buffers_are_returned_once_the_first_large_page_is_loaded(
 # A page that parses only within a generous budget, and one past the formatting-element limit.
 SLOW_PAGE = "<p>SECRET quick brown fox</p>" * 50
 TOO_MANY_FORMATTING = "<p>" + "".join(f"<b id={i}>" for i in range(MAX_FORMATTING + 1)) + "SECRET"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_freed_buffers_go_back_at_once_but_each_heap_keeps_a_few_mib(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ctypes
+
+    calls: list[tuple[int, int]] = []
+
+    class Libc:
+        def mallopt(self, option: int, value: int) -> int:
+            calls.append((option, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Libc())
+    live._return_freed_buffers()
+    # M_MMAP_THRESHOLD at its default (fixed), M_TRIM_THRESHOLD above the pieces of a body
+    assert calls == [(-3, 128 * 1024), (-1, live.KEPT_FREE)]
 
 
 @pytest.mark.parametrize("workers", [1, 2], ids=["in-thread", "worker-processes"])
