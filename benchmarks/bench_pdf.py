@@ -3,6 +3,8 @@
 - ``verify-files`` over 40 local reports of 25 pages (1,000 pages) against poppler's
   ``pdftotext`` over the same files, run with as many at once as there are cores (``xargs
   -P``), interleaved; goal: at most 1.5× its time. Skipped, saying so, without ``pdftotext``.
+  Beside them, PDFium's text alone of the same files, one bare interpreter per core
+  (``pdfium_text.py``): the floor of any tool that reads PDFs with PDFium.
 - ``verify-notes`` of 100 PDFs of 2 MiB each (``--max-pdf-bytes`` raised a little over it) on a
   loopback server: how busy the cores are (CPU time of TraceCite and its PDF workers ÷ wall time
   ÷ cores) and the main process's peak RSS; goal: at most 150 MB.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -68,7 +71,12 @@ def _files_rows(table: Table, repeats: int, log: Log) -> None:
         if which("pdftotext"):
             peer = ["sh", "-c", f"ls {folder}/*.pdf | xargs -P {os.cpu_count() or 1} -I F "
                                 "pdftotext -q F /dev/null"]
-        times: dict[str, list[float]] = {"tracecite": [], "pdftotext": []}
+        # PDFium alone, a bare interpreter for each core's share of the files: the floor.
+        cores = os.cpu_count() or 1
+        share = -(-len(pdfs) // cores)
+        floor = ["sh", "-c", f"ls {folder}/*.pdf | xargs -P {cores} -n {share} "
+                             f"{sys.executable} {Path(__file__).with_name('pdfium_text.py')}"]
+        times: dict[str, list[float]] = {"tracecite": [], "pdftotext": [], "pdfium": []}
         log(f"  {len(pdfs)} PDFs, {len(pdfs) * 25} pages, {size / MB:.1f} MB: "
             f"{repeats} run(s) …")
         matched = 0
@@ -79,6 +87,7 @@ def _files_rows(table: Table, repeats: int, log: Log) -> None:
             times["tracecite"].append(run.wall)
             if peer is not None:
                 times["pdftotext"].append(measure(peer).wall)
+            times["pdfium"].append(measure(floor).wall)
     ours_time = median(times["tracecite"])
     quotes_total = sum(len(q) for q in quotes.values())
     if peer is None:
@@ -86,11 +95,16 @@ def _files_rows(table: Table, repeats: int, log: Log) -> None:
                   f"{matched}/{quotes_total} quotes")
         table.note("pdftotext is not installed (Debian: poppler-utils): the peer is skipped")
         return
-    theirs = median(times["pdftotext"])
+    theirs, engine = median(times["pdftotext"]), median(times["pdfium"])
     table.add("verify-files, 40 PDFs (1,000 pages)", seconds(ours_time), seconds(theirs),
               f"{ratio(ours_time / theirs)} (≤ {TIME_GOAL:g}× "
               f"{verdict(ours_time <= TIME_GOAL * theirs)})",
               f"{matched}/{quotes_total} quotes")
+    table.add("  PDFium's text alone, the same files", seconds(engine), seconds(theirs),
+              f"{ratio(engine / theirs)}", "")
+    table.note("PDFium's text alone: the engine in a bare interpreter per core, each reading "
+               "its share of the files (benchmarks/pdfium_text.py), and nothing else: the "
+               "floor of any tool that reads PDFs with PDFium")
 
 
 def _notes_rows(table: Table, count: int, log: Log) -> None:
@@ -105,16 +119,20 @@ def _notes_rows(table: Table, count: int, log: Log) -> None:
         log(f"  verify-notes of {count} PDFs of {len(data) / MB:.1f} MB …")
         cmd = [*tracecite_command(), "verify-notes", str(notes), "--json", "--no-progress",
                "--max-pdf-bytes", str(3 * MB), *connect_flags(server.port)]
+        served = server.cpu()
         run = measure(cmd, tree=True)
+        served = server.cpu() - served
     report = json.loads(run.stdout)
     live = report["summary"]["live"]
     cores = os.cpu_count() or 1
     busy = run.cpu / run.wall / cores
     table.add(f"verify-notes, {count} PDFs of 2 MiB", seconds(run.wall),
-              f"cores busy {busy:.0%}",
+              f"cores busy {busy:.0%}, {(run.cpu + served) / run.wall / cores:.0%} "
+              "with the server",
               f"main RSS {megabytes(run.peak_rss)} (≤ 150 MB {verdict(run.peak_rss <= RSS_GOAL)})",
               f"{live['matched']}/{live['checked']} quotes")
     table.note(f"cores busy: CPU time of TraceCite and its PDF workers ÷ wall time ÷ {cores} "
+               f"cores, then with the loopback server's ({served:.2f} s), which shares the "
                f"cores; at most {run.tree_procs} processes at once; whole tree's peak RSS "
                f"{megabytes(run.tree_rss)}")
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import threading
 import time
 from collections import Counter
@@ -126,6 +127,19 @@ class BenchServer:
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
+
+    def cpu(self) -> float:
+        """CPU seconds the server's thread has used so far (Linux: from ``/proc``; 0 elsewhere):
+        on a machine of few cores it shares them with the command it serves."""
+        thread = self._thread
+        if thread is None or thread.native_id is None:
+            return 0.0
+        try:
+            with open(f"/proc/self/task/{thread.native_id}/stat", encoding="ascii") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def reset(self) -> ServerStats:
         """Return the counts so far and start counting afresh."""
