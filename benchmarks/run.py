@@ -28,7 +28,7 @@ linkinator is installed from npm into ``benchmarks/node_modules`` on first use.
     ``verify-notes`` of a notes file with the same citations (goals ≤ 2× and ≤ 1.1×, ≤ 150 MB)
 12. PDF sources: verify-files of 40 PDFs (1,000 pages) vs pdftotext (goal ≤ 1.5×),
     verify-notes of 100 PDFs of 2 MiB: cores busy, main process RSS (goal ≤ 150 MB), and of 48
-    PDFs of 24 MiB requested at once: main process RSS (goal ≤ 200 MB)
+    PDFs of 24 MiB requested at once: main process RSS (goal ≤ 256 MB)
 """
 
 from __future__ import annotations
