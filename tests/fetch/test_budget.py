@@ -63,6 +63,20 @@ def test_a_reservation_larger_than_the_budget_is_granted_when_nothing_is_held() 
     assert len(done) == 1
 
 
+def test_a_thread_that_holds_a_reservation_never_waits_for_another() -> None:
+    budget = ByteBudget(100)
+    first = budget.reserve(80)
+    second = budget.reserve(80)  # this thread would otherwise wait for itself for ever
+    assert budget.used == 160
+    thread, done = _in_thread(lambda: budget.reserve(10))  # another thread still waits
+    thread.join(0.2)
+    assert done == []
+    first.release()
+    second.release()
+    thread.join(5)
+    assert len(done) == 1 and budget.used == 10
+
+
 def test_a_release_counts_once_and_a_dropped_reservation_is_released() -> None:
     budget = ByteBudget(100)
     held = budget.reserve(70)

@@ -144,19 +144,20 @@ PDF_LOADING = 64 * 1024 * 1024
 
 
 class Held:
-    """Bytes reserved from a :class:`ByteBudget`: given back once, by :meth:`release`, or when
-    the reservation is dropped unreleased (a caller that never hands the body over cannot keep
-    the budget for ever)."""
+    """Bytes reserved from a :class:`ByteBudget` by one thread: given back once, by
+    :meth:`release`, or when the reservation is dropped unreleased (a caller that never hands
+    the body over cannot keep the budget for ever)."""
 
-    def __init__(self, budget: ByteBudget, size: int) -> None:
+    def __init__(self, budget: ByteBudget, size: int, thread: int) -> None:
         self._budget: ByteBudget | None = budget
         self.size = size
+        self.thread = thread
 
     def release(self) -> None:
         """Give the bytes back; once (later calls do nothing)."""
         budget, self._budget = self._budget, None
         if budget is not None:
-            budget._give_back(self.size)
+            budget._give_back(self)
 
     def __del__(self) -> None:
         self.release()
@@ -164,11 +165,13 @@ class Held:
 
 class ByteBudget:
     """At most ``total`` bytes reserved at once, across threads; a reservation larger than the
-    whole budget is granted when nothing else is held."""
+    whole budget is granted when nothing else is held. A thread that holds a reservation is
+    never made to wait for another: it would wait for itself."""
 
     def __init__(self, total: int = PDF_LOADING) -> None:
         self.total = total
         self._used = 0
+        self._holders: dict[int, int] = {}  # thread → reservations it holds
         # Reentrant: a reservation dropped by the garbage collector gives its bytes back in
         # whatever thread collects it, which may be inside reserve() here.
         self._changed = threading.Condition(threading.RLock())
@@ -182,15 +185,21 @@ class ByteBudget:
     def reserve(self, size: int) -> Held:
         """Reserve ``size`` bytes, waiting until they fit."""
         size = max(0, size)
+        thread = threading.get_ident()
         with self._changed:
-            while self._used and self._used + size > self.total:
+            while (self._used and self._used + size > self.total
+                   and thread not in self._holders):
                 self._changed.wait()
             self._used += size
-        return Held(self, size)
+            self._holders[thread] = self._holders.get(thread, 0) + 1
+        return Held(self, size, thread)
 
-    def _give_back(self, size: int) -> None:
+    def _give_back(self, held: Held) -> None:
         with self._changed:
-            self._used -= size
+            self._used -= held.size
+            left = self._holders.pop(held.thread, 1) - 1
+            if left:
+                self._holders[held.thread] = left
             self._changed.notify_all()
 
 
