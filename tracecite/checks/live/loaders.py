@@ -237,8 +237,7 @@ class LoaderThreads:
             kind, info = loaded.kind, loaded.info
             # The page is the parser's from here: this frame keeps no reference to it (a PDF
             # that waits for a worker may wait on disk, docs/guides/pdf.md#limits).
-            text = (HandedOver(loaded.text, loaded.held) if isinstance(loaded.text, bytes)
-                    else loaded.text)
+            text = HandedOver(loaded.text, held) if isinstance(loaded.text, bytes) else loaded.text
             del loaded
             self._parse_slots.acquire()
             try:
