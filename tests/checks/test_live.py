@@ -303,7 +303,7 @@ def test_a_pdf_gives_its_loading_budget_back_before_it_is_read(
              for n, budget in enumerate(budgets)}
     held_when_read: dict[int, int] = {}
 
-    def read(reader: PdfReader, body: Callable[[], bytes]) -> tuple[str, ...]:
+    def read(reader: PdfReader, body: Callable[[], bytes], quotes: Any = ()) -> tuple[str, ...]:
         n = body()[-1]
         held_when_read[n] = budgets[n].used
         return ("alpha beta",)

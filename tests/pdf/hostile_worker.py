@@ -29,10 +29,10 @@ def main() -> int:
     how = sys.argv.pop(1)
     real = text.read_pages
 
-    def read_pages(data: Any, max_pages: int) -> tuple[str, ...]:
+    def read_pages(data: Any, max_pages: int, quotes: Any = ()) -> tuple[str, ...]:
         if b"benign" not in bytes(data):  # the worker hands over a ctypes buffer
             _misbehave(how)
-        return real(data, max_pages)
+        return real(data, max_pages, quotes)
 
     text.read_pages = read_pages
     return worker.main()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -30,10 +30,11 @@ class Held:
         self.files: list[Any] = []
         real, made_file = PdfReader.raw_pages_of, tempfile.TemporaryFile
 
-        def held_back(reader: PdfReader, body: Callable[[], bytes]) -> tuple[str, ...]:
+        def held_back(reader: PdfReader, body: Callable[[], bytes],
+                      quotes: Sequence[str] = ()) -> tuple[str, ...]:
             self.arrived.release()
             self.gate.wait(30)
-            return real(reader, body)
+            return real(reader, body, quotes)
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             self.files.append(made_file(*args, **kwargs))

@@ -158,7 +158,7 @@ def test_a_worker_that_cannot_start_costs_that_pdf_only(pdfs: dict[str, Made]) -
 def test_an_engine_error_of_any_kind_is_that_pdfs_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     from tracecite.pdf import text, worker
 
-    def broken(data: bytes, max_pages: int) -> tuple[str, ...]:
+    def broken(data: bytes, max_pages: int, quotes: object = ()) -> tuple[str, ...]:
         raise ValueError("something inside the engine")
 
     monkeypatch.setattr(text, "read_pages", broken)
@@ -298,3 +298,46 @@ def test_a_forked_worker_ends_when_the_run_is_killed(tmp_path: Path) -> None:
     while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
         time.sleep(0.05)
     assert not any(_alive(pid) for pid in workers)
+
+
+# ---- reading a PDF for its quotes: up to the page by which every one is found ---------------
+
+
+def _read_for(made: Made, quotes: list[str]) -> tuple[str, ...]:
+    from tracecite.pdf.text import read_pages
+
+    return read_pages(made.path.read_bytes(), 2000, [normalise(q) for q in quotes])
+
+
+def test_a_pdf_is_read_up_to_the_page_by_which_every_quote_is_found(
+        pdfs: dict[str, Made]) -> None:
+    long = pdfs["long"]  # page 1, 150 and 300 hold one of its sentences each
+    first, middle, last = long.found
+    assert len(_read_for(long, [first])) == 1
+    assert len(_read_for(long, [middle, first])) == 150
+    assert len(_read_for(long, [last])) == long.pages
+    assert len(_read_for(long, [first, *long.altered])) == long.pages  # a miss reads them all
+    assert len(_read_for(long, [])) == long.pages
+    # A quote across a page break is found with the page it ends on.
+    assert len(_read_for(pdfs["page-break"], list(pdfs["page-break"].found))) == 2
+
+
+def test_reading_up_to_the_quotes_gives_the_verdicts_of_every_page(
+        pdfs: dict[str, Made]) -> None:
+    from tracecite.checks.parse_pool import match_pages
+    from tracecite.pdf.text import read_pages
+
+    for name, made in pdfs.items():
+        if made.unreadable is not None:
+            continue
+        quotes = [normalise(q) for q in (*made.found, *made.altered)]
+        for chosen in ([q] for q in quotes):
+            every = read_pages(made.path.read_bytes(), 2000)
+            assert match_pages(_read_for(made, chosen), chosen) == match_pages(every, chosen), name
+
+
+def test_the_run_sends_the_quotes_with_the_pdf(pdfs: dict[str, Made]) -> None:
+    long = pdfs["long"]
+    with PdfReader(1) as reader:
+        pages = reader.raw_pages(long.path.read_bytes(), [normalise(long.found[1])])
+    assert len(pages) == 150

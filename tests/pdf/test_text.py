@@ -56,3 +56,25 @@ def test_no_engine_no_version(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setitem(sys.modules, "pypdfium2", None)
     assert engine_version() is None
+
+
+def test_a_quote_across_pages_is_found_with_the_page_it_ends_on() -> None:
+    from tracecite.pdf.text import _Finder
+
+    finder = _Finder(["one two three four five six"])
+    assert not finder.read("zero one\r\n")
+    assert not finder.read("two three\r\nfour")  # the window reaches back over page one
+    assert finder.read("  five six seven")
+
+
+def test_a_quote_found_is_found_in_the_whole_text_however_the_pages_are_cut() -> None:
+    from tracecite.matching import MatchText, normalise
+    from tracecite.pdf.text import _Finder
+
+    pages = ["alpha\u0301 beta", "\u0301gamma delta", "epsilon   zeta\r\n", "eta theta"]
+    whole = MatchText("\n".join(page_text(p) for p in pages))
+    for quote in ["beta gamma", "\u0301gamma delta", "zeta eta", "delta epsilon zeta eta theta",
+                  "alpha\u0301 beta"]:
+        finder = _Finder([normalise(quote)])
+        found = any(finder.read(page) for page in pages)
+        assert found == whole.contains(normalise(quote)), quote

@@ -53,7 +53,7 @@ def match_quotes(kind: MatchKind, text: str | bytes, quotes: Sequence[str], *,
         from tracecite.pdf.reader import PdfReader
 
         with PdfReader(1) as reader:
-            return match_pages(reader.raw_pages(text), quotes)
+            return match_pages(reader.raw_pages(text, quotes), quotes)
     page: HtmlPage | None = None  # the parsed page, kept for the diagnosis of a miss
     if kind is MatchKind.HTML:
         from tracecite.checks.diagnosis import HtmlPage
@@ -271,7 +271,7 @@ class _PdfBodies:
             def body() -> bytes:
                 return data
         try:
-            return match_pages(reader.raw_pages_of(body), quotes)
+            return match_pages(reader.raw_pages_of(body, quotes), quotes)
         finally:
             with self._lock:
                 if spooled is None:

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -154,8 +154,10 @@ class _Worker:
                     return None
         return self._pid
 
-    def ask(self, data: bytes, max_pages: int, budget: float) -> tuple[str, Any]:
-        """Send one PDF and wait for its answer, at most ``budget`` seconds after the worker
+    def ask(self, data: bytes, max_pages: int, budget: float, quotes: bytes = b""
+            ) -> tuple[str, Any]:
+        """Send one PDF (with the pickled ``quotes`` it is read for) and wait for its answer,
+        at most ``budget`` seconds after the worker
         could start on it (it was sent and the PDF before it answered); raises
         :class:`PdfError` when the worker dies or the budget passes while reading it, and
         :class:`_NotRead` when the worker is gone before it started on it."""
@@ -165,8 +167,9 @@ class _Worker:
             turn = self._sent
             self._sent += 1
             try:
-                _write_all(self._requests, REQUEST.pack(len(data), max_pages))
+                _write_all(self._requests, REQUEST.pack(len(data), max_pages, len(quotes)))
                 _write_all(self._requests, data)
+                _write_all(self._requests, quotes)
             except OSError:  # BrokenPipeError: the worker is gone
                 self.broken = True
                 with self._turns:
@@ -335,22 +338,25 @@ class PdfReader:
 
         return tuple(page_text(page) for page in self.raw_pages(data))
 
-    def raw_pages(self, data: bytes) -> tuple[str, ...]:
+    def raw_pages(self, data: bytes, quotes: Sequence[str] = ()) -> tuple[str, ...]:
         """The text of each page of the PDF ``data`` as the engine gives it, before the PDF
-        rules; raises :class:`PdfError`."""
-        return self.raw_pages_of(lambda: data)
+        rules; with ``quotes`` (normalised), up to the page by which all are found
+        (:func:`tracecite.pdf.text.read_pages`). Raises :class:`PdfError`."""
+        return self.raw_pages_of(lambda: data, quotes)
 
-    def raw_pages_of(self, body: Callable[[], bytes]) -> tuple[str, ...]:
+    def raw_pages_of(self, body: Callable[[], bytes], quotes: Sequence[str] = ()
+                     ) -> tuple[str, ...]:
         """:meth:`raw_pages` of the PDF that ``body`` gives, called once a worker has room for
         it (a body that waited on disk is read back only then)."""
         if not engine_installed():
             raise PdfError(Code.PDF_ENGINE_MISSING, ENGINE_MISSING)
+        pickled = pickle.dumps(list(quotes), protocol=pickle.HIGHEST_PROTOCOL) if quotes else b""
         with self._slots:
             data = body()
             while True:
                 worker = self._take()
                 try:
-                    status, value = worker.ask(data, self._max_pages, self._budget)
+                    status, value = worker.ask(data, self._max_pages, self._budget, pickled)
                 except _NotRead:  # never begun: another worker reads it
                     continue
                 except _Late:

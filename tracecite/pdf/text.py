@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from collections.abc import Sequence
 
 __all__ = ["ENGINE", "HYPHEN_BREAK", "HYPHEN_MARKS", "LIGATURES", "LIGATURE_TABLE", "PdfUnreadable",
            "engine_version", "page_text", "read_pages"]
@@ -89,11 +90,49 @@ def engine_version() -> str | None:
     return ", ".join(parts)
 
 
-def read_pages(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int) -> tuple[str, ...]:
+class _Finder:
+    """Which of some normalised quotes the pages read so far hold, each new page looked at with
+    just enough of the pages before it for the longest quote still missing.
+
+    The pages are joined by a newline, which nothing before it combines with and which is
+    whitespace: the normalised text of the pages from one to another is a part of the
+    normalised text of them all, so a quote found there is in the whole text too. A quote that
+    ends on the page just read begins within twice its length before it (more only where the
+    page's text has long runs of whitespace), within the pages looked at, so it is found with
+    that page. One found later, or never, only means more pages are read: the verdicts are
+    those of the whole text either way."""
+
+    def __init__(self, quotes: Sequence[str]) -> None:
+        self._missing = {quote for quote in quotes if quote}
+        self._pages: list[str] = []
+
+    def read(self, raw: str) -> bool:
+        """Take the next page as the engine gave it; whether every quote is found by now."""
+        from tracecite.matching import MatchText
+
+        self._pages.append(page_text(raw))
+        if not self._missing:
+            return True
+        reach, first = 2 * max(len(quote) for quote in self._missing), len(self._pages) - 1
+        before = 0
+        while first > 0 and before < reach:
+            first -= 1
+            before += len(self._pages[first]) + 1
+        text = MatchText("\n".join(self._pages[first:]))
+        self._missing = {quote for quote in self._missing if not text.contains(quote)}
+        return not self._missing
+
+
+def read_pages(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int,
+               quotes: Sequence[str] = ()) -> tuple[str, ...]:
     """Each page's text, in order, as the engine gives it (the PDF rules are applied by
     :func:`page_text`, in the run's process); raises :class:`PdfUnreadable`
     (encrypted with a password, damaged, over ``max_pages`` pages, no text layer) and
-    ``ImportError`` when the engine is not installed."""
+    ``ImportError`` when the engine is not installed.
+
+    With ``quotes`` (normalised), the pages end with the first one by which every quote is
+    found: what follows cannot change those verdicts, and a missing quote has every page read,
+    for its diagnosis (docs/guides/pdf.md#how-the-text-is-read)."""
     import pypdfium2  # type: ignore[import-untyped]  # no type information shipped
 
     try:
@@ -105,6 +144,7 @@ def read_pages(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int) -> tup
         if count > max_pages:
             raise PdfUnreadable(f"the PDF has {count} pages, over the limit of {max_pages}")
         pages: list[str] = []
+        finder = _Finder(quotes) if quotes else None
         for index in range(count):
             try:
                 page = document[index]
@@ -114,6 +154,8 @@ def read_pages(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int) -> tup
                 page.close()
             except pypdfium2.PdfiumError:
                 raise PdfUnreadable(f"page {index + 1} cannot be read (damaged)") from None
+            if finder is not None and finder.read(pages[-1]):
+                break
     finally:
         document.close()
     if not any(page.strip() for page in pages):

@@ -3,8 +3,9 @@ standard input and answers each with its pages' text, under the memory cap it se
 
 The run's process never loads the PDF engine: a PDF that crashes it, spins in it or makes it
 allocate without end ends this process only (:class:`tracecite.pdf.reader.PdfReader` then
-settles that source, TC323, and starts another worker). A request is a header (the PDF's size
-and the page limit, :data:`REQUEST`) and the PDF's bytes; an answer is its size
+settles that source, TC323, and starts another worker). A request is a header (the PDF's size,
+the page limit and the size of the quotes that follow it, :data:`REQUEST`), the PDF's bytes
+and the pickled normalised quotes it is read for (none: every page); an answer is its size
 (:data:`ANSWER`) and a pickled ``(status, value)``: ``("pages", (text, …))``,
 ``("unreadable", reason)`` or ``("missing", "")`` when the engine is not installed. The worker
 ends when its standard input closes or its parent is gone.
@@ -30,8 +31,9 @@ import sys
 import threading
 from typing import Any, BinaryIO, cast
 
-REQUEST = struct.Struct("<QI")
-"""A request's header: the PDF's size in bytes, the page limit."""
+REQUEST = struct.Struct("<QII")
+"""A request's header: the PDF's size in bytes, the page limit, the size in bytes of the pickled
+quotes after the PDF (0: none)."""
 
 ANSWER = struct.Struct("<Q")
 """An answer's header: the size of the pickled answer that follows."""
@@ -72,6 +74,14 @@ def _read_body(stream: io.BufferedReader, size: int) -> ctypes.Array[ctypes.c_ch
     return body
 
 
+def _quotes(pickled: bytes) -> list[str]:
+    """The quotes a request reads its PDF for (none: every page is read)."""
+    if not pickled:
+        return []
+    quotes = pickle.loads(pickled)
+    return [q for q in quotes if isinstance(q, str)] if isinstance(quotes, list) else []
+
+
 def _cap_memory(limit: int) -> None:
     """Cap this process's address space: past it an allocation fails (MemoryError in Python,
     a failed allocation in the engine) instead of taking the machine's memory."""
@@ -85,12 +95,14 @@ def _cap_memory(limit: int) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def answer(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int) -> tuple[str, Any]:
-    """What the worker answers for one PDF (see the module docstring)."""
+def answer(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int,
+           quotes: list[str] | None = None) -> tuple[str, Any]:
+    """What the worker answers for one PDF (see the module docstring): its pages, up to the one
+    by which every quote is found (:func:`tracecite.pdf.text.read_pages`)."""
     from tracecite.pdf.text import PdfUnreadable, read_pages
 
     try:
-        return "pages", read_pages(data, max_pages)
+        return "pages", read_pages(data, max_pages, quotes or ())
     except PdfUnreadable as error:
         return "unreadable", str(error)
     except ImportError:
@@ -209,11 +221,13 @@ def _serve() -> int:
         header = _read_exactly(requests, REQUEST.size)
         if header is None:
             return 0
-        size, max_pages = REQUEST.unpack(header)
+        size, max_pages, quotes_size = REQUEST.unpack(header)
         data = _read_body(requests, size)
-        if data is None:
+        pickled = _read_exactly(requests, quotes_size) if data is not None else None
+        if data is None or pickled is None:
             return 0
-        reply = pickle.dumps(answer(data, max_pages), protocol=pickle.HIGHEST_PROTOCOL)
+        quotes = _quotes(pickled)
+        reply = pickle.dumps(answer(data, max_pages, quotes), protocol=pickle.HIGHEST_PROTOCOL)
         del data
         answers.write(ANSWER.pack(len(reply)) + reply)
         answers.flush()
