@@ -318,6 +318,7 @@ def test_a_pdf_is_read_up_to_the_page_by_which_every_quote_is_found(
     assert len(_read_for(long, [last])) == long.pages
     assert len(_read_for(long, [first, *long.altered])) == long.pages  # a miss reads them all
     assert len(_read_for(long, [])) == long.pages
+    assert len(_read_for(long, [""])) == long.pages  # found anywhere: it stops no reading
     # A quote across a page break is found with the page it ends on.
     assert len(_read_for(pdfs["page-break"], list(pdfs["page-break"].found))) == 2
 

@@ -144,7 +144,7 @@ def read_pages(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int,
         if count > max_pages:
             raise PdfUnreadable(f"the PDF has {count} pages, over the limit of {max_pages}")
         pages: list[str] = []
-        finder = _Finder(quotes) if quotes else None
+        finder = _Finder(quotes) if any(quotes) else None  # an empty quote is found anywhere
         for index in range(count):
             try:
                 page = document[index]
