@@ -303,12 +303,12 @@ def test_a_pdf_gives_its_loading_budget_back_before_it_is_read(
              for n, budget in enumerate(budgets)}
     held_when_read: dict[int, int] = {}
 
-    def read(reader: PdfReader, body: Callable[[], bytes], quotes: Any = ()) -> tuple[str, ...]:
+    def read(reader: PdfReader, body: Callable[[], bytes], quotes: Any) -> tuple[str, ...]:
         n = body()[-1]
         held_when_read[n] = budgets[n].used
         return ("alpha beta",)
 
-    monkeypatch.setattr(PdfReader, "raw_pages_of", read)
+    monkeypatch.setattr(PdfReader, "find_quotes_of", read)
     monkeypatch.setattr(PdfReader, "start", lambda self: None)
     result = run(NamedLoads(dict(pages)), [check("alpha beta", t, record=n)
                                            for n, t in enumerate(pages, 1)])

@@ -27,14 +27,14 @@ def main() -> int:
     from tracecite.pdf import text, worker
 
     how = sys.argv.pop(1)
-    real = text.read_pages
+    real = text._read  # what read_pages and find_quotes both read with
 
-    def read_pages(data: Any, max_pages: int, quotes: Any = ()) -> tuple[str, ...]:
+    def read(data: Any, max_pages: int, finder: Any) -> Any:
         if b"benign" not in bytes(data):  # the worker hands over a ctypes buffer
             _misbehave(how)
-        return real(data, max_pages, quotes)
+        return real(data, max_pages, finder)
 
-    text.read_pages = read_pages
+    text._read = read  # type: ignore[assignment]
     return worker.main()
 
 

@@ -28,10 +28,10 @@ class Held:
         self.gate = threading.Event()
         self.arrived = threading.Semaphore(0)
         self.files: list[Any] = []
-        real, made_file = PdfReader.raw_pages_of, tempfile.TemporaryFile
+        real, made_file = PdfReader.find_quotes_of, tempfile.TemporaryFile
 
         def held_back(reader: PdfReader, body: Callable[[], bytes],
-                      quotes: Sequence[str] = ()) -> tuple[str, ...]:
+                      quotes: Sequence[str]) -> int | tuple[str, ...]:
             self.arrived.release()
             self.gate.wait(30)
             return real(reader, body, quotes)
@@ -40,7 +40,7 @@ class Held:
             self.files.append(made_file(*args, **kwargs))
             return self.files[-1]
 
-        monkeypatch.setattr(PdfReader, "raw_pages_of", held_back)
+        monkeypatch.setattr(PdfReader, "find_quotes_of", held_back)
         monkeypatch.setattr(tempfile, "TemporaryFile", counted)
 
     def wait_for(self, count: int) -> None:

@@ -303,24 +303,26 @@ def test_a_forked_worker_ends_when_the_run_is_killed(tmp_path: Path) -> None:
 # ---- reading a PDF for its quotes: up to the page by which every one is found ---------------
 
 
-def _read_for(made: Made, quotes: list[str]) -> tuple[str, ...]:
-    from tracecite.pdf.text import read_pages
+def _read_for(made: Made, quotes: list[str]) -> int | tuple[str, ...]:
+    from tracecite.pdf.text import find_quotes
 
-    return read_pages(made.path.read_bytes(), 2000, [normalise(q) for q in quotes])
+    return find_quotes(made.path.read_bytes(), 2000, [normalise(q) for q in quotes])
 
 
 def test_a_pdf_is_read_up_to_the_page_by_which_every_quote_is_found(
         pdfs: dict[str, Made]) -> None:
     long = pdfs["long"]  # page 1, 150 and 300 hold one of its sentences each
     first, middle, last = long.found
-    assert len(_read_for(long, [first])) == 1
-    assert len(_read_for(long, [middle, first])) == 150
-    assert len(_read_for(long, [last])) == long.pages
-    assert len(_read_for(long, [first, *long.altered])) == long.pages  # a miss reads them all
-    assert len(_read_for(long, [])) == long.pages
-    assert len(_read_for(long, [""])) == long.pages  # found anywhere: it stops no reading
+    assert _read_for(long, [first]) == 1
+    assert _read_for(long, [middle, first]) == 150
+    assert _read_for(long, [last]) == long.pages
+    missed = _read_for(long, [first, *long.altered])  # a miss has every page, for its diagnosis
+    assert isinstance(missed, tuple) and len(missed) == long.pages
+    for nothing in ([], [""]):  # nothing to find: every page, as read_pages gives them
+        every = _read_for(long, nothing)
+        assert isinstance(every, tuple) and len(every) == long.pages
     # A quote across a page break is found with the page it ends on.
-    assert len(_read_for(pdfs["page-break"], list(pdfs["page-break"].found))) == 2
+    assert _read_for(pdfs["page-break"], list(pdfs["page-break"].found)) == 2
 
 
 def test_reading_up_to_the_quotes_gives_the_verdicts_of_every_page(
@@ -331,14 +333,18 @@ def test_reading_up_to_the_quotes_gives_the_verdicts_of_every_page(
     for name, made in pdfs.items():
         if made.unreadable is not None:
             continue
-        quotes = [normalise(q) for q in (*made.found, *made.altered)]
-        for chosen in ([q] for q in quotes):
-            every = read_pages(made.path.read_bytes(), 2000)
-            assert match_pages(_read_for(made, chosen), chosen) == match_pages(every, chosen), name
+        every = read_pages(made.path.read_bytes(), 2000)
+        for quote in (*made.found, *made.altered):
+            chosen = [normalise(quote)]
+            read = _read_for(made, [quote])
+            verdicts = [True] if isinstance(read, int) else match_pages(read, chosen)
+            assert verdicts == match_pages(every, chosen), name
 
 
-def test_the_run_sends_the_quotes_with_the_pdf(pdfs: dict[str, Made]) -> None:
+def test_the_worker_sends_no_pages_when_every_quote_is_found(pdfs: dict[str, Made]) -> None:
     long = pdfs["long"]
+    data = long.path.read_bytes()
     with PdfReader(1) as reader:
-        pages = reader.raw_pages(long.path.read_bytes(), [normalise(long.found[1])])
-    assert len(pages) == 150
+        assert reader.find_quotes_of(lambda: data, [normalise(long.found[1])]) == 150
+        missed = reader.find_quotes_of(lambda: data, [normalise(long.altered[0])])
+    assert isinstance(missed, tuple) and len(missed) == long.pages

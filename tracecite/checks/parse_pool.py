@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -53,7 +53,7 @@ def match_quotes(kind: MatchKind, text: str | bytes, quotes: Sequence[str], *,
         from tracecite.pdf.reader import PdfReader
 
         with PdfReader(1) as reader:
-            return match_pages(reader.raw_pages(text, quotes), quotes)
+            return _pdf_verdicts(reader, lambda: text, quotes)
     page: HtmlPage | None = None  # the parsed page, kept for the diagnosis of a miss
     if kind is MatchKind.HTML:
         from tracecite.checks.diagnosis import HtmlPage
@@ -131,6 +131,14 @@ def match_pages(raw: Sequence[str], quotes: Sequence[str]) -> list[Verdict]:
 
     diagnoser = Diagnoser([normalise(text)], pdf=PdfPages(tuple(raw), pages))
     return [True if hit else diagnoser.diagnose(q) for q, hit in zip(quotes, found, strict=True)]
+
+
+def _pdf_verdicts(reader: PdfReader, body: Callable[[], bytes], quotes: Sequence[str]
+                  ) -> list[Verdict]:
+    """:func:`match_pages` of the PDF that ``body`` gives, read by one of ``reader``'s workers
+    for ``quotes``: when the worker finds every one, it sends no pages (True for each)."""
+    read = reader.find_quotes_of(body, quotes)
+    return [True] * len(quotes) if isinstance(read, int) else match_pages(read, quotes)
 
 
 def _json_strings(text: str) -> list[str]:
@@ -271,7 +279,7 @@ class _PdfBodies:
             def body() -> bytes:
                 return data
         try:
-            return match_pages(reader.raw_pages_of(body, quotes), quotes)
+            return _pdf_verdicts(reader, body, quotes)
         finally:
             with self._lock:
                 if spooled is None:

@@ -338,25 +338,32 @@ class PdfReader:
 
         return tuple(page_text(page) for page in self.raw_pages(data))
 
-    def raw_pages(self, data: bytes, quotes: Sequence[str] = ()) -> tuple[str, ...]:
+    def raw_pages(self, data: bytes) -> tuple[str, ...]:
         """The text of each page of the PDF ``data`` as the engine gives it, before the PDF
-        rules; with ``quotes`` (normalised), up to the page by which all are found
-        (:func:`tracecite.pdf.text.read_pages`). Raises :class:`PdfError`."""
-        return self.raw_pages_of(lambda: data, quotes)
+        rules; raises :class:`PdfError`."""
+        read = self._read(lambda: data, b"")
+        assert isinstance(read, tuple)  # read for no quotes: every page
+        return read
 
-    def raw_pages_of(self, body: Callable[[], bytes], quotes: Sequence[str] = ()
-                     ) -> tuple[str, ...]:
-        """:meth:`raw_pages` of the PDF that ``body`` gives, called once a worker has room for
-        it (a body that waited on disk is read back only then)."""
+    def find_quotes_of(self, body: Callable[[], bytes], quotes: Sequence[str]
+                       ) -> int | tuple[str, ...]:
+        """The PDF that ``body`` gives read for the normalised ``quotes``
+        (:func:`tracecite.pdf.text.find_quotes`): the number of pages read when every quote is
+        found, else each page's text as :meth:`raw_pages` gives it. ``body`` is called once a
+        worker has room for it (a body that waited on disk is read back only then)."""
+        quotes = [q for q in quotes if q]
+        return self._read(body, pickle.dumps(quotes, protocol=pickle.HIGHEST_PROTOCOL)
+                          if quotes else b"")
+
+    def _read(self, body: Callable[[], bytes], quotes: bytes) -> int | tuple[str, ...]:
         if not engine_installed():
             raise PdfError(Code.PDF_ENGINE_MISSING, ENGINE_MISSING)
-        pickled = pickle.dumps(list(quotes), protocol=pickle.HIGHEST_PROTOCOL) if quotes else b""
         with self._slots:
             data = body()
             while True:
                 worker = self._take()
                 try:
-                    status, value = worker.ask(data, self._max_pages, self._budget, pickled)
+                    status, value = worker.ask(data, self._max_pages, self._budget, quotes)
                 except _NotRead:  # never begun: another worker reads it
                     continue
                 except _Late:
@@ -371,6 +378,8 @@ class PdfReader:
                 break
         if status == "pages":
             return tuple(value)
+        if status == "found" and quotes:
+            return int(value)
         if status == "missing":
             raise PdfError(Code.PDF_ENGINE_MISSING, ENGINE_MISSING)
         raise PdfError(Code.PDF_UNREADABLE, str(value))

@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 
 __all__ = ["ENGINE", "HYPHEN_BREAK", "HYPHEN_MARKS", "LIGATURES", "LIGATURE_TABLE", "PdfUnreadable",
-           "engine_version", "page_text", "read_pages"]
+           "engine_version", "find_quotes", "page_text", "read_pages"]
 
 ENGINE = "pypdfium2"
 """The Python package of the PDF engine (the ``pdf`` extra)."""
@@ -123,28 +123,41 @@ class _Finder:
         return not self._missing
 
 
-def read_pages(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int,
-               quotes: Sequence[str] = ()) -> tuple[str, ...]:
+def read_pages(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int) -> tuple[str, ...]:
     """Each page's text, in order, as the engine gives it (the PDF rules are applied by
     :func:`page_text`, in the run's process); raises :class:`PdfUnreadable`
     (encrypted with a password, damaged, over ``max_pages`` pages, no text layer) and
-    ``ImportError`` when the engine is not installed.
+    ``ImportError`` when the engine is not installed."""
+    pages, _ = _read(data, max_pages, None)
+    return pages
 
-    With ``quotes`` (normalised), the pages end with the first one by which every quote is
-    found: what follows cannot change those verdicts, and a missing quote has every page read,
-    for its diagnosis (docs/guides/pdf.md#how-the-text-is-read)."""
+
+def find_quotes(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int,
+                quotes: Sequence[str]) -> int | tuple[str, ...]:
+    """The PDF read for the normalised ``quotes``: the number of pages read when every quote
+    is found by the last of them (what follows cannot change those verdicts), else every
+    page's text, as :func:`read_pages` gives it, for the verdicts and the diagnosis of those
+    missing (docs/guides/pdf.md#how-the-text-is-read). Raises as :func:`read_pages` does."""
+    finder = _Finder(quotes) if any(quotes) else None  # an empty quote is found anywhere
+    pages, found = _read(data, max_pages, finder)
+    return len(pages) if found else pages
+
+
+def _read(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int, finder: _Finder | None
+          ) -> tuple[tuple[str, ...], bool]:
+    """The pages' text, up to the one by which ``finder`` has every quote (then True)."""
     import pypdfium2  # type: ignore[import-untyped]  # no type information shipped
 
     try:
         document = pypdfium2.PdfDocument(data)  # the empty password opens what it can
     except pypdfium2.PdfiumError as error:
         raise PdfUnreadable(_open_failure(getattr(error, "err_code", None))) from None
+    found = False
     try:
         count = len(document)
         if count > max_pages:
             raise PdfUnreadable(f"the PDF has {count} pages, over the limit of {max_pages}")
         pages: list[str] = []
-        finder = _Finder(quotes) if any(quotes) else None  # an empty quote is found anywhere
         for index in range(count):
             try:
                 page = document[index]
@@ -155,12 +168,13 @@ def read_pages(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int,
             except pypdfium2.PdfiumError:
                 raise PdfUnreadable(f"page {index + 1} cannot be read (damaged)") from None
             if finder is not None and finder.read(pages[-1]):
+                found = True
                 break
     finally:
         document.close()
     if not any(page.strip() for page in pages):
         raise PdfUnreadable("the PDF has no text layer (a scan or images only)")
-    return tuple(pages)
+    return tuple(pages), found
 
 
 _OPEN_FAILURES = {

@@ -7,7 +7,8 @@ settles that source, TC323, and starts another worker). A request is a header (t
 the page limit and the size of the quotes that follow it, :data:`REQUEST`), the PDF's bytes
 and the pickled normalised quotes it is read for (none: every page); an answer is its size
 (:data:`ANSWER`) and a pickled ``(status, value)``: ``("pages", (text, …))``,
-``("unreadable", reason)`` or ``("missing", "")`` when the engine is not installed. The worker
+``("found", pages read)`` when every quote is found, ``("unreadable", reason)`` or
+``("missing", "")`` when the engine is not installed. The worker
 ends when its standard input closes or its parent is gone.
 
 Given ``FORKS`` (``python -m tracecite.pdf.worker MEMORY PARENT FORKS``), the worker forks a
@@ -97,12 +98,16 @@ def _cap_memory(limit: int) -> None:
 
 def answer(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int,
            quotes: list[str] | None = None) -> tuple[str, Any]:
-    """What the worker answers for one PDF (see the module docstring): its pages, up to the one
-    by which every quote is found (:func:`tracecite.pdf.text.read_pages`)."""
-    from tracecite.pdf.text import PdfUnreadable, read_pages
+    """What the worker answers for one PDF (see the module docstring); read for ``quotes``
+    that are all found, ``("found", pages read)`` instead of its pages
+    (:func:`tracecite.pdf.text.find_quotes`)."""
+    from tracecite.pdf.text import PdfUnreadable, find_quotes, read_pages
 
     try:
-        return "pages", read_pages(data, max_pages, quotes or ())
+        if quotes:
+            read = find_quotes(data, max_pages, quotes)
+            return ("found", read) if isinstance(read, int) else ("pages", read)
+        return "pages", read_pages(data, max_pages)
     except PdfUnreadable as error:
         return "unreadable", str(error)
     except ImportError:
