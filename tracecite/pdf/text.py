@@ -9,7 +9,8 @@ The rules, on each page's text only:
 - a hyphen (``-``, U+00AD, U+2010) left at a line's end before a lower-case letter at the next
   line's start joins the halves without it; a compound inside a line keeps its hyphen.
 
-:func:`read_pages` runs the engine; it is called in a PDF worker process
+:func:`read_pages` runs the engine over every page, :func:`find_quotes` up to the page by which
+some quotes are all found; both are called in a PDF worker process
 (:mod:`tracecite.pdf.worker`), never in the run's own process.
 """
 
