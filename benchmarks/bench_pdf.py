@@ -25,6 +25,7 @@ import gen_pdfs
 from bench_util import (
     MB,
     Log,
+    Measured,
     Table,
     measure,
     median,
@@ -107,8 +108,10 @@ def _files_rows(table: Table, repeats: int, log: Log) -> None:
                "floor of any tool that reads PDFs with PDFium")
 
 
-def _notes_rows(table: Table, count: int, log: Log) -> None:
-    data, sentences = gen_pdfs.padded_pdf(2 * MB)
+def _verify_pdfs(size: int, count: int, flags: list[str]) -> tuple[Measured, int, float]:
+    """``verify-notes`` of ``count`` padded PDFs of ``size`` bytes on a loopback server, a
+    quote each, with ``flags``: the run, the PDF's size, and the server's CPU seconds in it."""
+    data, sentences = gen_pdfs.padded_pdf(size)
     pages = {f"/report/{n}.pdf": data for n in range(count)}
     with tempfile.TemporaryDirectory() as tmp, BenchServer(
             pages, content_type="application/pdf") as server:
@@ -116,21 +119,29 @@ def _notes_rows(table: Table, count: int, log: Log) -> None:
         notes.write_text("\n".join(
             f"claim: c\nquote: {sentences[n % len(sentences)]}\nurl: http://{HOST}{path}\n"
             for n, path in enumerate(pages)), encoding="utf-8")
-        log(f"  verify-notes of {count} PDFs of {len(data) / MB:.1f} MB …")
         cmd = [*tracecite_command(), "verify-notes", str(notes), "--json", "--no-progress",
-               "--max-pdf-bytes", str(3 * MB), *connect_flags(server.port)]
+               *flags, *connect_flags(server.port)]
         served = server.cpu()
         run = measure(cmd, tree=True)
         served = server.cpu() - served
-    report = json.loads(run.stdout)
-    live = report["summary"]["live"]
+    return run, len(data), served
+
+
+def _quotes_matched(run: Measured) -> str:
+    live = json.loads(run.stdout)["summary"]["live"]
+    return f"{live['matched']}/{live['checked']} quotes"
+
+
+def _notes_rows(table: Table, count: int, log: Log) -> None:
+    log(f"  verify-notes of {count} PDFs of 2 MiB …")
+    run, _, served = _verify_pdfs(2 * MB, count, ["--max-pdf-bytes", str(3 * MB)])
     cores = os.cpu_count() or 1
     busy = run.cpu / run.wall / cores
     table.add(f"verify-notes, {count} PDFs of 2 MiB", seconds(run.wall),
               f"cores busy {busy:.0%}, {(run.cpu + served) / run.wall / cores:.0%} "
               "with the server",
               f"main RSS {megabytes(run.peak_rss)} (≤ 150 MB {verdict(run.peak_rss <= RSS_GOAL)})",
-              f"{live['matched']}/{live['checked']} quotes")
+              _quotes_matched(run))
     table.note(f"cores busy: CPU time of TraceCite and its PDF workers ÷ wall time ÷ {cores} "
                f"cores, then with the loopback server's ({served:.2f} s), which shares the "
                f"cores; at most {run.tree_procs} processes at once; whole tree's peak RSS "
@@ -141,26 +152,14 @@ def _large_rows(table: Table, count: int, log: Log) -> None:
     """``count`` PDFs of 24 MiB from one host that allows as many requests at once, with
     ``--max-pdf-bytes`` at its 32 MiB limit: the run's process holds what its budgets allow
     (64 MiB of PDFs loading, 64 MiB waiting for a worker), not ``count`` × 24 MiB."""
-    data, sentences = gen_pdfs.padded_pdf(LARGE)
-    pages = {f"/large/{n}.pdf": data for n in range(count)}
-    with tempfile.TemporaryDirectory() as tmp, BenchServer(
-            pages, content_type="application/pdf") as server:
-        notes = Path(tmp) / "large.notes"
-        notes.write_text("\n".join(
-            f"claim: c\nquote: {sentences[n % len(sentences)]}\nurl: http://{HOST}{path}\n"
-            for n, path in enumerate(pages)), encoding="utf-8")
-        log(f"  verify-notes of {count} PDFs of {len(data) / MB:.0f} MB, {count} at once …")
-        cmd = [*tracecite_command(), "verify-notes", str(notes), "--json", "--no-progress",
-               "--max-pdf-bytes", str(32 * MB), "--per-host", str(count),
-               "--concurrency", str(count), *connect_flags(server.port)]
-        run = measure(cmd, tree=True)
-    live = json.loads(run.stdout)["summary"]["live"]
+    log(f"  verify-notes of {count} PDFs of 24 MiB, {count} at once …")
+    run, size, _ = _verify_pdfs(LARGE, count, [
+        "--max-pdf-bytes", str(32 * MB), "--per-host", str(count), "--concurrency", str(count)])
     table.add(f"verify-notes, {count} PDFs of 24 MiB at once", seconds(run.wall), "",
               f"main RSS {megabytes(run.peak_rss)} (≤ 256 MB "
-              f"{verdict(run.peak_rss <= LARGE_RSS_GOAL)})",
-              f"{live['matched']}/{live['checked']} quotes")
+              f"{verdict(run.peak_rss <= LARGE_RSS_GOAL)})", _quotes_matched(run))
     table.note(f"{count} PDFs of 24 MiB, all requested at once, would be "
-               f"{megabytes(count * len(data))} held whole; the run holds 64 MiB of PDFs "
+               f"{megabytes(count * size)} held whole; the run holds 64 MiB of PDFs "
                "loading and 64 MiB waiting for a worker at most, the rest waits (docs/guides/"
                "pdf.md#limits); the goal is those 128 MiB, the interpreter, and what its "
                "memory allocator's heaps keep for reuse (up to 4 MiB each)")
