@@ -351,8 +351,7 @@ class PdfReader:
         (:func:`tracecite.pdf.text.find_quotes`): the number of pages read when every quote is
         found, else each page's text as :meth:`raw_pages` gives it. ``body`` is called once a
         worker has room for it (a body that waited on disk is read back only then)."""
-        quotes = [q for q in quotes if q]
-        return self._read(body, pickle.dumps(quotes, protocol=pickle.HIGHEST_PROTOCOL)
+        return self._read(body, pickle.dumps(list(quotes), protocol=pickle.HIGHEST_PROTOCOL)
                           if quotes else b"")
 
     def _read(self, body: Callable[[], bytes], quotes: bytes) -> int | tuple[str, ...]:
@@ -378,7 +377,7 @@ class PdfReader:
                 break
         if status == "pages":
             return tuple(value)
-        if status == "found" and quotes:
+        if status == "found":
             return int(value)
         if status == "missing":
             raise PdfError(Code.PDF_ENGINE_MISSING, ENGINE_MISSING)

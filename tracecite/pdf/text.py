@@ -104,16 +104,19 @@ class _Finder:
     those of the whole text either way."""
 
     def __init__(self, quotes: Sequence[str]) -> None:
-        self._missing = {quote for quote in quotes if quote}
+        self._missing = {quote for quote in quotes if quote}  # an empty one is found anywhere
         self._pages: list[str] = []
+
+    @property
+    def looking(self) -> bool:
+        """Whether any quote is still missing (none, from the start: nothing stops a read)."""
+        return bool(self._missing)
 
     def read(self, raw: str) -> bool:
         """Take the next page as the engine gave it; whether every quote is found by now."""
         from tracecite.matching import MatchText
 
         self._pages.append(page_text(raw))
-        if not self._missing:
-            return True
         reach, first = 2 * max(len(quote) for quote in self._missing), len(self._pages) - 1
         before = 0
         while first > 0 and before < reach:
@@ -139,8 +142,8 @@ def find_quotes(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int,
     is found by the last of them (what follows cannot change those verdicts), else every
     page's text, as :func:`read_pages` gives it, for the verdicts and the diagnosis of those
     missing (docs/guides/pdf.md#how-the-text-is-read). Raises as :func:`read_pages` does."""
-    finder = _Finder(quotes) if any(quotes) else None  # an empty quote is found anywhere
-    pages, found = _read(data, max_pages, finder)
+    finder = _Finder(quotes)
+    pages, found = _read(data, max_pages, finder if finder.looking else None)
     return len(pages) if found else pages
 
 

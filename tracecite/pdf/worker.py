@@ -75,14 +75,6 @@ def _read_body(stream: io.BufferedReader, size: int) -> ctypes.Array[ctypes.c_ch
     return body
 
 
-def _quotes(pickled: bytes) -> list[str]:
-    """The quotes a request reads its PDF for (none: every page is read)."""
-    if not pickled:
-        return []
-    quotes = pickle.loads(pickled)
-    return [q for q in quotes if isinstance(q, str)] if isinstance(quotes, list) else []
-
-
 def _cap_memory(limit: int) -> None:
     """Cap this process's address space: past it an allocation fails (MemoryError in Python,
     a failed allocation in the engine) instead of taking the machine's memory."""
@@ -231,7 +223,7 @@ def _serve() -> int:
         pickled = _read_exactly(requests, quotes_size) if data is not None else None
         if data is None or pickled is None:
             return 0
-        quotes = _quotes(pickled)
+        quotes: list[str] = pickle.loads(pickled) if pickled else []  # the run's own list
         reply = pickle.dumps(answer(data, max_pages, quotes), protocol=pickle.HIGHEST_PROTOCOL)
         del data
         answers.write(ANSWER.pack(len(reply)) + reply)
