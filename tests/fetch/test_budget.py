@@ -13,7 +13,7 @@ import pytest
 from tests.fetch.conftest import HTML, MakeFetcher, fetch_error
 from tests.fetch.servers import HTTPTestServer, Reply
 from tracecite.codes import Code
-from tracecite.fetch.body import ByteBudget
+from tracecite.fetch.body import ByteBudget, Held
 from tracecite.fetch.fetcher import Page
 
 PDF = b"%PDF-1.7\n" + bytes(range(256)) * 40  # 10,249 bytes
@@ -25,6 +25,19 @@ def _in_thread(work: object) -> tuple[threading.Thread, list[object]]:
     thread = threading.Thread(target=lambda: done.append(work()), daemon=True)  # type: ignore[operator]
     thread.start()
     return thread, done
+
+
+def _waits_for(budget: ByteBudget, size: int, *released: Held, used: int) -> object:
+    """A reservation of ``size`` in another thread waits (``used`` bytes still held) until
+    ``released`` are given back, and is granted then: returned, so that it is still held."""
+    thread, done = _in_thread(lambda: budget.reserve(size))
+    thread.join(0.3)
+    assert done == [] and budget.used == used
+    for held in released:
+        held.release()
+    thread.join(5)
+    assert len(done) == 1
+    return done[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -43,38 +56,22 @@ def test_reservations_that_fit_are_granted_at_once() -> None:
 def test_a_reservation_that_does_not_fit_waits_for_a_release() -> None:
     budget = ByteBudget(100)
     first = budget.reserve(80)
-    thread, done = _in_thread(lambda: budget.reserve(30))
-    thread.join(0.3)
-    assert done == [] and budget.used == 80
-    first.release()
-    thread.join(5)
-    assert len(done) == 1 and budget.used == 30
+    granted = _waits_for(budget, 30, first, used=80)
+    assert budget.used == 30 and granted is not None
 
 
 def test_a_reservation_larger_than_the_budget_is_granted_when_nothing_is_held() -> None:
     budget = ByteBudget(100)
     held = budget.reserve(500)
-    assert budget.used == 500
-    thread, done = _in_thread(lambda: budget.reserve(1))
-    thread.join(0.2)
-    assert done == []
-    held.release()
-    thread.join(5)
-    assert len(done) == 1
+    _waits_for(budget, 1, held, used=500)
 
 
 def test_a_thread_that_holds_a_reservation_never_waits_for_another() -> None:
     budget = ByteBudget(100)
     first = budget.reserve(80)
     second = budget.reserve(80)  # this thread would otherwise wait for itself for ever
-    assert budget.used == 160
-    thread, done = _in_thread(lambda: budget.reserve(10))  # another thread still waits
-    thread.join(0.2)
-    assert done == []
-    first.release()
-    second.release()
-    thread.join(5)
-    assert len(done) == 1 and budget.used == 10
+    granted = _waits_for(budget, 10, first, second, used=160)  # another thread still waits
+    assert budget.used == 10 and granted is not None
 
 
 def test_a_release_counts_once_and_a_dropped_reservation_is_released() -> None:
