@@ -92,6 +92,49 @@ def test_untyped_body_starting_as_a_pdf_is_a_pdf(
     assert (page.media_type, page.text) == ("", PDF)
 
 
+def _read_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """The sizes the fetcher asks the response for, in order."""
+    from urllib3.response import HTTPResponse
+
+    asked: list[int | None] = []
+    read = HTTPResponse.read
+
+    def recorded(self: HTTPResponse, amt: int | None = None, *args: object, **kwargs: object
+                 ) -> bytes:
+        asked.append(amt)
+        return read(self, amt, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(HTTPResponse, "read", recorded)
+    return asked
+
+
+@pytest.mark.parametrize(("content_type", "body"), [
+    (HTML, b"<p>" + b"x" * MiB),
+    ((("Content-Type", "application/pdf"),), PDF * 100),
+])
+def test_a_body_of_known_length_is_asked_for_at_once(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher, monkeypatch: pytest.MonkeyPatch,
+    content_type: tuple[tuple[str, str], ...], body: bytes,
+) -> None:
+    http_server.routes["/"] = Reply(200, content_type, body)
+    asked = _read_sizes(monkeypatch)
+    page = make_fetcher(http=http_server.port, max_bytes=2 * MiB).fetch("http://example.test/")
+    assert len(page.text) == len(body)
+    assert asked[0] == len(body)  # one buffer, no pieces to join
+
+
+def test_an_untyped_body_is_read_whole_once_it_shows_what_it_is(
+    http_server: HTTPTestServer, make_fetcher: MakeFetcher, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its first piece decides the cap (and reserves a PDF's size) before the rest is read."""
+    body = PDF * 100
+    http_server.routes["/"] = Reply(200, (), body)
+    asked = _read_sizes(monkeypatch)
+    page = make_fetcher(http=http_server.port).fetch("http://example.test/")
+    assert page.text == body
+    assert asked[:2] == [64 * 1024, len(body) - 64 * 1024]
+
+
 def test_the_pdf_cap_is_only_for_pdfs(
     http_server: HTTPTestServer, make_fetcher: MakeFetcher,
 ) -> None:

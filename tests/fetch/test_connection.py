@@ -114,6 +114,18 @@ def test_trickling_body_is_cut_at_the_deadline(
     assert time.monotonic() - started < 2
 
 
+def test_a_large_body_asked_for_at_once_is_cut_at_the_deadline(
+    raw_server: StartRaw, make_fetcher: MakeFetcher,
+) -> None:
+    """Every receive keeps to the deadline, however much is asked for."""
+    first = head(headers=[("Content-Type", "text/plain"), ("Content-Length", str(1 << 20))])
+    server = raw_server(trickle(b"x" * 1000, 0.2, first=first))
+    started = time.monotonic()
+    error = fetch_error(make_fetcher(http=server.port, timeout=1.5), "http://example.test/")
+    assert error.code is Code.TIMEOUT
+    assert time.monotonic() - started < 2
+
+
 def test_connect_that_never_completes(make_fetcher: MakeFetcher) -> None:
     backlog = FullBacklog()
     try:

@@ -436,15 +436,28 @@ def _wire_pieces(response: BaseHTTPResponse, clock: FetchClock, max_bytes: int |
     received = 0
     while True:
         clock.remaining()
+        cap = max_bytes.wire if isinstance(max_bytes, _Cap) else max_bytes
         with network_errors(clock):
-            piece = response.read(_READ_CHUNK, decode_content=False)
+            piece = response.read(_piece_size(response, max_bytes, cap - received),
+                                  decode_content=False)
         if not piece:
             return
         received += len(piece)
-        cap = max_bytes.wire if isinstance(max_bytes, _Cap) else max_bytes
         if received > cap:
             raise FetchError(Code.TOO_LARGE, f"the body is over {cap} bytes")
         yield piece
+
+
+def _piece_size(response: BaseHTTPResponse, max_bytes: int | _Cap, room: int) -> int:
+    """How much to ask for next: the rest of a body of known length at once, in one buffer,
+    once its cap is decided (a body read for its text or a PDF, within the cap; an untyped
+    one's first piece shows whether it is a PDF, which is reserved before more is read);
+    :data:`_READ_CHUNK` otherwise. Every receive still keeps to the deadline."""
+    left = response.length_remaining
+    if (isinstance(max_bytes, _Cap) and max_bytes.pdf is None and left is not None
+            and _READ_CHUNK < left <= room):
+        return left
+    return _READ_CHUNK
 
 
 def _read_bytes(
