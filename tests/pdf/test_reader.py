@@ -348,3 +348,43 @@ def test_the_worker_sends_no_pages_when_every_quote_is_found(pdfs: dict[str, Mad
         assert reader.find_quotes_of(lambda: data, [normalise(long.found[1])]) == 150
         missed = reader.find_quotes_of(lambda: data, [normalise(long.altered[0])])
     assert isinstance(missed, tuple) and len(missed) == long.pages
+
+
+@pytest.mark.parametrize("writev", [True, False])
+def test_a_request_is_written_whole_and_in_order_through_short_writes(
+    monkeypatch: pytest.MonkeyPatch, writev: bool,
+) -> None:
+    """The header, the PDF and its quotes go out in one ``writev`` where there is one; a
+    system call that takes only part of them is called again for the rest."""
+    import os
+
+    from tracecite.pdf import reader
+
+    calls: list[int] = []
+    write = os.write
+    step = 3 if writev else 5
+
+    def short_writev(fd: int, views: list[memoryview]) -> int:
+        calls.append(len(views))
+        return write(fd, views[0][:step])
+
+    def short_write(fd: int, view: memoryview) -> int:
+        calls.append(1)
+        return write(fd, view[:step])
+
+    if writev:
+        monkeypatch.setattr(os, "writev", short_writev, raising=False)
+    else:
+        monkeypatch.delattr(os, "writev", raising=False)
+        monkeypatch.setattr(os, "write", short_write)
+    parts = [b"head", b"", b"%PDF-1.7 body", b"quotes"]
+    read_end, write_end = os.pipe()
+    try:
+        reader._write_all(write_end, *parts)
+        os.close(write_end)
+        assert os.read(read_end, 100) == b"".join(parts)
+    finally:
+        os.close(read_end)
+    if writev:
+        assert calls[0] == 3  # every part at once, the empty one left out
+    assert len(calls) == sum(-(-len(part) // step) for part in parts)
