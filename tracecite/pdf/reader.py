@@ -306,6 +306,7 @@ class PdfReader:
         self._lock = threading.Lock()
         self._load: dict[_Worker, int] = {}  # each live worker: the PDFs it holds
         self._closed = False
+        self._engine = False  # found installed: looked for once a reader, not once a PDF
 
     def __enter__(self) -> PdfReader:
         return self
@@ -317,7 +318,7 @@ class PdfReader:
         """Start every worker now, when the run knows PDFs are coming: each loads the engine
         while the run goes on loading its first sources. A worker that cannot start is left
         for the first PDF to try again (and report)."""
-        if not engine_installed():
+        if not self._engine_installed():
             return
         with self._lock:
             if self._closed or len(self._load) >= self._count:
@@ -330,6 +331,10 @@ class PdfReader:
                 return
             for each in (worker, *worker.forked):
                 self._load[each] = 0
+
+    def _engine_installed(self) -> bool:
+        self._engine = self._engine or engine_installed()
+        return self._engine
 
     def processes(self, *, busy: bool = False) -> list[int]:
         """The process ids of the live workers (``busy``: of those holding a PDF)."""
@@ -362,7 +367,7 @@ class PdfReader:
                           if quotes else b"")
 
     def _read(self, body: Callable[[], bytes], quotes: bytes) -> int | tuple[str, ...]:
-        if not engine_installed():
+        if not self._engine_installed():
             raise PdfError(Code.PDF_ENGINE_MISSING, ENGINE_MISSING)
         with self._slots:
             data = body()
