@@ -41,6 +41,39 @@ def test_an_unknown_option_is_named_with_the_commands_help(cli: Cli, command: st
                        f"'tracecite {command} --help')\n")
 
 
+@pytest.mark.parametrize(("argv", "named"), [
+    (["check", "--bogus"], "--bogus"),
+    (["--bogus"], "--bogus"),  # the bare form
+    (["verify-notes", "--bogus=1", "-Z"], "--bogus=1 -Z"),
+    (["compare", "--evidense"], "--evidense"),
+])
+def test_an_unknown_option_is_named_before_a_missing_file(
+    cli: Cli, argv: list[str], named: str,
+) -> None:
+    """The option is what to fix: naming the FILE it left out would send the user looking
+    for the wrong mistake."""
+    command = argv[0] if argv[0] in COMMANDS else "check"
+    run = cli(*argv)
+    assert run.exit == 1 and run.out == ""
+    assert run.err == (f"tracecite: TC100 usage: unrecognized arguments: {named} (see "
+                       f"'tracecite {command} --help')\n")
+
+
+@pytest.mark.parametrize("argv", [
+    ["check"],
+    ["check", "--no-prog"],  # a prefix of --no-progress, as argparse takes it
+    ["check", "--jobs=2", "-q"],
+])
+def test_known_options_leave_the_missing_file_named(cli: Cli, argv: list[str]) -> None:
+    message = cli(*argv, "--json").json()["findings"][0]["message"]
+    assert message.startswith("the following arguments are required: FILE"), message
+
+
+def test_what_follows_a_double_dash_is_a_file(cli: Cli) -> None:
+    run = cli("check", "--json", "--", "--bogus")
+    assert run.json()["findings"][0]["code"] == "TC101"  # no such file, not an option
+
+
 def test_the_bare_form_names_check_help(cli: Cli) -> None:
     run = cli("x.notes", "--bogus", "--json")
     assert run.json()["findings"][0]["message"].endswith("(see 'tracecite check --help')")

@@ -127,6 +127,40 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _unrecognized(unknown: Sequence[str], command: str) -> UsageError:
+    # argparse's own message points at the top level's --help; the command's --help is the
+    # one that lists what it takes.
+    return UsageError(f"unrecognized arguments: {' '.join(unknown)} (see "
+                      f"'tracecite {command} --help')")
+
+
+def _unknown_options(parser: argparse.ArgumentParser, command: str, argv: Sequence[str]
+                     ) -> list[str]:
+    """The options in ``argv`` (a command's arguments) that ``command`` does not take, as
+    argparse would match them: ``--name`` or ``--name=value``, an unambiguous prefix of a
+    long option, a short option with its value attached (``-j2``); nothing after ``--``."""
+    commands = next((action.choices for action in parser._actions
+                     if isinstance(action, argparse._SubParsersAction)), {})
+    child = commands.get(command)
+    if child is None:
+        return []
+    known = child._option_string_actions  # argparse keeps no public list of them
+    unknown = []
+    for token in argv:
+        if token == "--":
+            break
+        if not token.startswith("-") or token == "-" or re.fullmatch(r"-\d[\d.]*", token):
+            continue
+        name = token.partition("=")[0]
+        if name.startswith("--"):
+            found = name in known or any(option.startswith(name) for option in known)
+        else:
+            found = name[:2] in known
+        if not found:
+            unknown.append(token)
+    return unknown
+
+
 def _with_command(argv: list[str]) -> list[str]:
     """The bare form ``tracecite FILE…`` is ``tracecite check FILE…``; a first argument that
     looks like a mistyped command (see :func:`_mistyped`) is left for
@@ -314,12 +348,16 @@ def run_with_settings(argv: Sequence[str] | None = None, *,
             stop.listen()  # a signal held since the entry point's first line is taken here
             _refuse_unknown_command(args_list)
             parser = build_parser(only=command if command in COMMANDS else None)
-            args, unknown = parser.parse_known_args(args_list)
+            try:
+                args, unknown = parser.parse_known_args(args_list)
+            except UsageError:
+                # A missing FILE after a mistyped option: the option is what to fix.
+                unknown = _unknown_options(parser, command, args_list[1:])
+                if not unknown:
+                    raise
+                raise _unrecognized(unknown, command) from None
             if unknown:
-                # argparse's own message points at the top level's --help; the command's
-                # --help is the one that lists what it takes.
-                raise UsageError(f"unrecognized arguments: {' '.join(unknown)} (see "
-                                 f"'tracecite {args.command or command} --help')")
+                raise _unrecognized(unknown, args.command or command)
             if args.command is None:
                 raise UsageError("no command or file given (see 'tracecite --help')")
             if _writes_stdout(COMMANDS[command], args):
