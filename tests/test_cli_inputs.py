@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import (
+    EXAMPLES,
     REPO_ROOT,
     Cli,
     answer,
@@ -215,6 +216,38 @@ def test_a_missing_file_without_pattern_characters_gets_no_hint(
     monkeypatch.chdir(tmp_path)
     (finding,) = cli("check", "missing.jsonl", "--json").json()["findings"]
     assert finding["message"] == "input file does not exist"
+
+
+# A NUL cannot come from a shell, only from a caller of the library or of ``run``: each was an
+# internal error (TC900), or a traceback past the error boundary for a report file.
+NUL = "a\0b"
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", NUL], ["check", NUL, "--evidence"], ["compare", NUL, NUL], ["merge", NUL],
+    ["verify-notes", NUL],
+])
+def test_an_input_named_with_a_nul_is_tc101(cli: Cli, argv: list[str]) -> None:
+    findings = cli(*argv, "--json").json()["findings"]
+    assert {f["code"] for f in findings} == {"TC101"}
+    assert findings[0]["message"] == "the file name holds a NUL character: no file has that name"
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--report-file", f"json:{NUL}"), ("--report-file", f"sarif:{NUL}"), ("--cache", NUL),
+    ("--ca-cert", NUL),
+])
+def test_an_option_naming_a_path_with_a_nul_is_tc100(cli: Cli, option: str, value: str) -> None:
+    run = cli("verify-notes", str(EXAMPLES / "citations.notes.md"), option, value)
+    assert run.exit == 1
+    assert run.err == (f"tracecite: TC100 usage: argument {option}: must be a path without a NUL "
+                       "character (see 'tracecite verify-notes --help')\n")
+
+
+def test_import_into_a_directory_named_with_a_nul_is_tc100(cli: Cli) -> None:
+    run = cli("import", "anthropic", str(EXAMPLES / "anthropic"), "-o", NUL, "--json")
+    assert run.exit == 1
+    assert run.json()["findings"][0]["message"] == "-o: the directory's name holds a NUL character"
 
 
 @pytest.mark.parametrize(("word", "close"), [

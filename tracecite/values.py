@@ -77,9 +77,11 @@ def boolean(value: object) -> bool:
 
 
 def non_empty_path(value: object) -> str:
-    """A non-empty path."""
+    """A non-empty path (no NUL in it: no file has one in its name)."""
     if not isinstance(value, str) or not value:
         raise ValueError("must be a non-empty path")
+    if "\0" in value:
+        raise ValueError("must be a path without a NUL character")
     return value
 
 
@@ -156,6 +158,7 @@ def report_file(value: object) -> str:
     if not colon or file_format not in REPORT_FORMATS or not path:
         raise ValueError(f"takes FORMAT:PATH with FORMAT one of "
                          f"{', '.join(sorted(REPORT_FORMATS))}")
+    non_empty_path(path)
     return spec
 
 

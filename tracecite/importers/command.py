@@ -103,6 +103,8 @@ def run_import(fmt: str, paths: Sequence[str], out: str | None,
     if fmt in ARCHIVE_FORMATS:
         read = functools.partial(cast(Callable[..., Iterator[RunOutcome]], read),
                                  max_member_bytes=max_member_bytes)
+    if out is not None and "\0" in out:  # no command line passes one: a caller's string
+        raise UsageError("-o: the directory's name holds a NUL character")
     if out is not None and os.path.lexists(out) and not os.path.isdir(out):
         raise UsageError("-o names a file, not a directory")
     tally = _Tally(skip_unsupported)

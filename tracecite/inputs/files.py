@@ -33,6 +33,9 @@ def open_input(path: str, *, buffering: int = -1) -> BinaryIO | Finding:
     except UnicodeEncodeError:  # a lone surrogate from a Python string, not a file system's
         return Finding(Code.INPUT_UNREADABLE, "the file name holds a lone surrogate, which is "
                        "not text: no file has that name", file=path)
+    except ValueError:  # a NUL, which no command line can pass: a caller's string
+        return Finding(Code.INPUT_UNREADABLE, "the file name holds a NUL character: no file "
+                       "has that name", file=path)
     except OSError as exc:
         if os.path.isdir(path):  # where directories cannot be opened at all (Windows)
             return Finding(Code.INPUT_UNREADABLE, "input is a directory", file=path)
