@@ -44,6 +44,27 @@ def test_the_file_digest_is_the_sha256_of_its_bytes(tmp_path: Path, size: int) -
     assert file_digest(str(path)) == hashlib.sha256(data).hexdigest()
 
 
+def test_a_directory_or_a_fifo_has_the_unreadable_digest(tmp_path: Path) -> None:
+    """Regression: a directory was handed to a file object, whose IsADirectoryError ended
+    ``compare DIR DIR`` and ``import anthropic ''`` as internal errors (TC900)."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    unreadable = file_digest(str(tmp_path / "missing"))
+    assert file_digest(str(tmp_path)) == file_digest(str(fifo)) == unreadable
+
+
+@pytest.mark.parametrize("argv", [("compare", "{dir}", "{dir}"), ("import", "anthropic", "")])
+def test_a_directory_where_a_file_is_wanted_is_tc101(cli: Cli, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     argv: tuple[str, ...]) -> None:
+    monkeypatch.chdir(tmp_path)
+    run = cli(*(a.format(dir=tmp_path) for a in argv), "--json")
+    assert run.exit == 1
+    assert {f["code"] for f in run.json()["findings"]} == {"TC101"}
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_the_run_digest_is_the_files_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             cli: Cli, jobs: str) -> None:

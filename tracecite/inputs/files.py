@@ -119,19 +119,24 @@ def file_digest(path: str) -> str:
         # Non-blocking: opening a FIFO must not wait for a writer.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (OSError, ValueError):  # ValueError: a name no file can have (a NUL, a surrogate)
-        return hashlib.sha256(b"unreadable").hexdigest()
-    with os.fdopen(fd, "rb", buffering=0) as stream:
-        try:
-            status = os.fstat(fd)
-            if not stat.S_ISREG(status.st_mode):
-                return hashlib.sha256(b"unreadable").hexdigest()
-            buffer = bytearray(max(_SMALLEST_BLOCK, min(status.st_size, DIGEST_BLOCK)))
-            view = memoryview(buffer)
+        return _UNREADABLE
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):  # a directory is never handed to a file object
+            return _UNREADABLE
+        buffer = bytearray(max(_SMALLEST_BLOCK, min(status.st_size, DIGEST_BLOCK)))
+        view = memoryview(buffer)
+        with os.fdopen(fd, "rb", buffering=0, closefd=False) as stream:
             while size := stream.readinto(buffer):
                 sha.update(view[:size])
-        except OSError:
-            return hashlib.sha256(b"unreadable").hexdigest()
+    except OSError:
+        return _UNREADABLE
+    finally:
+        os.close(fd)
     return sha.hexdigest()
+
+
+_UNREADABLE = hashlib.sha256(b"unreadable").hexdigest()
 
 
 DIGEST_BLOCK = 4 * 1024 * 1024
