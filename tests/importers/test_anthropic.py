@@ -222,6 +222,14 @@ def test_jsonl_of_exchanges_gives_numbered_runs(tmp_path: Path) -> None:
     assert [r.name for r in runs_of(path)] == ["runs-1", "runs-2"]
 
 
+def test_a_type_that_is_no_string_is_an_unknown_field(tmp_path: Path) -> None:
+    """Regression: a list as an exchange's ``type`` was looked up among the stream events'
+    names, and ended the import as TC900 (an unhashable list)."""
+    exchange = fixture("char_location")
+    exchange["type"] = ["message_start"]
+    assert one_run(write(tmp_path, exchange, "typed.json")).run_id == "msg_01CharLocation"
+
+
 def test_a_response_without_an_id_is_named_by_the_run(tmp_path: Path) -> None:
     exchange = fixture("char_location")
     del exchange["response"]["id"]

@@ -116,8 +116,9 @@ class _Reader:
                 return
             yield RefusedRun(self.next()[0], exc.finding)
             return
-        if isinstance(value, dict) and (value.get("type") in STREAM_EVENTS or (
-                self.stream is not None and value.get("type") == "error")):
+        kind = value.get("type") if isinstance(value, dict) else None
+        if isinstance(kind, str) and (kind in STREAM_EVENTS or (
+                self.stream is not None and kind == "error")):
             if value["type"] == "ping" and self.stream is None:
                 return
             restart = value["type"] == "message_start" and self.stream is not None and (
