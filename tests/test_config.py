@@ -131,6 +131,10 @@ def test_syntax_error_has_line_and_column(tmp_path: Path) -> None:
     ("notes = ['']\n", 1, "list of non-empty glob strings"),
     ("notes = ['*.jsonl']\n", 1, "read as a trace"),
     ("traces = ['traces/*']\n", 1, "must end in .jsonl"),
+    # A class whose range runs backwards was an internal error (TC900) once a folder was read.
+    ("notes = ['ok.md', 'n[z-a].md']\n", 1, "'n[z-a].md' is not a glob"),
+    ("exclude = '[a-\\\\]'\n", 1, "range in it runs backwards"),
+    ("\ndocuments = ['[\\\\d-a].md']\n", 2, "is not a glob"),
     ("exclude = 3\n", 1, "list of non-empty glob strings"),
     ('user_agent = "bot\\u00e9"\n', 1, "printable ASCII"),
     ("user_agent = ''\n", 1, "non-empty string"),

@@ -124,8 +124,21 @@ def globs(what: str) -> Check:
                                  "trace by its .jsonl suffix)")
             if what in ("notes", "documents") and trace_like:
                 raise ValueError(f"pattern {pattern!r} ends in .jsonl, which is read as a trace")
+            _check_glob(pattern)
         return tuple(value)
     return check
+
+
+def _check_glob(pattern: str) -> None:
+    """ValueError for a glob whose ``[…]`` class cannot match anything (a range that runs
+    backwards, such as ``[z-a]``)."""
+    from tracecite.inputs.selection import glob_regex
+
+    try:
+        re.compile(glob_regex(pattern))
+    except re.error:
+        raise ValueError(f"pattern {pattern!r} is not a glob: a [...] range in it runs "
+                         "backwards") from None
 
 
 def connect_to(value: object) -> ConnectTo:
