@@ -341,6 +341,18 @@ def test_a_bad_input_or_usage_error_sets_exit_code_only(
     assert "TC100" in out
 
 
+@pytest.mark.parametrize("name", ["json-file", "sarif-file"])
+def test_a_report_file_input_naming_a_directory_is_tc100(
+        actions: ActionsRun, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """Regression: json-file naming a directory ended the step with an IsADirectoryError, and
+    a directory would have counted as the report written."""
+    (actions.repo / "reports").mkdir()
+    code, out, outputs = actions.run(capsys, **{name.replace("-", "_"): "reports"})
+    assert code == 1
+    assert (outputs["exit-code"], outputs["report"], outputs["sarif-file"]) == ("1", "", "")
+    assert "TC100" in out and "names a directory, not a file" in out
+
+
 def test_base_not_fetched_fails_with_the_fetch_depth_advice(
         actions: ActionsRun, capsys: pytest.CaptureFixture[str]) -> None:
     event = json.loads(Path(os.environ["GITHUB_EVENT_PATH"]).read_text(encoding="utf-8"))

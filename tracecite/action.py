@@ -104,7 +104,7 @@ def _new_report_path(inputs: Mapping[str, str]) -> str:
 
 def _written(path: str) -> bool:
     try:
-        return os.path.getsize(path) > 0
+        return os.path.isfile(path) and os.path.getsize(path) > 0
     except OSError:
         return False
 
@@ -115,8 +115,10 @@ def run(environ: Mapping[str, str]) -> int:
 
     inputs = read_inputs(environ)
     report_path = os.path.abspath(_new_report_path(inputs))
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(report_path)  # absent until this run writes it whole: never a stale report
+    # Absent until this run writes it whole: never a stale report. A directory stays, and the
+    # run refuses it as the report's path (TC100).
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+        os.remove(report_path)
     sarif = inputs["sarif-file"].strip()
     sarif_path = os.path.abspath(sarif) if sarif else ""
     report, settings = run_with_settings(build_argv(inputs, report_path), action_inputs=inputs)
