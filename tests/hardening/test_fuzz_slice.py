@@ -9,12 +9,15 @@ control character.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import re
+import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,6 +31,7 @@ from tracecite.cli import main
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
 from tracecite.fetch.url_policy import Target, parse_target
+from tracecite.settings import CONFIG_KEYS
 from tracecite.visible import visible_text
 
 SLICE = settings(max_examples=120, deadline=None, database=None,
@@ -175,6 +179,92 @@ def test_verify_notes_with_generated_pages(
     report = check_json(code, out, allowed={0, 1, 2})
     codes = {f["code"] for f in report["findings"]}  # type: ignore[attr-defined]
     assert codes <= {"TC114", "TC210", "TC317", "TC102"}, codes
+
+
+# ---- configuration files and transcripts --------------------------------------------------
+
+GLOB_PIECES = st.sampled_from(["*", "**", "?", "[", "]", "!", "-", "a", "z", "/", ".md",
+                               ".jsonl", "\\", "x", "[a-z]", "[z-a]", "[!0-9]", "[9-0]"])
+TOML_SCALARS = st.one_of(
+    st.integers(min_value=-(2**63), max_value=2**63 - 1).map(str),
+    st.sampled_from(["nan", "inf", "-inf", "0.5", "1e300", "true", "false", "1970-01-01"]),
+    st.text(max_size=12).map(json.dumps),  # a JSON string is a TOML basic string (or a bad one)
+    st.lists(GLOB_PIECES, min_size=1, max_size=6).map(lambda parts: json.dumps("".join(parts))),
+)
+GLOBS = st.lists(st.lists(GLOB_PIECES, min_size=1, max_size=5).map("".join), min_size=1,
+                 max_size=3).map(json.dumps)  # a list of glob strings, as the keys want
+TOML_VALUES = TOML_SCALARS | st.lists(TOML_SCALARS, max_size=4).map(
+    lambda items: "[" + ", ".join(items) + "]")
+
+
+@settings(SLICE, max_examples=150)
+@given(entries=st.lists(
+    st.tuples(st.sampled_from([*sorted(CONFIG_KEYS), "unknown"]), TOML_VALUES)
+    | st.tuples(st.sampled_from(["notes", "documents", "exclude"]), GLOBS),
+    min_size=1, max_size=3))
+def test_configuration_files(workdir: Path, monkeypatch: pytest.MonkeyPatch,
+                             entries: list[tuple[str, str]]) -> None:
+    """A bad value is TC104 at its line; a glob whose [...] range ran backwards was TC900.
+    The configuration is the current directory's, as for a project's own checks."""
+    folder = workdir / "configured"
+    folder.mkdir(exist_ok=True)
+    (folder / "a.notes.md").write_text(
+        "claim: c\nquote: q\nurl: https://example.org/\n", encoding="utf-8")
+    (folder / ".tracecite.toml").write_text(
+        "".join(f"{key} = {value}\n" for key, value in entries), encoding="utf-8")
+    monkeypatch.chdir(folder)
+    report = check_json(*run("check", ".", "--json")[:2], allowed={0, 1, 2})
+    codes = {f["code"] for f in report["findings"]}  # type: ignore[attr-defined]
+    assert "TC900" not in codes
+
+
+EXCHANGES = sorted((Path(__file__).parents[1] / "importers" / "fixtures" / "anthropic")
+                   .glob("**/*.json"))
+ODD_JSON = st.sampled_from([None, 0, -1, 2**70, 1.5, "", "x", [], {}, True, [None],
+                            {"type": "text"}, "\ud800", ["message_start"]]).map(copy.deepcopy)
+"""Values put in a transcript, each a fresh copy (a mutation must not change the strategy)."""
+
+
+def _mutated(value: object, random: Any, odd: Callable[[], object]) -> None:
+    """Delete, replace or descend into one element of ``value``, chosen by ``random``."""
+    if isinstance(value, dict) and value:
+        key = random.choice(sorted(value))
+        roll = random.random()
+        if roll < 0.2:
+            del value[key]
+        elif roll < 0.5 or not isinstance(value[key], (dict, list)):
+            value[key] = odd()
+        else:
+            _mutated(value[key], random, odd)
+    elif isinstance(value, list) and value:
+        index = random.randrange(len(value))
+        roll = random.random()
+        if roll < 0.2:
+            del value[index]
+        elif roll < 0.4 or not isinstance(value[index], (dict, list)):
+            value[index] = odd()
+        else:
+            _mutated(value[index], random, odd)
+
+
+@settings(SLICE, max_examples=150)
+@given(fixture=st.sampled_from(EXCHANGES), random=st.randoms(use_true_random=False),
+       data=st.data(), changes=st.integers(min_value=1, max_value=4))
+def test_anthropic_exchanges(workdir: Path, fixture: Path, random: Any, data: st.DataObject,
+                             changes: int) -> None:
+    """An exchange changed in a few places imports or is TC107/TC108; one whose ``type`` was
+    a list was TC900."""
+    exchange = json.loads(fixture.read_text(encoding="utf-8"))
+    for _ in range(changes):
+        _mutated(exchange, random, lambda: data.draw(ODD_JSON))
+    path = workdir / "exchange.json"
+    path.write_text(json.dumps(exchange), encoding="utf-8")
+    out = workdir / "imported"
+    shutil.rmtree(out, ignore_errors=True)
+    report = check_json(*run("import", "anthropic", path, "-o", out, "--json")[:2],
+                        allowed={0, 1})
+    codes = {f["code"] for f in report["findings"]}  # type: ignore[attr-defined]
+    assert codes <= {"TC107", "TC108"}, codes
 
 
 def test_codes_used_above_exist() -> None:

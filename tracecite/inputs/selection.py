@@ -139,7 +139,8 @@ def _segment_regex(segment: str) -> str:
             body = segment[i + 1:end]
             negate = body.startswith("!")
             body = body[1:] if negate else body
-            body = body.replace("\\", "\\\\").replace("^", "\\^")
+            # Literal in a glob's class, special in a regex's (or warned of as set syntax).
+            body = re.sub(r"([\\^\[&~|])", r"\\\1", body)
             out.append(f"[{'^/' if negate else ''}{body}]")
             i = end
         else:
