@@ -132,7 +132,7 @@ def globs(what: str) -> Check:
 def _check_glob(pattern: str) -> None:
     """ValueError for a glob whose ``[…]`` class cannot match anything (a range that runs
     backwards, such as ``[z-a]``)."""
-    from tracecite.inputs.selection import glob_regex
+    from tracecite.globs import glob_regex
 
     try:
         re.compile(glob_regex(pattern))
