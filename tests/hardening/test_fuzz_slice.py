@@ -227,24 +227,17 @@ ODD_JSON = st.sampled_from([None, 0, -1, 2**70, 1.5, "", "x", [], {}, True, [Non
 
 def _mutated(value: object, random: Any, odd: Callable[[], object]) -> None:
     """Delete, replace or descend into one element of ``value``, chosen by ``random``."""
-    if isinstance(value, dict) and value:
-        key = random.choice(sorted(value))
-        roll = random.random()
-        if roll < 0.2:
-            del value[key]
-        elif roll < 0.5 or not isinstance(value[key], (dict, list)):
-            value[key] = odd()
-        else:
-            _mutated(value[key], random, odd)
-    elif isinstance(value, list) and value:
-        index = random.randrange(len(value))
-        roll = random.random()
-        if roll < 0.2:
-            del value[index]
-        elif roll < 0.4 or not isinstance(value[index], (dict, list)):
-            value[index] = odd()
-        else:
-            _mutated(value[index], random, odd)
+    if not isinstance(value, (dict, list)) or not value:
+        return
+    slot: Any = (random.choice(sorted(value)) if isinstance(value, dict)
+                 else random.randrange(len(value)))
+    roll = random.random()
+    if roll < 0.2:
+        del value[slot]
+    elif roll < 0.5 or not isinstance(value[slot], (dict, list)):
+        value[slot] = odd()
+    else:
+        _mutated(value[slot], random, odd)
 
 
 @settings(SLICE, max_examples=150)

@@ -110,6 +110,10 @@ def os_reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
+_UNREADABLE = hashlib.sha256(b"unreadable").hexdigest()
+""":func:`file_digest` of a file that cannot be read, or is no regular file."""
+
+
 def file_digest(path: str) -> str:
     """SHA-256 (hex) of the regular file at ``path``, read a block at a time (never held
     whole); that of the word ``unreadable`` when it cannot be read or is not a regular file (a
@@ -134,9 +138,6 @@ def file_digest(path: str) -> str:
     finally:
         os.close(fd)
     return sha.hexdigest()
-
-
-_UNREADABLE = hashlib.sha256(b"unreadable").hexdigest()
 
 
 DIGEST_BLOCK = 4 * 1024 * 1024

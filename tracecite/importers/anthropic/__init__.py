@@ -119,9 +119,9 @@ class _Reader:
         kind = value.get("type") if isinstance(value, dict) else None
         if isinstance(kind, str) and (kind in STREAM_EVENTS or (
                 self.stream is not None and kind == "error")):
-            if value["type"] == "ping" and self.stream is None:
+            if kind == "ping" and self.stream is None:
                 return
-            restart = value["type"] == "message_start" and self.stream is not None and (
+            restart = kind == "message_start" and self.stream is not None and (
                 self.stream.started or self.stream.failed is not None)
             if self.stream is None or restart:
                 yield from self.cut()
