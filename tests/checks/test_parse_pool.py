@@ -7,10 +7,12 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import answer, call, cite, claim, result, source, write_trace
 from tracecite import workers
 from tracecite.checks.kinds import MatchKind
 from tracecite.checks.parse_pool import ParsePool, Verdict, match_quotes
@@ -99,6 +101,34 @@ def test_parse_pool_parses_in_the_thread_without_several_cores(
     with ParsePool(workers=4) as pool:
         assert pool.submit(TEXT, "a b", ["a b"]).result() == [True]  # only HTML to workers
         assert pool.submit(JSON, '["a b"]', ["a b"]).result() == [True]
+
+
+def test_work_done_in_the_calling_thread_is_handed_back_settled() -> None:
+    seen: list[object] = []
+    with ParsePool(workers=1) as pool:
+        done = pool.submit(TEXT, "a b", ["a b", "c"])
+        done.add_done_callback(seen.append)  # called at once: the work is over
+        assert seen == [done] and found(done.result()) == [True, False]
+        limited = pool.submit(HTML, "<p>" * 10 + "x", ["x"], budget=0.0)
+        with pytest.raises(ParseLimitError):
+            limited.result()
+
+
+def test_a_run_that_parses_no_html_in_workers_never_imports_concurrent_futures(
+        tmp_path: Path) -> None:
+    """concurrent.futures brings logging: ~11 ms of imports before the first source is sent."""
+    import subprocess
+    import sys
+
+    trace = write_trace(tmp_path / "t.jsonl", [call(), result(sources=[
+        source("s1", "file:a.txt", "a b")]), answer([claim(citations=[cite("s1", "a b")])])])
+    (tmp_path / "a.txt").write_text("a b c", encoding="utf-8")
+    probe = ("import sys; from tracecite.cli import main; code = main(['verify-files', "
+             f"{str(trace)!r}, '--root', {str(tmp_path)!r}, '--no-progress']); "
+             "print(code, 'concurrent.futures' in sys.modules, 'logging' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=60, check=True).stdout.split()
+    assert out[-3:] == ["0", "False", "False"]
 
 
 def test_parse_pool_uses_worker_processes_for_html() -> None:

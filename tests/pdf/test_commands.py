@@ -169,7 +169,7 @@ def test_a_crashing_pdf_costs_that_source_only(
 
 def test_without_the_engine_a_pdf_is_tc324(
         cli: Cli, tmp_path: Path, pdfs: dict[str, Made], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "pypdfium2", None)  # as if the extra were not installed
+    monkeypatch.setitem(sys.modules, "pypdfium2_raw", None)  # as if the extra were not installed
     trace = files_trace(tmp_path / "t.jsonl", [("file:one-column.pdf", "Citation checkers")])
     res = cli("verify-files", trace, "--root", _root(pdfs), "--json")
     (finding,) = res.json()["findings"]
@@ -186,7 +186,8 @@ def test_without_the_engine_in_a_process_of_its_own(tmp_path: Path, pdfs: dict[s
     hide = tmp_path / "hide"
     hide.mkdir()
     # Every process of the run, the PDF workers too, finds no engine.
-    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['pypdfium2'] = None\n")
+    (hide / "sitecustomize.py").write_text(
+        "import sys\nsys.modules['pypdfium2'] = sys.modules['pypdfium2_raw'] = None\n")
     trace = files_trace(tmp_path / "t.jsonl", [("file:one-column.pdf", "Citation checkers")])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(hide), *filter(None, [os.environ.get("PYTHONPATH")])])}

@@ -13,7 +13,7 @@ import enum
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from tracecite.checks.kinds import MatchKind
 from tracecite.codes import Code
@@ -34,6 +34,33 @@ if TYPE_CHECKING:  # concurrent.futures is imported when sources are loaded: `ch
 Verdict = bool | Diagnosis
 """What matching says of one quote: True when it is found; for a quote that is not, its
 :class:`~tracecite.findings.Diagnosis` (False: not found, and not diagnosed)."""
+
+T = TypeVar("T")
+
+
+class Settled(Generic[T]):
+    """Work done by the time it is handed back, as a future that is over: what
+    :meth:`ParsePool.submit` returns for what it does in the calling thread (a PDF, which waits
+    for its worker; a page matched here). ``concurrent.futures`` is imported only for the pool
+    of HTML workers, and ``logging`` with it: a run that starts none loads neither."""
+
+    __slots__ = ("_error", "_value")
+
+    def __init__(self, value: T | None = None, error: Exception | None = None) -> None:
+        self._value = value
+        self._error = error
+
+    def result(self) -> T:
+        """The work's value; raises what the work raised."""
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]  # set whenever there is no error
+
+    def add_done_callback(self, fn: Callable[[Settled[T]], object]) -> None:
+        """Call ``fn`` with this at once: the work is over."""
+        fn(self)
+
+
 
 
 def match_quotes(kind: MatchKind, text: str | bytes, quotes: Sequence[str], *,
@@ -451,7 +478,7 @@ class ParsePool:
             return self._pool
 
     def submit(self, kind: MatchKind, text: str | bytes | HandedOver, quotes: Sequence[str], *,
-               budget: float = MAX_TIMEOUT) -> Future[list[Verdict]]:
+               budget: float = MAX_TIMEOUT) -> Future[list[Verdict]] | Settled[list[Verdict]]:
         """``match_quotes`` in a worker process when it pays (HTML with 2+ cores, and workers
         started for it where they are forked); otherwise it runs here and the future is
         already done. A PDF (``text`` its bytes, best :class:`HandedOver`) is read by one of
@@ -459,8 +486,6 @@ class ParsePool:
         that cannot be read: the future holds a :class:`~tracecite.pdf.reader.PdfError`);
         while it waits, past ``pdf_held`` bytes of PDFs in memory, it waits in an unlinked
         temporary file (:class:`_PdfBodies`)."""
-        from concurrent.futures import Future
-
         if kind is MatchKind.HTML and self._workers >= 2 and isinstance(text, str):
             if self.launched or not self.forks:
                 return self._get_pool().executor.submit(_match_in_worker, kind, text,
@@ -468,17 +493,14 @@ class ParsePool:
             # Workers that would be forked now, with the run's threads running, never are:
             # a run that started none (it cited no HTML) parses an HTML answer here instead.
             self._check_open()
-        future: Future[list[Verdict]] = Future()
         try:
             if isinstance(text, (bytes, HandedOver)):
                 handed = HandedOver(text) if isinstance(text, bytes) else text
                 del text
-                future.set_result(self._pdf_bodies.read(self._pdf_reader(), handed, quotes))
-            else:
-                future.set_result(match_quotes(kind, text, quotes, budget=budget))
-        except Exception as error:  # handed to whoever reads the future
-            future.set_exception(error)
-        return future
+                return Settled(self._pdf_bodies.read(self._pdf_reader(), handed, quotes))
+            return Settled(match_quotes(kind, text, quotes, budget=budget))
+        except Exception as error:  # handed to whoever reads the result
+            return Settled(error=error)
 
     def _pdf_reader(self) -> PdfReader:
         with self._lock:

@@ -1,7 +1,8 @@
 """PDF sources (docs/guides/pdf.md): their text as PDFium extracts it page by page, read in
 worker processes within the PDF limits.
 
-- :mod:`tracecite.pdf.text`: the PDF rules applied to each page's text, and the engine call;
+- :mod:`tracecite.pdf.engine`: PDFium, called through its raw bindings;
+- :mod:`tracecite.pdf.text`: the pages read, and the PDF rules applied to each page's text;
 - :mod:`tracecite.pdf.worker`: the worker process that runs the engine;
 - :mod:`tracecite.pdf.reader`: the run's PDF workers and :func:`pdf_pages`, for importers.
 """

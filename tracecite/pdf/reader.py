@@ -60,8 +60,10 @@ def engine_installed() -> bool:
     """Whether the ``pdf`` extra is installed, found without importing the engine."""
     from importlib.util import find_spec
 
+    from tracecite.pdf.engine import BINDINGS
+
     try:
-        return find_spec("pypdfium2") is not None
+        return find_spec(BINDINGS) is not None
     except (ImportError, ValueError):  # ValueError: a module hidden in sys.modules
         return False
 

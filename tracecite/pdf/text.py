@@ -20,6 +20,8 @@ import ctypes
 import re
 from collections.abc import Sequence
 
+from tracecite.pdf.engine import BINDINGS
+
 __all__ = ["ENGINE", "HYPHEN_BREAK", "HYPHEN_MARKS", "LIGATURES", "LIGATURE_TABLE", "PdfUnreadable",
            "engine_version", "find_quotes", "page_text", "read_pages"]
 
@@ -73,7 +75,7 @@ def engine_version() -> str | None:
 
     parts: list[str] = []
     for package, name, keys in ((ENGINE, "pypdfium2", ("major", "minor", "patch")),
-                                ("pypdfium2_raw", "PDFium", ("major", "minor", "build",
+                                (BINDINGS, "PDFium", ("major", "minor", "build",
                                                              "patch"))):
         try:
             spec = find_spec(package)
@@ -150,32 +152,26 @@ def find_quotes(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int,
 def _read(data: bytes | ctypes.Array[ctypes.c_char], max_pages: int, finder: _Finder | None
           ) -> tuple[tuple[str, ...], bool]:
     """The pages' text, up to the one by which ``finder`` has every quote (then True)."""
-    import pypdfium2  # type: ignore[import-untyped]  # no type information shipped
+    from tracecite.pdf.engine import Document, OpenFailed
 
     try:
-        document = pypdfium2.PdfDocument(data)  # the empty password opens what it can
-    except pypdfium2.PdfiumError as error:
-        raise PdfUnreadable(_open_failure(getattr(error, "err_code", None))) from None
+        document = Document(data)  # the empty password opens what it can
+    except OpenFailed as error:
+        raise PdfUnreadable(_open_failure(error.code)) from None
     found = False
-    try:
-        count = len(document)
+    with document:
+        count = document.pages
         if count > max_pages:
             raise PdfUnreadable(f"the PDF has {count} pages, over the limit of {max_pages}")
         pages: list[str] = []
         for index in range(count):
-            try:
-                page = document[index]
-                textpage = page.get_textpage()
-                pages.append(textpage.get_text_range())
-                textpage.close()
-                page.close()
-            except pypdfium2.PdfiumError:
-                raise PdfUnreadable(f"page {index + 1} cannot be read (damaged)") from None
-            if finder is not None and finder.read(pages[-1]):
+            text = document.text(index)
+            if text is None:
+                raise PdfUnreadable(f"page {index + 1} cannot be read (damaged)")
+            pages.append(text)
+            if finder is not None and finder.read(text):
                 found = True
                 break
-    finally:
-        document.close()
     if not any(page.strip() for page in pages):
         raise PdfUnreadable("the PDF has no text layer (a scan or images only)")
     return tuple(pages), found
@@ -192,5 +188,5 @@ _OPEN_FAILURES = {
 """PDFium's ``FPDF_GetLastError`` codes on opening a document, in TraceCite's words."""
 
 
-def _open_failure(code: int | None) -> str:
-    return _OPEN_FAILURES.get(code or 0, "the PDF is damaged (the engine cannot open it)")
+def _open_failure(code: int) -> str:
+    return _OPEN_FAILURES.get(code, "the PDF is damaged (the engine cannot open it)")

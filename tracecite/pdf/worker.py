@@ -193,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     _cap_memory(int(args[0]) if args else 0)
     # The engine is loaded now, while the run is still loading the first PDF, not once it came.
     with contextlib.suppress(ImportError):  # without it, each request answers "missing"
-        import pypdfium2  # type: ignore[import-untyped]  # noqa: F401  # no types shipped
+        from tracecite.pdf.engine import pdfium
+
+        pdfium()
     lifeline, children = _fork(forks) if forks else (None, [])
     if lifeline is not None:
         threading.Thread(target=watch_lifeline, args=(lifeline,), daemon=True,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from tracecite.checks.live.records import Fetched, Loader, Progress
 from tracecite.checks.live.scheduler import _Sources
 from tracecite.checks.live.tally import Tally
-from tracecite.checks.parse_pool import HandedOver, ParsePool, Verdict
+from tracecite.checks.parse_pool import HandedOver, ParsePool, Settled, Verdict
 from tracecite.checks.quotes import LoadInfo, QuoteChecks
 from tracecite.codes import Code
 from tracecite.fetch.errors import FetchError
@@ -34,7 +34,7 @@ class Parsing:
     (both None without a cache)."""
 
     key: str
-    parsed: Future[list[Verdict]]
+    parsed: Future[list[Verdict]] | Settled[list[Verdict]]
     info: LoadInfo
     fetched: Fetched | None
     quotes: list[str] | None
@@ -253,7 +253,7 @@ class LoaderThreads:
             return
         kept = quotes if fetched is not None else None  # the cache stores their verdicts
 
-        def parse_done(future: Future[list[Verdict]]) -> None:
+        def parse_done(future: Future[list[Verdict]] | Settled[list[Verdict]]) -> None:
             self._parse_slots.release()
             self._done.put(Parsing(k, future, info, fetched, kept))
 
@@ -270,7 +270,8 @@ def _digest(text: str | bytes) -> str:
     return digest(text)
 
 
-def _matched(parsed: Future[list[Verdict]], info: LoadInfo) -> list[Verdict] | FetchError:
+def _matched(parsed: Future[list[Verdict]] | Settled[list[Verdict]], info: LoadInfo
+             ) -> list[Verdict] | FetchError:
     """What a parsed source settles with: its matches, or a TC318 error when its page went past
     a parse limit, TC323/TC324 for a PDF that cannot be read (the error's message is the
     parser's or the PDF reader's own, never page text)."""
