@@ -15,10 +15,25 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-__all__ = ["BINDINGS", "Document", "OpenFailed", "pdfium"]
+__all__ = ["BINDINGS", "Document", "OpenFailed", "installed_in", "pdfium"]
 
 BINDINGS = "pypdfium2_raw"
 """The module of PDFium's raw bindings, installed with pypdfium2 (the ``pdf`` extra)."""
+
+def installed_in() -> str | None:
+    """The folder the bindings are installed in (a ``site-packages``), found without loading
+    them; None when the ``pdf`` extra is not installed."""
+    import os
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(BINDINGS)
+    except (ImportError, ValueError):  # ValueError: a module hidden in sys.modules
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.dirname(os.path.abspath(next(iter(spec.submodule_search_locations))))
+
 
 _loaded: list[Any] = []
 """The bindings once :func:`pdfium` has loaded them and initialised the library."""
