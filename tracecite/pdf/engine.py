@@ -15,24 +15,33 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-__all__ = ["BINDINGS", "Document", "OpenFailed", "installed_in", "pdfium"]
+__all__ = ["BINDINGS", "Document", "OpenFailed", "installed_in", "package_folder", "pdfium"]
 
 BINDINGS = "pypdfium2_raw"
 """The module of PDFium's raw bindings, installed with pypdfium2 (the ``pdf`` extra)."""
+
+
+def package_folder(package: str) -> str | None:
+    """The folder of an installed ``package``, found without importing it; None when it is not
+    installed (or hidden in ``sys.modules``)."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(package)
+    except (ImportError, ValueError):  # ValueError: a module hidden in sys.modules
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return next(iter(spec.submodule_search_locations))
+
 
 def installed_in() -> str | None:
     """The folder the bindings are installed in (a ``site-packages``), found without loading
     them; None when the ``pdf`` extra is not installed."""
     import os
-    from importlib.util import find_spec
 
-    try:
-        spec = find_spec(BINDINGS)
-    except (ImportError, ValueError):  # ValueError: a module hidden in sys.modules
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return os.path.dirname(os.path.abspath(next(iter(spec.submodule_search_locations))))
+    folder = package_folder(BINDINGS)
+    return os.path.dirname(os.path.abspath(folder)) if folder is not None else None
 
 
 _loaded: list[Any] = []

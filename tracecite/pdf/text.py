@@ -20,7 +20,7 @@ import ctypes
 import re
 from collections.abc import Sequence
 
-from tracecite.pdf.engine import BINDINGS
+from tracecite.pdf.engine import BINDINGS, package_folder
 
 __all__ = ["ENGINE", "HYPHEN_BREAK", "HYPHEN_MARKS", "LIGATURES", "LIGATURE_TABLE", "PdfUnreadable",
            "engine_version", "find_quotes", "page_text", "read_pages"]
@@ -71,19 +71,13 @@ def engine_version() -> str | None:
     extra is not installed. Part of the key of every cached verdict."""
     import json
     import os
-    from importlib.util import find_spec
 
     parts: list[str] = []
     for package, name, keys in ((ENGINE, "pypdfium2", ("major", "minor", "patch")),
-                                (BINDINGS, "PDFium", ("major", "minor", "build",
-                                                             "patch"))):
-        try:
-            spec = find_spec(package)
-        except (ImportError, ValueError):  # ValueError: a module hidden in sys.modules
+                                (BINDINGS, "PDFium", ("major", "minor", "build", "patch"))):
+        folder = package_folder(package)
+        if folder is None:
             return None
-        if spec is None or not spec.submodule_search_locations:
-            return None
-        folder = next(iter(spec.submodule_search_locations))
         try:
             with open(os.path.join(folder, "version.json"), encoding="utf-8") as stream:
                 info = json.load(stream)
