@@ -1,7 +1,7 @@
 """PDF sources (docs/guides/pdf.md): their text as PDFium extracts it page by page, read in
 worker processes within the PDF limits.
 
-- :mod:`tracecite.pdf.engine`: PDFium, called through its raw bindings;
+- :mod:`tracecite.pdf.engine`: PDFium, called directly (found by :func:`installed_in`);
 - :mod:`tracecite.pdf.text`: the pages read, and the PDF rules applied to each page's text;
 - :mod:`tracecite.pdf.worker`: the worker process that runs the engine;
 - :mod:`tracecite.pdf.reader`: the run's PDF workers and :func:`pdf_pages`, for importers.
@@ -23,3 +23,30 @@ def named_pdf(uri: str) -> bool:
     PDF workers before it is loaded (what it is read as is decided once it is)."""
     path = uri.split("#", 1)[0].split("?", 1)[0]
     return path.lower().endswith(".pdf")
+
+
+BINDINGS = "pypdfium2_raw"
+"""The module of PDFium's raw bindings, installed with pypdfium2 (the ``pdf`` extra)."""
+
+
+def package_folder(package: str) -> str | None:
+    """The folder of an installed ``package``, found without importing it; None when it is not
+    installed (or hidden in ``sys.modules``)."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(package)
+    except (ImportError, ValueError):  # ValueError: a module hidden in sys.modules
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return next(iter(spec.submodule_search_locations))
+
+
+def installed_in() -> str | None:
+    """The folder the bindings are installed in (a ``site-packages``), found without loading
+    them; None when the ``pdf`` extra is not installed."""
+    import os
+
+    folder = package_folder(BINDINGS)
+    return os.path.dirname(os.path.abspath(folder)) if folder is not None else None

@@ -1,13 +1,14 @@
-"""PDFium, the PDF engine, called through the raw bindings that the ``pdf`` extra's pypdfium2
-ships (``pypdfium2_raw``): a handful of C calls a page, in a PDF worker process
-(:mod:`tracecite.pdf.worker`).
+"""PDFium, the PDF engine: the library that the ``pdf`` extra's pypdfium2 ships beside its raw
+bindings (``pypdfium2_raw``), loaded with :mod:`ctypes` and called directly, a handful of C
+calls a page, in a PDF worker process (:mod:`tracecite.pdf.worker`).
 
 pypdfium2's own classes wrap every document, page and text page in a Python object with a
 finalizer and a place in a tracker, and importing them doubles the time the engine takes to
-load. Called directly, a page's text costs about 5 % less, the same text either way: the text
-page's characters from ``FPDFText_GetText``, over the range pypdfium2's ``get_text_range``
-reads (characters at either end with no place in the text left out, https://crbug.com/pdfium/2079),
-decoded from UTF-16 as it decodes them.
+load; its raw bindings declare every one of PDFium's calls. Called directly, a page's text
+costs about 5 % less, the same text either way: the text page's characters from
+``FPDFText_GetText``, over the range pypdfium2's ``get_text_range`` reads (characters at either
+end with no place in the text left out, https://crbug.com/pdfium/2079), decoded from UTF-16 as
+it decodes them.
 """
 
 from __future__ import annotations
@@ -15,51 +16,78 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-__all__ = ["BINDINGS", "Document", "OpenFailed", "installed_in", "package_folder", "pdfium"]
-
-BINDINGS = "pypdfium2_raw"
-"""The module of PDFium's raw bindings, installed with pypdfium2 (the ``pdf`` extra)."""
-
-
-def package_folder(package: str) -> str | None:
-    """The folder of an installed ``package``, found without importing it; None when it is not
-    installed (or hidden in ``sys.modules``)."""
-    from importlib.util import find_spec
-
-    try:
-        spec = find_spec(package)
-    except (ImportError, ValueError):  # ValueError: a module hidden in sys.modules
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return next(iter(spec.submodule_search_locations))
-
-
-def installed_in() -> str | None:
-    """The folder the bindings are installed in (a ``site-packages``), found without loading
-    them; None when the ``pdf`` extra is not installed."""
-    import os
-
-    folder = package_folder(BINDINGS)
-    return os.path.dirname(os.path.abspath(folder)) if folder is not None else None
-
+__all__ = ["Document", "OpenFailed", "pdfium"]
 
 _loaded: list[Any] = []
-"""The bindings once :func:`pdfium` has loaded them and initialised the library."""
+"""The library once :func:`pdfium` has loaded and initialised it."""
+
+_LIBRARY = {"win32": "pdfium.dll", "cygwin": "pdfium.dll", "msys": "pdfium.dll",
+            "darwin": "libpdfium.dylib", "ios": "libpdfium.dylib"}
+"""The library's file in the bindings' folder, by platform, as the bindings name it: the
+rest are Unix-like (``libpdfium.so``)."""
+
+
+class _LibraryConfig(ctypes.Structure):
+    """``FPDF_LIBRARY_CONFIG`` of ``fpdfview.h``, whole; a version 2 configuration reads the
+    first five fields."""
+
+    _fields_ = (("version", ctypes.c_int), ("m_pUserFontPaths", ctypes.c_void_p),
+                ("m_pIsolate", ctypes.c_void_p), ("m_v8EmbedderSlot", ctypes.c_uint),
+                ("m_pPlatform", ctypes.c_void_p), ("m_RendererType", ctypes.c_int),
+                ("m_FontLibraryType", ctypes.c_int), ("m_BrotliEnabled", ctypes.c_int),
+                ("m_IsolatePerDocument", ctypes.c_int))
+
+
+_HANDLE = ctypes.c_void_p
+_CALLS: dict[str, tuple[Any, tuple[Any, ...]]] = {
+    "FPDF_InitLibraryWithConfig": (None, (ctypes.POINTER(_LibraryConfig),)),
+    "FPDF_GetLastError": (ctypes.c_ulong, ()),
+    "FPDF_LoadMemDocument64": (_HANDLE, (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p)),
+    "FPDF_GetPageCount": (ctypes.c_int, (_HANDLE,)),
+    "FPDF_CloseDocument": (None, (_HANDLE,)),
+    "FPDF_LoadPage": (_HANDLE, (_HANDLE, ctypes.c_int)),
+    "FPDF_ClosePage": (None, (_HANDLE,)),
+    "FPDFText_LoadPage": (_HANDLE, (_HANDLE,)),
+    "FPDFText_ClosePage": (None, (_HANDLE,)),
+    "FPDFText_CountChars": (ctypes.c_int, (_HANDLE,)),
+    "FPDFText_GetTextIndexFromCharIndex": (ctypes.c_int, (_HANDLE, ctypes.c_int)),
+    "FPDFText_GetText": (ctypes.c_int, (_HANDLE, ctypes.c_int, ctypes.c_int,
+                                        ctypes.POINTER(ctypes.c_ushort))),
+}
+"""The calls used here, each with its result and argument types as ``fpdfview.h`` and
+``fpdf_text.h`` declare them (handles as plain pointers)."""
 
 
 def pdfium() -> Any:
-    """PDFium's raw bindings, the library initialised in this process (once); raises
-    ``ImportError`` when the ``pdf`` extra is not installed."""
-    if not _loaded:
-        import pypdfium2_raw as raw  # type: ignore[import-untyped]  # no types shipped
+    """PDFium, the library initialised in this process (once); raises ``ImportError`` when
+    the ``pdf`` extra is not installed.
 
+    The library is loaded from the bindings' folder with only the calls above declared:
+    importing the bindings declares all of PDFium's hundreds of calls and imports half the
+    standard library to find the file, 13 ms of a PDF worker's start against 1 ms.
+    """
+    if not _loaded:
+        import os
+        import sys
+
+        from tracecite.pdf import BINDINGS, package_folder
+
+        folder = package_folder(BINDINGS)
+        name = next((file for prefix, file in _LIBRARY.items()
+                     if sys.platform.startswith(prefix)), "libpdfium.so")
+        if folder is None:
+            raise ImportError(f"{BINDINGS} is not installed", name=BINDINGS)
+        try:
+            library = ctypes.CDLL(os.path.join(folder, name))
+        except OSError as error:
+            raise ImportError(f"PDFium did not load: {error}", name=BINDINGS) from error
+        for call, (result, arguments) in _CALLS.items():
+            function = getattr(library, call)
+            function.restype, function.argtypes = result, arguments
         # Version 2 of the configuration, as pypdfium2 initialises it: no user font paths, no
         # JavaScript. The call does nothing where the library is initialised already.
-        config = raw.FPDF_LIBRARY_CONFIG(version=2, m_pUserFontPaths=None, m_pIsolate=None,
-                                         m_v8EmbedderSlot=0)
-        raw.FPDF_InitLibraryWithConfig(config)
-        _loaded.append(raw)
+        library.FPDF_InitLibraryWithConfig(ctypes.byref(_LibraryConfig(version=2)))
+        _loaded.append(library)
     return _loaded[0]
 
 

@@ -58,7 +58,7 @@ class PdfError(Exception):
 
 def engine_installed() -> bool:
     """Whether the ``pdf`` extra is installed, found without importing the engine."""
-    from tracecite.pdf.engine import installed_in
+    from tracecite.pdf import installed_in
 
     return installed_in() is not None
 
@@ -83,7 +83,7 @@ class _Worker:
 
     def __init__(self, command: list[str], memory: int, forks: int = 0) -> None:
         import tracecite
-        from tracecite.pdf.engine import installed_in
+        from tracecite.pdf import installed_in
 
         env = dict(os.environ)
         # The worker imports this very package, wherever it was imported from, and the engine

@@ -20,7 +20,7 @@ import ctypes
 import re
 from collections.abc import Sequence
 
-from tracecite.pdf.engine import BINDINGS, package_folder
+from tracecite.pdf import BINDINGS, package_folder
 
 __all__ = ["ENGINE", "HYPHEN_BREAK", "HYPHEN_MARKS", "LIGATURES", "LIGATURE_TABLE", "PdfUnreadable",
            "engine_version", "find_quotes", "page_text", "read_pages"]

@@ -23,14 +23,16 @@ of its own; that worker reaps it when both have ended.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import io
 import os
 import pickle
 import struct
 import sys
 import threading
-from typing import Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
+
+if TYPE_CHECKING:
+    import ctypes
 
 REQUEST = struct.Struct("<QII")
 """A request's header: the PDF's size in bytes, the page limit, the size in bytes of the pickled
@@ -64,6 +66,8 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
 def _read_body(stream: io.BufferedReader, size: int) -> ctypes.Array[ctypes.c_char] | None:
     """A PDF's ``size`` bytes, read straight into the buffer the engine opens (no copy of a
     PDF of up to 32 MiB on its way in); None if the stream ends first."""
+    import ctypes  # here: the run imports this module for its constants, never the engine
+
     body = (ctypes.c_char * size)()
     view = memoryview(body).cast("B")
     got = 0
