@@ -1,9 +1,11 @@
-"""PDFium called through its raw bindings (tracecite/pdf/engine.py): the same text, page by
-page, as pypdfium2's own ``get_text_range()`` gives, and PDFium's reasons for a PDF it does not
-open."""
+"""PDFium called directly (tracecite/pdf/engine.py): the same text, page by page, as
+pypdfium2's own ``get_text_range()`` gives, PDFium's reasons for a PDF it does not open, and the
+library loaded without the bindings' module."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,3 +84,26 @@ def test_bytes_that_are_no_pdf_do_not_open() -> None:
 def test_the_library_is_initialised_once() -> None:
     need_engine()
     assert pdfium() is pdfium()
+
+
+def test_the_library_loads_without_the_bindings_module() -> None:
+    """A PDF worker loads PDFium from the bindings' folder and declares only its own calls:
+    importing the bindings declares all of them and imports half the standard library."""
+    need_engine()
+    probe = ("import sys; from tracecite.pdf.engine import Document, pdfium; pdfium(); "
+             "Document(open(sys.argv[1], 'rb').read()).close(); "
+             "print(sorted(m for m in sys.modules if m.startswith(('pypdfium2', 'ctypes.util'))))")
+    pdf = sorted(TYPESET.glob("*.pdf"))[0]
+    done = subprocess.run([sys.executable, "-c", probe, str(pdf)], capture_output=True,
+                          text=True, check=True, cwd=Path(__file__).parents[2])
+    assert done.stdout.strip() == "[]"
+
+
+def test_without_the_extra_the_library_is_an_import_error(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    import tracecite.pdf.engine as engine
+
+    monkeypatch.setattr(engine, "_loaded", [])
+    monkeypatch.setitem(sys.modules, "pypdfium2_raw", None)  # hidden: as if not installed
+    with pytest.raises(ImportError, match="pypdfium2_raw"):
+        engine.pdfium()
