@@ -640,7 +640,7 @@ def html_parser() -> str:
 def pdf_engine() -> str | None:
     """The PDF engine a run uses and its version, found without loading it; None without the
     ``pdf`` extra (docs/guides/pdf.md)."""
-    from tracecite.pdf.text import engine_version
+    from tracecite.pdf import engine_version
 
     return engine_version()
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tracecite.pdf.text import LIGATURES, engine_version, page_text
+from tracecite.pdf import engine_version
+from tracecite.pdf.text import LIGATURES, page_text
 
 
 @pytest.mark.parametrize(("raw", "text"), [
@@ -43,12 +44,13 @@ def test_the_engine_version_is_read_without_loading_it() -> None:
 
     version = engine_version()
     assert version is not None and version.startswith("pypdfium2 ") and "PDFium " in version
-    # Every run's options digest reads it: it must not load the engine.
-    probe = ("import sys; from tracecite.pdf.text import engine_version; v = engine_version(); "
-             "print(v is not None, 'pypdfium2' in sys.modules, 'pypdfium2_raw' in sys.modules)")
+    # Every run's options digest reads it: it must load neither the engine nor ctypes.
+    probe = ("import sys; from tracecite.settings import pdf_engine; v = pdf_engine(); "
+             "print(v is not None, *(m in sys.modules for m in ('pypdfium2', 'pypdfium2_raw', "
+             "'ctypes', 'tracecite.pdf.text')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True).stdout.split()
-    assert out == ["True", "False", "False"]
+    assert out == ["True", "False", "False", "False", "False"]
 
 
 def test_no_engine_no_version(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,17 +16,15 @@ some quotes are all found; both are called in a PDF worker process
 
 from __future__ import annotations
 
-import ctypes
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from tracecite.pdf import BINDINGS, package_folder
+if TYPE_CHECKING:
+    import ctypes
 
-__all__ = ["ENGINE", "HYPHEN_BREAK", "HYPHEN_MARKS", "LIGATURES", "LIGATURE_TABLE", "PdfUnreadable",
-           "engine_version", "find_quotes", "page_text", "read_pages"]
-
-ENGINE = "pypdfium2"
-"""The Python package of the PDF engine (the ``pdf`` extra)."""
+__all__ = ["HYPHEN_BREAK", "HYPHEN_MARKS", "LIGATURES", "LIGATURE_TABLE", "PdfUnreadable",
+           "find_quotes", "page_text", "read_pages"]
 
 LIGATURES: dict[str, str] = {
     "\ufb00": "ff",
@@ -63,28 +61,6 @@ def page_text(raw: str) -> str:
     text = raw.translate(LIGATURE_TABLE)
     text = HYPHEN_MARKS.sub("", text)
     return HYPHEN_BREAK.sub(_join, text)
-
-
-def engine_version() -> str | None:
-    """The PDF engine and its version (``pypdfium2 5.15.2, PDFium 159.0.8149.0``), read from
-    the installed package's version files without loading the engine; None when the ``pdf``
-    extra is not installed. Part of the key of every cached verdict."""
-    import json
-    import os
-
-    parts: list[str] = []
-    for package, name, keys in ((ENGINE, "pypdfium2", ("major", "minor", "patch")),
-                                (BINDINGS, "PDFium", ("major", "minor", "build", "patch"))):
-        folder = package_folder(package)
-        if folder is None:
-            return None
-        try:
-            with open(os.path.join(folder, "version.json"), encoding="utf-8") as stream:
-                info = json.load(stream)
-            parts.append(name + " " + ".".join(str(info[key]) for key in keys))
-        except (OSError, ValueError, KeyError, TypeError):
-            parts.append(name + " unknown")
-    return ", ".join(parts)
 
 
 class _Finder:
