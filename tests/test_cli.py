@@ -699,3 +699,29 @@ def test_the_command_leaves_its_objects_to_the_exit_and_main_does_not(
     finally:
         gc.unfreeze()
     assert "tracecite" in capsys.readouterr().out
+
+
+def test_the_command_line_is_parsed_without_shutil() -> None:
+    # argparse's own formatter imports shutil (and its archive modules) for every add_argument.
+    import subprocess
+    import sys
+
+    probe = ("import sys; from tracecite.cli import build_parser; "
+             "build_parser('check').parse_args(['check', 'notes.md']); "
+             "print('shutil' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"]
+
+
+@pytest.mark.parametrize("columns", ["50", "", "wide", "-3"])
+def test_help_is_as_wide_as_argparse_makes_it(monkeypatch: pytest.MonkeyPatch,
+                                              columns: str) -> None:
+    import argparse
+
+    from tracecite.cli import _Formatter
+
+    monkeypatch.setenv("COLUMNS", columns)
+    ours, theirs = _Formatter("tracecite")._width, argparse.HelpFormatter("tracecite")._width
+    assert ours == theirs
+    if columns == "50":
+        assert ours == 48
