@@ -104,3 +104,18 @@ def test_verify_notes_never_loads_the_trace_readers(tmp_path: Path) -> None:
                           "127.0.0.1/32"], capture_output=True, text=True, timeout=60,
                          check=False)
     assert run.stderr.splitlines()[-1] == "2 ", run.stderr
+
+
+def test_the_installed_package_costs_an_interpreter_no_imports(tmp_path: Path) -> None:
+    """TraceCite installed as the README installs it (``pip install -e .``) is a path entry,
+    not an import hook that every interpreter of the environment loads at start (setuptools'
+    editable install of a package at the repository's root was one, and imported pathlib).
+    Coverage's start-up hook, which the suite's measured runs set off, is left out."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COV")}
+    probe = ("import sys; "
+             "print(sorted(m for m in ('pathlib', 'importlib.util') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=60, check=True, env=env, cwd=tmp_path)
+    assert run.stdout.split() == ["[]"], run.stdout
