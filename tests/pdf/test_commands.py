@@ -268,15 +268,18 @@ def test_a_stop_during_a_pdf_ends_the_run_and_its_pdf_workers(
     run = subprocess.Popen([sys.executable, "-m", "tracecite", "verify-files", str(trace),
                             "--root", str(_root(pdfs)), "--json"], stdout=subprocess.PIPE,
                            text=True, env=env)
+    # The workers start before the run reads its trace: wait until one spins on the PDF (a
+    # second of CPU among them, several times a worker's start), or the stop may come before
+    # the PDF is sent, on a loaded host.
     deadline = time.monotonic() + 30
     workers: list[int] = []
-    while not workers and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
         time.sleep(0.1)
-        workers = [int(pid) for pid in subprocess.run(
-            ["pgrep", "-P", str(run.pid), "-f", "hostile_worker"], capture_output=True,
-            text=True).stdout.split()]
+        workers = _descendants(run.pid, "hostile_worker")
+        if sum(map(_cpu_seconds, workers)) >= 1.0:
+            break
     assert workers, "the PDF worker never started"
-    time.sleep(0.3)
+    assert sum(map(_cpu_seconds, workers)) >= 1.0, "no PDF worker began on the PDF"
     stopped = time.monotonic()
     run.send_signal(getattr(signal, signum))
     out, _ = run.communicate(timeout=10)
@@ -288,6 +291,33 @@ def test_a_stop_during_a_pdf_ends_the_run_and_its_pdf_workers(
     from tests.pdf.test_reader import _alive
 
     assert not any(_alive(pid) for pid in workers)
+
+
+def _descendants(pid: int, named: str) -> list[int]:
+    """The processes below ``pid`` whose command line holds ``named``, to any depth."""
+    import subprocess
+
+    found: list[int] = []
+    parents = [pid]
+    while parents:
+        children = [int(child) for child in subprocess.run(
+            ["pgrep", "-P", ",".join(map(str, parents)), "-f", named], capture_output=True,
+            text=True).stdout.split()]
+        found.extend(children)
+        parents = children
+    return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time a process has used so far (0 once it is gone)."""
+    import os
+
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_verify_files_starts_the_workers_its_sources_need(
