@@ -572,3 +572,31 @@ def test_forked_workers_import_no_trace_reader_of_their_own(tmp_path: Path) -> N
                 if line.startswith("import time:") and "|" in line]
     assert imported.count("tracecite.checks.evidence") == 1
     assert imported.count("tracecite.inputs.validator") == 1
+
+
+def test_a_stop_is_never_raised_inside_a_wait_for_a_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # concurrent.futures.wait takes each future's lock in an __enter__ of its own: a stop
+    # raised there left the lock held, and the executor's thread then hung settling the future
+    # (an early stop of `check --jobs 2`, about one in 700). The stop comes once a wait is over.
+    import concurrent.futures
+    from concurrent.futures import Future
+
+    from tracecite.stops import StopSignals
+
+    future: Future[list[int]] = Future()
+    waits: list[str] = []
+
+    def wait(fs: Any, timeout: float | None = None) -> None:
+        waits.append("began")
+        os.kill(os.getpid(), signal.SIGTERM)
+        deadline = time.monotonic() + 0.05
+        while time.monotonic() < deadline:  # the handler would run here, inside the wait
+            pass
+        future.set_result([1])
+        waits.append("ended")
+
+    monkeypatch.setattr(concurrent.futures, "wait", wait)
+    with StopSignals(), pytest.raises(Stopped):
+        jobs._result(future)
+    assert waits == ["began", "ended"]

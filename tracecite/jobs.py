@@ -166,7 +166,7 @@ def _read_in_pool(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[in
     from collections import deque
     from contextlib import nullcontext
 
-    from tracecite.stops import signals_blocked
+    from tracecite.stops import signals_blocked, signals_deferred
     from tracecite.workers import WorkerPool, start_method
 
     runs = runs_of(sizes, workers)
@@ -198,13 +198,15 @@ def _read_in_pool(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[in
 
     try:
         # Forked workers are forked by the first submit, with the stop signals held until each
-        # has set its own handlers (as ParsePool.start does).
-        with signals_blocked() if pool.forks else nullcontext():
+        # has set its own handlers (as ParsePool.start does). A stop is raised between two
+        # feeds, never inside the executor's or a future's lock (see _result).
+        with signals_blocked() if pool.forks else nullcontext(), signals_deferred():
             feed()
         while to_read:
             for i in runs[to_read.popleft()]:
                 done[i] = read(items[i])
-                feed()
+                with signals_deferred():
+                    feed()
         for future in futures.values():
             _result(future)
     except BaseException:  # a stop, a bug, or a worker killed: no worker is waited for
@@ -217,12 +219,22 @@ def _read_in_pool(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[in
 
 def _result(future: Future[list[R]]) -> None:
     """Wait for the future, looking for a stop signal every :data:`POLL` seconds (a wait
-    without a timeout may not let the signal handler run until it is over); raise its error."""
+    without a timeout may not let the signal handler run until it is over); raise its error.
+
+    A stop is raised between two waits, never inside one: ``concurrent.futures.wait`` takes
+    each future's lock in a ``__enter__`` of its own, and a stop raised there left the lock
+    held, so the executor's thread waited for it for ever when it settled the future, and the
+    pool's shutdown for that thread (one early stop of ``check --jobs 2`` in about 700)."""
     from concurrent.futures import wait
 
-    while not future.done():
-        wait((future,), timeout=POLL)
-    future.result()
+    from tracecite.stops import signals_deferred
+
+    while True:
+        with signals_deferred():
+            if future.done():
+                future.result()
+                return
+            wait((future,), timeout=POLL)
 
 
 def _finished(futures: dict[int, Future[list[R]]], runs: Sequence[range]) -> dict[int, R]:
