@@ -46,6 +46,30 @@ def children(pid: int) -> list[int]:
     return [child for child, (parent, _) in processes().items() if parent == pid]
 
 
+def descendants(pid: int) -> list[int]:
+    """The live processes below ``pid``, to any depth (a worker's forks too)."""
+    below: dict[int, list[int]] = {}
+    for child, (parent, _) in processes().items():
+        below.setdefault(parent, []).append(child)
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        kids = below.get(todo.pop(), [])
+        found.extend(kids)
+        todo.extend(kids)
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time a process has used so far (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def stop(run: subprocess.Popen[str], signum: signal.Signals, *, to_group: bool,
          ready: Callable[[], object]) -> dict[str, Any]:
     """Once ``ready()`` returns (it waits, and asserts, that ``run`` got where it is to be

@@ -181,32 +181,32 @@ def _read_in_pool(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[in
     queued: list[Future[list[R]]] = []  # the workers' runs not yet back
 
     def feed() -> None:
-        """Queue runs for the workers until each has its share; raise a worker's error."""
-        waiting = []
-        for future in queued:
-            if not future.done():
-                waiting.append(future)
-            elif future.exception() is not None:
-                future.result()  # raises it
-        queued[:] = waiting
-        # The last run waiting is this process's to read: queued for a worker too, two large
-        # files (compare's two traces) were both read by the one worker, this process idle.
-        while len(queued) < workers_here * QUEUED_PER_WORKER and len(to_read) > 1:
-            k = to_read.popleft()
-            futures[k] = pool.executor.submit(_read_run, read, [items[i] for i in runs[k]])
-            queued.append(futures[k])
+        """Queue runs for the workers until each has its share; raise a worker's error. A
+        stop is raised as it ends, never inside the executor's or a future's lock (_result)."""
+        with signals_deferred():
+            waiting = []
+            for future in queued:
+                if not future.done():
+                    waiting.append(future)
+                elif future.exception() is not None:
+                    future.result()  # raises it
+            queued[:] = waiting
+            # The last run waiting is this process's to read: queued for a worker too, two large
+            # files (compare's two traces) were both read by the one worker, this process idle.
+            while len(queued) < workers_here * QUEUED_PER_WORKER and len(to_read) > 1:
+                k = to_read.popleft()
+                futures[k] = pool.executor.submit(_read_run, read, [items[i] for i in runs[k]])
+                queued.append(futures[k])
 
     try:
         # Forked workers are forked by the first submit, with the stop signals held until each
-        # has set its own handlers (as ParsePool.start does). A stop is raised between two
-        # feeds, never inside the executor's or a future's lock (see _result).
-        with signals_blocked() if pool.forks else nullcontext(), signals_deferred():
+        # has set its own handlers (as ParsePool.start does).
+        with signals_blocked() if pool.forks else nullcontext():
             feed()
         while to_read:
             for i in runs[to_read.popleft()]:
                 done[i] = read(items[i])
-                with signals_deferred():
-                    feed()
+                feed()
         for future in futures.values():
             _result(future)
     except BaseException:  # a stop, a bug, or a worker killed: no worker is waited for

@@ -22,6 +22,7 @@ from tests.live_fixtures import (  # noqa: F401 - the *_fixture names are fixtur
 )
 from tests.pdf.conftest import files_trace
 from tests.pdf.make_pdfs import Made
+from tests.stopping import cpu_seconds, descendants
 
 PDF_TYPE = (("Content-Type", "application/pdf"),)
 HOSTILE = [sys.executable, str(Path(__file__).with_name("hostile_worker.py"))]
@@ -275,11 +276,11 @@ def test_a_stop_during_a_pdf_ends_the_run_and_its_pdf_workers(
     workers: list[int] = []
     while time.monotonic() < deadline:
         time.sleep(0.1)
-        workers = _descendants(run.pid, "hostile_worker")
-        if sum(map(_cpu_seconds, workers)) >= 1.0:
+        workers = descendants(run.pid)
+        if sum(map(cpu_seconds, workers)) >= 1.0:
             break
     assert workers, "the PDF worker never started"
-    assert sum(map(_cpu_seconds, workers)) >= 1.0, "no PDF worker began on the PDF"
+    assert sum(map(cpu_seconds, workers)) >= 1.0, "no PDF worker began on the PDF"
     stopped = time.monotonic()
     run.send_signal(getattr(signal, signum))
     out, _ = run.communicate(timeout=10)
@@ -291,33 +292,6 @@ def test_a_stop_during_a_pdf_ends_the_run_and_its_pdf_workers(
     from tests.pdf.test_reader import _alive
 
     assert not any(_alive(pid) for pid in workers)
-
-
-def _descendants(pid: int, named: str) -> list[int]:
-    """The processes below ``pid`` whose command line holds ``named``, to any depth."""
-    import subprocess
-
-    found: list[int] = []
-    parents = [pid]
-    while parents:
-        children = [int(child) for child in subprocess.run(
-            ["pgrep", "-P", ",".join(map(str, parents)), "-f", named], capture_output=True,
-            text=True).stdout.split()]
-        found.extend(children)
-        parents = children
-    return found
-
-
-def _cpu_seconds(pid: int) -> float:
-    """The CPU time a process has used so far (0 once it is gone)."""
-    import os
-
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_verify_files_starts_the_workers_its_sources_need(
