@@ -188,6 +188,7 @@ class WorkerPool:
                 break
             time.sleep(0.01)
         _ended(ended, max(0.0, deadline - time.monotonic()))
+        _close_result_writer(self.executor)
         # The workers are gone, so the executor's own thread ends at once: waiting for it means
         # Python's exit never wakes a thread that is closing its pipe (3.11 races there, and
         # prints an EBADF traceback after the report).
@@ -198,6 +199,22 @@ class WorkerPool:
         self._report.close()
         self._stop.close()
         self._stopping.close()
+
+
+def _close_result_writer(executor: ProcessPoolExecutor) -> None:
+    """Close this process's write end of ``executor``'s result pipe, once its workers are gone.
+
+    A worker ended while it wrote a result (a stop, a kill after the grace, the kernel's
+    out-of-memory killer) leaves half a message in the pipe, and the executor's thread waits in
+    ``recv`` for the rest. It would wait for ever: this process holds a write end too, so the
+    pipe never ends, and ``shutdown`` and Python's exit both wait for that thread. With this
+    end closed as well, the read meets the pipe's end, the executor counts itself broken and
+    its thread ends. Nothing in this process writes results, and complete messages still in the
+    pipe are read first. ``_result_queue`` is the executor's own (CPython 3.8 and later); where
+    it is not there, nothing is done."""
+    writer = getattr(getattr(executor, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        writer.close()
 
 
 def _ended(processes: Sequence[Any], grace: float) -> None:

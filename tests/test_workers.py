@@ -1,0 +1,73 @@
+"""The worker pools' processes (tracecite/workers.py): a stopped pool ends at once, whatever
+state its workers left their pipes in."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.stopping import env
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the pool forks on Linux only")
+
+ENDS_WITHIN = 20.0
+"""Seconds a run ending a pool is given; a pool that ends well takes well under one."""
+
+
+def run_alone(script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` in a fresh interpreter (so a pool left hanging hangs that one, not the suite),
+    ended by force after :data:`ENDS_WITHIN` seconds."""
+    try:
+        return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env(),
+                              capture_output=True, text=True, timeout=ENDS_WITHIN)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the pool did not end within {ENDS_WITHIN} s")
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_a_pool_ends_though_a_worker_died_in_the_middle_of_a_result(method: str) -> None:
+    """A worker ended while it writes a result (a stop, a kill after the grace, the kernel's
+    out-of-memory killer) leaves half a message in the result pipe. The executor's thread then
+    waits for the rest, which never comes while this process holds the pipe's other end: ending
+    the pool used to wait for that thread for ever (about one early stop of ``check --jobs 2``
+    in a thousand hung so). The half message is written here, as a dying worker would leave
+    it."""
+    result = run_alone(f"""
+        import os, struct, time
+        from tracecite.workers import WorkerPool
+
+        pool = WorkerPool(1, method={method!r}, preload=[])
+        assert pool.executor.submit(os.getpid).result(timeout=10) != os.getpid()
+        # A header announcing 1,000 bytes, then 10 of them: the executor's thread reads it.
+        os.write(pool.executor._result_queue._writer.fileno(), struct.pack("!i", 1000) + b"x" * 10)
+        time.sleep(0.2)
+        started = time.monotonic()
+        pool.end()
+        print(f"ended in {{time.monotonic() - started:.2f}} s")
+        """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("ended in ")
+    assert "Traceback" not in result.stderr
+
+
+def test_a_pool_ended_with_no_half_message_ends_as_before() -> None:
+    """Ending a pool whose workers are idle or busy with a task: the task's future fails, the
+    run goes on, and the interpreter exits at once."""
+    result = run_alone("""
+        import time
+        from tracecite.workers import WorkerPool
+
+        pool = WorkerPool(2, method="fork", preload=[])
+        idle = pool.executor.submit(sum, [1, 2])
+        assert idle.result(timeout=10) == 3
+        busy = pool.executor.submit(time.sleep, 30)
+        time.sleep(0.3)
+        pool.end()
+        print(type(busy.exception(timeout=5)).__name__)
+        """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "BrokenProcessPool"
+    assert "Traceback" not in result.stderr
