@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -597,6 +598,7 @@ def test_a_stop_is_never_raised_inside_a_wait_for_a_worker(
         waits.append("ended")
 
     monkeypatch.setattr(concurrent.futures, "wait", wait)
+    workers = SimpleNamespace(check_workers=lambda: None)  # all of them alive
     with StopSignals(), pytest.raises(Stopped):
-        jobs._result(future)
+        jobs._result(future, workers)  # type: ignore[arg-type]
     assert waits == ["began", "ended"]

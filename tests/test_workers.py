@@ -71,3 +71,57 @@ def test_a_pool_ended_with_no_half_message_ends_as_before() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "BrokenProcessPool"
     assert "Traceback" not in result.stderr
+
+
+def test_a_wait_for_work_ends_when_its_worker_died_in_the_middle_of_a_result() -> None:
+    """In a run, not at its end: a worker killed (the out-of-memory killer, by hand) while it
+    wrote a result leaves the executor's thread waiting for the rest of the message, so the
+    executor never fails the worker's work. The run's wait for that work looks at the workers
+    itself, and fails once one has been gone for the grace; the pool then ends."""
+    result = run_alone("""
+        import multiprocessing, os, signal, struct, time
+        from concurrent.futures.process import BrokenProcessPool
+        from tracecite import jobs
+        from tracecite.workers import LOST_GRACE, WorkerPool
+
+        pool = WorkerPool(1, method="fork", preload=[])
+        work = pool.executor.submit(time.sleep, 60)
+        while not multiprocessing.active_children():
+            time.sleep(0.01)
+        time.sleep(0.2)
+        os.write(pool.executor._result_queue._writer.fileno(), struct.pack("!i", 1000) + b"x")
+        time.sleep(0.2)
+        for worker in multiprocessing.active_children():
+            os.kill(worker.pid, signal.SIGKILL)
+        started = time.monotonic()
+        try:
+            jobs._result(work, pool)
+        except BrokenProcessPool as error:
+            took = time.monotonic() - started
+            print(f"{error}; after {took:.1f} s, grace {LOST_GRACE} s")
+        pool.end()
+        """)
+    assert result.returncode == 0, result.stderr
+    said, took = result.stdout.split(";")
+    assert said == "a worker process ended in the middle of sending a result"
+    assert 1.0 <= float(took.split()[1]) < 5.0  # the grace, and a few looks of POLL each
+    assert "Traceback" not in result.stderr
+
+
+def test_a_worker_alive_is_never_counted_lost() -> None:
+    """Work that takes longer than the grace, its worker alive: the wait goes on."""
+    result = run_alone("""
+        import time
+        from tracecite import jobs
+        from tracecite.workers import WorkerPool
+
+        pool = WorkerPool(1, method="fork", preload=[])
+        work = pool.executor.submit(time.sleep, 0.5)
+        jobs._result(work, pool)
+        for _ in range(3):
+            pool.check_workers(grace=0.0)
+        print("waited")
+        pool.shutdown()
+        """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "waited"

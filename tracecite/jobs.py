@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from tracecite.stops import signal_of
-from tracecite.workers import cores
+from tracecite.workers import WorkerPool, cores
 
 if TYPE_CHECKING:  # imported when a pool starts: a small check needs none of them
     from concurrent.futures import Future
@@ -167,7 +167,7 @@ def _read_in_pool(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[in
     from contextlib import nullcontext
 
     from tracecite.stops import signals_blocked, signals_deferred
-    from tracecite.workers import WorkerPool, start_method
+    from tracecite.workers import start_method
 
     runs = runs_of(sizes, workers)
     if len(runs) < 2:
@@ -208,7 +208,7 @@ def _read_in_pool(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[in
                 done[i] = read(items[i])
                 feed()
         for future in futures.values():
-            _result(future)
+            _result(future, pool)
     except BaseException:  # a stop, a bug, or a worker killed: no worker is waited for
         done.update(_finished(futures, runs))
         pool.end()
@@ -217,9 +217,11 @@ def _read_in_pool(read: Callable[[T], R], items: Sequence[T], sizes: Sequence[in
     pool.shutdown()
 
 
-def _result(future: Future[list[R]]) -> None:
+def _result(future: Future[list[R]], pool: WorkerPool) -> None:
     """Wait for the future, looking for a stop signal every :data:`POLL` seconds (a wait
-    without a timeout may not let the signal handler run until it is over); raise its error.
+    without a timeout may not let the signal handler run until it is over), and at ``pool``'s
+    workers (a worker lost while it sent its result fails the wait,
+    :meth:`~tracecite.workers.WorkerPool.check_workers`); raise its error.
 
     A stop is raised between two waits, never inside one: ``concurrent.futures.wait`` takes
     each future's lock in a ``__enter__`` of its own, and a stop raised there left the lock
@@ -235,6 +237,7 @@ def _result(future: Future[list[R]]) -> None:
                 future.result()
                 return
             wait((future,), timeout=POLL)
+            pool.check_workers()
 
 
 def _finished(futures: dict[int, Future[list[R]]], runs: Sequence[range]) -> dict[int, R]:

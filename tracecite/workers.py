@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 WATCH_PARENT = 0.5
 """Seconds between two looks of a worker at whether its parent is still there."""
 
+LOST_GRACE = 1.0
+"""Seconds a worker may be gone, its work still pending, before :meth:`WorkerPool.check_workers`
+counts it lost: the executor's own thread notices a dead worker within milliseconds."""
+
 _run_alone: ContextVar[bool | None] = ContextVar("tracecite_run_alone", default=None)
 """Whether the run of this context started alone on the main thread (see :func:`one_run`);
 None: no run decided it."""
@@ -153,11 +157,36 @@ class WorkerPool:
         self._report = context.SimpleQueue()
         self._stop, self._stopping = context.Pipe(duplex=False)  # read end, write end
         self._pids: set[int] = set()  # the workers that reported
+        self._gone_since: float | None = None  # when check_workers first saw one gone
         # Processes this one started before the pool: never the pool's.
         self._before = {p.pid for p in multiprocessing.active_children()}
         self.executor: ProcessPoolExecutor = ProcessPoolExecutor(
             workers, mp_context=context,
             initializer=partial(_start_worker, self._report, self._stop, initializer))
+
+    def check_workers(self, grace: float = LOST_GRACE) -> None:
+        """Raise ``BrokenProcessPool`` once a worker has been gone for ``grace`` seconds while
+        its pool's work is still awaited: call it between waits for that work.
+
+        The executor notices a worker that died on its own, and fails its work at once, unless
+        the worker died in the middle of writing a result (killed by the kernel's
+        out-of-memory killer, by hand): the executor's thread then waits in ``recv`` for the
+        rest of the message, and nothing else would end the run's wait for its work. The
+        caller ends the pool (:meth:`end`), and the run's error boundary reports the loss."""
+        import multiprocessing
+        import time
+        from concurrent.futures.process import BrokenProcessPool
+
+        while not self._report.empty():
+            self._pids.add(self._report.get())
+        alive = {p.pid for p in multiprocessing.active_children()}
+        if not self._pids - alive:
+            return
+        now = time.monotonic()
+        if self._gone_since is None:
+            self._gone_since = now
+        elif now - self._gone_since >= grace:
+            raise BrokenProcessPool("a worker process ended in the middle of sending a result")
 
     def shutdown(self) -> None:
         """End the workers once the work queued is done, and wait for them."""
