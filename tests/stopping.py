@@ -1,6 +1,6 @@
 """Stopping a ``tracecite`` run that is its own process (docs/reference/commands.md): the
-environment it runs in, the processes left on the machine, and one signal sent and its outcome
-checked."""
+environment it runs in, the processes left on the machine, one signal sent and its outcome
+checked, and a script of a pool's that may hang run where its hang ends."""
 
 from __future__ import annotations
 
@@ -8,9 +8,13 @@ import json
 import os
 import signal
 import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 from tests.conftest import OUTPUT_ENV, REPO_ROOT
 
@@ -107,3 +111,17 @@ def assert_none_left(run: subprocess.Popen[str], workers: list[int]) -> None:
     left = processes()
     assert [pid for pid in workers if pid in left] == []
     assert [pid for pid, (_, group) in left.items() if group == run.pid] == []
+
+
+ENDS_WITHIN = 20.0
+"""Seconds :func:`run_alone` gives a script; a pool that ends well takes well under one."""
+
+
+def run_alone(script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` (indented as in the test) in a fresh interpreter, so that a pool left hanging
+    hangs that one and not the suite: failed, killed, after :data:`ENDS_WITHIN` seconds."""
+    try:
+        return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env(),
+                              capture_output=True, text=True, timeout=ENDS_WITHIN)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the script did not end within {ENDS_WITHIN} s")

@@ -3,28 +3,13 @@ state its workers left their pipes in."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import textwrap
 
 import pytest
 
-from tests.stopping import env
+from tests.stopping import run_alone
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the pool forks on Linux only")
-
-ENDS_WITHIN = 20.0
-"""Seconds a run ending a pool is given; a pool that ends well takes well under one."""
-
-
-def run_alone(script: str) -> subprocess.CompletedProcess[str]:
-    """``script`` in a fresh interpreter (so a pool left hanging hangs that one, not the suite),
-    ended by force after :data:`ENDS_WITHIN` seconds."""
-    try:
-        return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env(),
-                              capture_output=True, text=True, timeout=ENDS_WITHIN)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"the pool did not end within {ENDS_WITHIN} s")
 
 
 @pytest.mark.parametrize("method", ["fork", "forkserver"])

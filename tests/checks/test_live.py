@@ -609,6 +609,38 @@ def test_pages_may_wait_for_the_parse_workers_as_many_as_the_concurrency(
     assert peak == 4 + 1  # four waiting for a parse, one more in the thread's hand
 
 
+class LostWorker(ParsePool):
+    """A parse pool whose worker died in the middle of its answer: the parse's future never
+    ends, and a look at the workers says one is gone."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+        self.looks = 0
+
+    def submit(self, kind: MatchKind, text: Any, quotes: Any, *, budget: float = 0.0
+               ) -> Future[Any]:
+        return Future()
+
+    def check_workers(self) -> None:
+        from concurrent.futures.process import BrokenProcessPool
+
+        self.looks += 1
+        raise BrokenProcessPool("a worker process ended in the middle of sending a result")
+
+
+def test_a_parse_lost_with_its_worker_fails_the_run_instead_of_waiting_for_it() -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
+    from tests.live_fixtures import run_guarded
+
+    pool = LostWorker()
+    live = LiveRun(Loads({"a": "alpha"}, kind=SourceKind.WEB), concurrency=2, parse_budget=20.0)
+    with pytest.raises(BrokenProcessPool):
+        run_guarded(lambda: len(live.check([check("alpha", "a")], parser=pool).findings),
+                    seconds=10)
+    assert pool.looks == 1
+
+
 # ---- the progress bar -----------------------------------------------------------------------
 
 def test_progress_bar_on_a_pty(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import answer, call, cite, claim, result, source, write_trace
+from tests.stopping import run_alone
 from tracecite import workers
 from tracecite.checks.kinds import MatchKind
 from tracecite.checks.parse_pool import ParsePool, Verdict, match_quotes
@@ -313,3 +315,39 @@ def test_workers_end_when_their_parent_is_killed() -> None:
     for p in left:
         os.kill(p, signal.SIGKILL)
     assert left == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the workers fork on Linux")
+def test_a_parse_worker_that_died_in_the_middle_of_its_answer_fails_the_run() -> None:
+    """A parse worker killed while it wrote its answer (the out-of-memory killer, by hand)
+    leaves the executor's thread waiting for the rest of the message, and the parse's future
+    never ends. The run's wait looks at the workers (``check_workers``, raised after the
+    grace), and the pool is then ended, not waited for: the run fails, as a dead worker's
+    does, instead of waiting for ever. The worker here writes half an answer and dies."""
+    result = run_alone("""
+        import time
+        from concurrent.futures.process import BrokenProcessPool
+        from tracecite.checks import parse_pool
+        from tracecite.checks.kinds import MatchKind
+
+        def half_an_answer(*args):
+            import os, struct, sys
+            answers = sys._getframe(1).f_locals["result_queue"]  # concurrent.futures' worker
+            os.write(answers._writer.fileno(), struct.pack("!i", 1000) + b"x")
+            os._exit(9)
+
+        parse_pool._match_in_worker = half_an_answer  # the forked workers inherit it
+        started = time.monotonic()
+        try:
+            with parse_pool.ParsePool(2) as pool:
+                pool.start()
+                parse = pool.submit(MatchKind.HTML, "<p>a page</p>", ["a page"])
+                while not parse.done():
+                    pool.check_workers()
+                    time.sleep(0.1)
+        except BrokenProcessPool as error:
+            print(f"{error}; the pool ended after {time.monotonic() - started:.1f} s")
+        """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("a worker process ended in the middle of sending a result;")
+    assert "Traceback" not in result.stderr

@@ -205,6 +205,15 @@ def _match_in_worker(kind: MatchKind, text: str, quotes: Sequence[str],
         gc.enable()
 
 
+def _lost_worker(error: BaseException | None) -> bool:
+    """Whether ``error`` says a worker process of the pool is gone (``BrokenProcessPool``):
+    then the pool is ended, never waited for."""
+    import sys
+
+    process = sys.modules.get("concurrent.futures.process")  # loaded with any worker pool
+    return process is not None and isinstance(error, process.BrokenProcessPool)
+
+
 def _prepare_worker() -> None:
     """Import the HTML parser in a new worker, before its first page arrives."""
     import tracecite.visible  # noqa: F401
@@ -389,6 +398,8 @@ class ParsePool:
         if kind is not None and issubclass(kind, KeyboardInterrupt):
             # the run is stopping (docs/reference/commands.md): no parse is waited for
             self.terminate()
+        elif kind is not None and _lost_worker(value):
+            self.terminate()  # a worker is gone: the executor's thread may never end by itself
         else:
             self.close()
 
@@ -397,6 +408,14 @@ class ParsePool:
         """Whether this pool's workers would be forked from this process: then they must be
         started (:meth:`start`, :meth:`fork_now`) before the run's threads."""
         return self._method == "fork"
+
+    def check_workers(self) -> None:
+        """Raise ``BrokenProcessPool`` once a parse worker has been gone for a while, its parse
+        never to come back (:meth:`~tracecite.workers.WorkerPool.check_workers`): the run calls
+        it while it waits for parses."""
+        pool = self._pool
+        if pool is not None:
+            pool.check_workers()
 
     def start(self) -> None:
         """Start the workers now, if parsing would use them, for a run whose sources are mostly

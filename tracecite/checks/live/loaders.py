@@ -187,13 +187,15 @@ class LoaderThreads:
         sources are still waiting to be taken, new threads take them (``threads`` then lists
         them), up to :data:`_RESTARTS` times in a run; after that it is a bug, raised, never a
         wait without end. With every source taken, what is not back yet is in the parser,
-        whose future always ends: it is waited for, however long the parse takes."""
+        whose future ends, however long the parse takes: it is waited for, unless a parse
+        worker is gone and its parse with it (raised by :meth:`ParsePool.check_workers`)."""
         import queue
 
         while True:
             try:
                 return self._done.get(timeout=_WATCH)
             except queue.Empty:
+                self._parser.check_workers()
                 if any(thread.is_alive() for thread in threads) or not self._sources.waiting():
                     continue
             try:  # what the last of them put before it ended
