@@ -9,8 +9,9 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -291,9 +292,11 @@ def read_at_once(item: int) -> tuple[int, int]:
     return item, os.getpid()
 
 
-def run_pool(read: Callable[[int], Any], count: int = 40, workers: int = 2) -> list[Any]:
+def run_pool(read: Callable[[int], Any], count: int = 40, workers: int = 2,
+             method: str | None = None) -> list[Any]:
     items = list(range(count))
-    return jobs._parallel(read, items, [(count - i) * 1000 for i in items], workers).results()
+    return jobs._parallel(read, items, [(count - i) * 1000 for i in items], workers,
+                          method).results()
 
 
 @pytest.mark.parametrize("workers", [2, 3])
@@ -325,16 +328,30 @@ def test_the_heaviest_run_is_left_to_a_worker() -> None:
     assert HERE not in {pid for item, pid in read if item in heaviest}
 
 
+@pytest.fixture(params=[False, True], ids=["alone", "beside-a-thread"])
+def stray_thread(request: pytest.FixtureRequest) -> Iterator[None]:
+    """None, or a thread running as one an earlier test of the suite may leave (a name lookup
+    that never returns is waited for by a thread of its own, for ever)."""
+    stop = threading.Event()
+    if request.param:
+        threading.Thread(target=stop.wait, daemon=True, name="left-by-an-earlier-test").start()
+    yield
+    stop.set()
+
+
 @pytest.mark.parametrize("read", [fail_on_seven, die_in_a_worker, fail_here],
                          ids=["raises", "killed", "raises-here"])
-def test_a_read_that_fails_ends_the_pool_with_an_error(read: Callable[[int], int]) -> None:
+def test_a_read_that_fails_ends_the_pool_with_an_error(read: Callable[[int], int],
+                                                       stray_thread: None) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
     from tests.stopping import children
 
     before = set(children(HERE))  # a forkserver of an earlier test may stay
     with pytest.raises((ValueError, BrokenProcessPool)):
-        run_pool(read)
+        # Forked whatever threads an earlier test left (a lookup thread waits for ever by
+        # design): each read tells the workers apart by HERE, which only a fork inherits.
+        run_pool(read, method="fork")
     deadline = time.monotonic() + 5
     while set(children(HERE)) - before and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -356,10 +373,14 @@ def failing_read(given: tuple[str, bool], **options: bool) -> Any:
 
 @pytest.mark.parametrize("how", ["raises", "killed"])
 def test_a_failed_worker_is_an_internal_error(tmp_path: Path, cli: Cli, pooled: list[int],
-                                              monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+                                              monkeypatch: pytest.MonkeyPatch, how: str,
+                                              stray_thread: None) -> None:
     paths = mixed_inputs(tmp_path)
     monkeypatch.setitem(FAILING, "how", how)
     monkeypatch.setattr(commands, "read_input", failing_read)  # the forked workers inherit it
+    # Forked even where an earlier test left a thread running, which would make the run start
+    # its workers from the forkserver, without this test's failing_read.
+    monkeypatch.setattr("tracecite.workers._alone_now", lambda: True)
     run = cli("check", "--evidence", "--json", "--jobs", "2", *paths)
     assert pooled == [2]
     assert (run.exit, run.codes()) == (3, ["TC900"])
