@@ -292,11 +292,9 @@ def read_at_once(item: int) -> tuple[int, int]:
     return item, os.getpid()
 
 
-def run_pool(read: Callable[[int], Any], count: int = 40, workers: int = 2,
-             method: str | None = None) -> list[Any]:
+def run_pool(read: Callable[[int], Any], count: int = 40, workers: int = 2) -> list[Any]:
     items = list(range(count))
-    return jobs._parallel(read, items, [(count - i) * 1000 for i in items], workers,
-                          method).results()
+    return jobs._parallel(read, items, [(count - i) * 1000 for i in items], workers).results()
 
 
 @pytest.mark.parametrize("workers", [2, 3])
@@ -342,16 +340,18 @@ def stray_thread(request: pytest.FixtureRequest) -> Iterator[None]:
 @pytest.mark.parametrize("read", [fail_on_seven, die_in_a_worker, fail_here],
                          ids=["raises", "killed", "raises-here"])
 def test_a_read_that_fails_ends_the_pool_with_an_error(read: Callable[[int], int],
+                                                       monkeypatch: pytest.MonkeyPatch,
                                                        stray_thread: None) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
     from tests.stopping import children
 
+    # Forked beside whatever thread an earlier test left: each read tells the workers apart
+    # by HERE, which only a fork inherits.
+    monkeypatch.setattr("tracecite.workers.start_method", lambda: "fork")
     before = set(children(HERE))  # a forkserver of an earlier test may stay
     with pytest.raises((ValueError, BrokenProcessPool)):
-        # Forked whatever threads an earlier test left (a lookup thread waits for ever by
-        # design): each read tells the workers apart by HERE, which only a fork inherits.
-        run_pool(read, method="fork")
+        run_pool(read)
     deadline = time.monotonic() + 5
     while set(children(HERE)) - before and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -378,9 +378,9 @@ def test_a_failed_worker_is_an_internal_error(tmp_path: Path, cli: Cli, pooled: 
     paths = mixed_inputs(tmp_path)
     monkeypatch.setitem(FAILING, "how", how)
     monkeypatch.setattr(commands, "read_input", failing_read)  # the forked workers inherit it
-    # Forked even where an earlier test left a thread running, which would make the run start
-    # its workers from the forkserver, without this test's failing_read.
-    monkeypatch.setattr("tracecite.workers._alone_now", lambda: True)
+    # Forked beside whatever thread an earlier test left: from the forkserver the workers
+    # would read without this test's failing_read.
+    monkeypatch.setattr("tracecite.workers.start_method", lambda: "fork")
     run = cli("check", "--evidence", "--json", "--jobs", "2", *paths)
     assert pooled == [2]
     assert (run.exit, run.codes()) == (3, ["TC900"])
