@@ -39,6 +39,8 @@ from bench_util import (
 from bench_web import HOST, connect_flags
 from web_server import BenchServer
 
+from tracecite.pdf.reader import WORKER_ALLOCATOR
+
 TIME_GOAL = 1.5
 RSS_GOAL = 150 * MB
 LARGE = 24 * MB
@@ -77,6 +79,7 @@ def _files_rows(table: Table, repeats: int, log: Log) -> None:
         share = -(-len(pdfs) // cores)
         floor = ["sh", "-c", f"ls {folder}/*.pdf | xargs -P {cores} -n {share} "
                              f"{sys.executable} {Path(__file__).with_name('pdfium_text.py')}"]
+        floor_env = {**os.environ, **WORKER_ALLOCATOR}  # the allocator the workers have
         times: dict[str, list[float]] = {"tracecite": [], "pdftotext": [], "pdfium": []}
         log(f"  {len(pdfs)} PDFs, {len(pdfs) * 25} pages, {size / MB:.1f} MB: "
             f"{repeats} run(s) …")
@@ -88,7 +91,7 @@ def _files_rows(table: Table, repeats: int, log: Log) -> None:
             times["tracecite"].append(run.wall)
             if peer is not None:
                 times["pdftotext"].append(measure(peer).wall)
-            times["pdfium"].append(measure(floor).wall)
+            times["pdfium"].append(measure(floor, env=floor_env).wall)
     ours_time = median(times["tracecite"])
     quotes_total = sum(len(q) for q in quotes.values())
     if peer is None:
@@ -105,7 +108,8 @@ def _files_rows(table: Table, repeats: int, log: Log) -> None:
               f"{ratio(engine / theirs)}", "")
     table.note("PDFium's text alone: the engine in a bare interpreter per core, each reading "
                "its share of the files (benchmarks/pdfium_text.py), and nothing else: the "
-               "floor of any tool that reads PDFs with PDFium")
+               "floor of any tool that reads PDFs with PDFium (with the C allocator's settings "
+               "that TraceCite's workers start with)")
 
 
 def _verify_pdfs(size: int, count: int, flags: list[str]) -> tuple[Measured, int, float]:

@@ -388,3 +388,24 @@ def test_a_request_is_written_whole_and_in_order_through_short_writes(
     if writev:
         assert calls[0] == 3  # every part at once, the empty one left out
     assert len(calls) == sum(-(-len(part) // step) for part in parts)
+
+
+def _environment(pid: int) -> dict[str, str]:
+    with open(f"/proc/{pid}/environ", "rb") as environ:
+        pairs = [item.decode().partition("=") for item in environ.read().split(b"\0") if item]
+    return {name: value for name, _, value in pairs}
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux's /proc")
+def test_the_workers_keep_the_engines_memory_mapped_between_pages(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracecite.pdf.reader import WORKER_ALLOCATOR
+
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "4096")  # the user's own: kept
+    with PdfReader(1) as reader:
+        reader.start()
+        (pid,) = reader.processes()
+        environment = _environment(pid)
+    assert environment["MALLOC_MMAP_THRESHOLD_"] == WORKER_ALLOCATOR["MALLOC_MMAP_THRESHOLD_"]
+    assert environment["MALLOC_TRIM_THRESHOLD_"] == "4096"
