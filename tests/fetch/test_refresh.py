@@ -114,9 +114,11 @@ def test_meta_refresh_scan_is_bounded() -> None:
     assert meta_refresh(" " * (HEAD_SCAN - len(late) + 1) + late) is None
 
 
-def test_a_head_without_the_word_refresh_is_not_walked(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The tag-by-tag walk costs the loader thread on every page: only a head that holds the
-    # word (in any ASCII case) can have a meta refresh, so only such a head is walked.
+def test_a_head_without_a_refresh_attribute_is_not_walked(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    # The tag-by-tag walk costs the loader thread on every page: only a head that holds an
+    # http-equiv attribute with the refresh keyword (in any ASCII case) can have a meta
+    # refresh, so only such a head is walked; a script's "refresh" is no reason to.
     walked: list[str] = []
 
     def walk(text: str) -> list[str]:
@@ -125,9 +127,16 @@ def test_a_head_without_the_word_refresh_is_not_walked(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(refresh, "_meta_refresh_contents", walk)
     assert meta_refresh("<html><head><title>x</title></head><p>" + "words " * 5000) is None
+    assert meta_refresh('<meta http-equiv="content-type" content="text/html"><script>'
+                        'function refresh() { location.reload() }</script><p>Refresh</p>'
+                        '<meta name="refresh" content="0"><meta http-equiv="refreshing">'
+                        "<meta http-equiv=refresh/>") is None
     assert walked == []
-    assert meta_refresh('<meta http-equiv="ReFrEsH" content="0; url=/next">') is None
-    assert len(walked) == 1
+    for document in ('<meta http-equiv="ReFrEsH" content="0; url=/next">',
+                     "<META HTTP-EQUIV = 'REFRESH' content=0>",
+                     "<meta content=0 http-equiv=\nrefresh>", "<meta http-equiv=refresh"):
+        assert meta_refresh(document) is None
+    assert len(walked) == 4
 
 
 def test_first_of_duplicate_attributes_counts() -> None:

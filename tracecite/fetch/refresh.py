@@ -48,6 +48,11 @@ _DIGITS_DOTS = re.compile(r"[0-9.]*")
 _COMMENT_END = re.compile(r"--!?>")
 _RAW_TEXT = frozenset({"script", "style", "title", "textarea", "xmp", "iframe", "noembed",
                        "noframes"})
+# In a lowered head, an attribute http-equiv whose value is the refresh keyword, as
+# _attributes reads one: the name, spaces, "=", spaces, then the keyword quoted or unquoted (an
+# unquoted value ends at a space, ">" or the end).
+_REFRESH_ATTRIBUTE = re.compile(
+    r"http-equiv[\t\n\f\r ]*=[\t\n\f\r ]*(?:\"refresh\"|'refresh'|refresh(?=[\t\n\f\r >]|\Z))")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -104,10 +109,12 @@ def meta_refresh(document: str) -> tuple[int, str | None] | None:
     """The first ``<meta http-equiv="refresh">`` in the start of ``document`` whose content a
     browser reads (see :func:`refresh_target`), or None."""
     head = document[:HEAD_SCAN]
-    # The word every meta refresh holds (``http-equiv`` is compared as written, in any ASCII
-    # case, and str.lower lowers those as _lower does): a head without it is not walked tag by
-    # tag, a walk that costs the loader thread milliseconds on a large page.
-    if "refresh" not in head.lower():
+    # What every meta refresh holds (names and the keyword in any ASCII case, which str.lower
+    # lowers as _lower does): a head without it is not walked tag by tag, a walk that costs the
+    # loader thread milliseconds on a large page. The word first, then the attribute: pages
+    # whose scripts name a "refresh" are common.
+    lowered = head.lower()
+    if "refresh" not in lowered or _REFRESH_ATTRIBUTE.search(lowered) is None:
         return None
     for content in _meta_refresh_contents(head):
         refresh = refresh_target(content)
