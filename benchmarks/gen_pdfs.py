@@ -4,7 +4,8 @@ fpdf2 (in the test extra) and cached in ``benchmarks/out/pdfs-*``.
 - :func:`report_set`: ``count`` reports of ``pages`` dense pages each (two paragraphs a page,
   wrapped lines, a running header and a page number), and the sentences each holds;
 - :func:`padded_pdf`: a short report padded to about ``size`` bytes with an embedded image of
-  noise, as scanned figures make real reports large while their text stays small.
+  noise, as scanned figures make real reports large while their text stays small (or a longer
+  one of as many pages of text as asked for, padded to the same size).
 """
 
 from __future__ import annotations
@@ -73,15 +74,16 @@ def _sentences(pages: int, seed: int) -> list[str]:
     return out
 
 
-def _padded_texts() -> list[str]:
-    rng = random.Random(7)
-    return [" ".join(_sentence(rng) for _ in range(24)) for _ in range(4)]
+def _padded_texts(pages: int) -> list[str]:
+    rng = random.Random(7)  # the first pages the same whatever the number of pages
+    return [" ".join(_sentence(rng) for _ in range(24)) for _ in range(pages)]
 
 
-def padded_pdf(size: int) -> tuple[bytes, list[str]]:
-    """A 4-page report padded with a noise image to about ``size`` bytes, and its sentences."""
-    texts = _padded_texts()
-    path = OUT_DIR / f"padded-{size}.pdf"
+def padded_pdf(size: int, pages: int = 4) -> tuple[bytes, list[list[str]]]:
+    """A report of ``pages`` pages of text padded with a noise image (on its last page) to
+    about ``size`` bytes, and the sentences of each page."""
+    texts = _padded_texts(pages)
+    path = OUT_DIR / (f"padded-{size}.pdf" if pages == 4 else f"padded-{size}-{pages}p.pdf")
     if not path.exists():
         from fpdf import FPDF
         from PIL import Image
@@ -98,5 +100,5 @@ def padded_pdf(size: int) -> tuple[bytes, list[str]]:
             pdf.multi_cell(180, 5, text)
         pdf.image(noise, x=15, y=200, w=100)
         pdf.output(str(path))
-    sentences = [s.strip() + ")." for t in texts for s in t.split(").") if s.strip()]
-    return path.read_bytes(), sentences
+    return path.read_bytes(), [[s.strip() + ")." for s in t.split(").") if s.strip()]
+                               for t in texts]

@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             1000 if quick else 10_000, repeats=1 if quick else 3, log=log)),
         12: ("PDF sources", lambda: bench_pdf.figure(
             repeats=1 if quick else 3, count=30 if quick else 100,
-            large=12 if quick else 48, log=log)),
+            large=12 if quick else 48, files_repeats=1 if quick else 11, log=log)),
     }
     failed = False
     for number in sorted(chosen):
