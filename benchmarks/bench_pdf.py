@@ -52,7 +52,8 @@ LARGE_RSS_GOAL = 256 * MB
 def _trace(path: Path, quotes: dict[str, list[str]]) -> Path:
     """A trace citing each report's sentences as ``file:`` sources (captured, so the evidence
     check passes)."""
-    sources, cites = [], []
+    sources: list[dict[str, str]] = []
+    cites: list[dict[str, str]] = []
     for n, (name, said) in enumerate(sorted(quotes.items()), 1):
         sources.append({"id": f"s{n}", "uri": f"file:{name}", "content": " ".join(said)})
         cites.extend({"source_id": f"s{n}", "quote": quote} for quote in said)
