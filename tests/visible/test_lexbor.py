@@ -152,6 +152,19 @@ def test_deep_nesting_is_found_before_lexbor_parses_it() -> None:
     assert time.perf_counter() - start < 5
 
 
+def test_the_scan_lowers_tag_names_as_the_parser_does() -> None:
+    # As ASCII only: "divK" (a Kelvin sign, which str.lower makes a "k") is no "divk", so that
+    # end tag closes nothing and the stack grows by one a pair. lexbor is quadratic there
+    # (16,000 pairs take 0.4 s, a page of 2 MiB about a minute), and only the scan, before the
+    # parse, can keep such a page from it.
+    page = "<div\u212a>x</divk>" * 500
+    assert lexbor._unsuited(page)
+    assert not lexbor._unsuited("<div\u212a>x</div\u212a>" * 500)
+    assert not lexbor._unsuited("<DIV>x</div>" * 500)
+    fast, reference = both(page)
+    assert fast == reference
+
+
 def test_half_the_node_limit_sends_the_page_to_html5lib(monkeypatch: pytest.MonkeyPatch) -> None:
     # html5lib counts some elements twice (<meta> after </head> puts <head> on its stack again):
     # from half the limit on, it decides.

@@ -143,6 +143,9 @@ _RAW_TEXT: Final = frozenset((
 ))
 
 
+_ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 def _unsuited(html: str) -> bool:
     """Whether lexbor should leave the page to html5lib, by one scan of its tags: more
     formatting elements opened than closed by :data:`FORMATTING_SURPLUS`, or maybe more than
@@ -163,7 +166,9 @@ def _unsuited(html: str) -> bool:
     starts = html.count("<!--")  # start tags and comments: nodes, nearly
     raw = ""
     for tag in _TAG.findall(html):
-        tag = tag.lower()
+        # Lowered as the parser lowers a tag name, ASCII letters only: str.lower would make
+        # the Kelvin sign a "k", and an end tag that closes nothing would seem to close.
+        tag = tag.lower() if tag.isascii() else tag.translate(_ASCII_LOWER)
         if raw:
             if tag == raw:
                 raw = ""
