@@ -91,6 +91,8 @@ def test_lexbor_follows_the_standard_where_html5lib_drifts(
         "<table><tr><td>a<td>b</table><b>c<p>d</b>e</p>",
         "<div>\r\nx\ry\x00z&nbsp;&amp;&#x1F600;</div>",
         "<noscript><p>seen</p></noscript><isindex prompt=p>i</isindex>",
+        # An attribute name lowered as ASCII only: a Kelvin sign is no "k" (no xlink:href).
+        "<svg><a xlin\u212a:href=x definitionUR\u212a=y>t</a></svg>",
     ],
 )
 def test_the_tree_is_html5libs(page: str) -> None:

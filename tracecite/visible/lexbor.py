@@ -146,6 +146,12 @@ _RAW_TEXT: Final = frozenset((
 _ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
+def _ascii_lower(name: str) -> str:
+    """``name`` lowered as the HTML parser lowers tag and attribute names, ASCII letters only:
+    str.lower would make a Kelvin sign a "k"."""
+    return name.lower() if name.isascii() else name.translate(_ASCII_LOWER)
+
+
 def _unsuited(html: str) -> bool:
     """Whether lexbor should leave the page to html5lib, by one scan of its tags: more
     formatting elements opened than closed by :data:`FORMATTING_SURPLUS`, or maybe more than
@@ -166,9 +172,9 @@ def _unsuited(html: str) -> bool:
     starts = html.count("<!--")  # start tags and comments: nodes, nearly
     raw = ""
     for tag in _TAG.findall(html):
-        # Lowered as the parser lowers a tag name, ASCII letters only: str.lower would make
-        # the Kelvin sign a "k", and an end tag that closes nothing would seem to close.
-        tag = tag.lower() if tag.isascii() else tag.translate(_ASCII_LOWER)
+        # As the parser lowers it: with str.lower, an end tag that closes nothing there
+        # ("</divk>" after "<divK>", a Kelvin sign) would close an element here.
+        tag = _ascii_lower(tag)
         if raw:
             if tag == raw:
                 raw = ""
@@ -241,7 +247,7 @@ def _foreign_attributes(attributes: dict[str, str | None], ns: int) -> dict[str,
     local = adjustSVGAttributes if ns == _SVG_NS else adjustMathMLAttributes
     out: dict[str, str] = {}
     for key, value in attributes.items():
-        lowered = key.lower()
+        lowered = _ascii_lower(key)
         foreign = adjustForeignAttributes.get(lowered)
         key = f"{{{foreign[2]}}}{foreign[1]}" if foreign is not None else local.get(lowered, key)
         out.setdefault(key, value or "")
