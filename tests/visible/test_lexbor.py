@@ -167,6 +167,18 @@ def test_the_scan_lowers_tag_names_as_the_parser_does() -> None:
     assert fast == reference
 
 
+@pytest.mark.parametrize("space", ["\u00a0", "\u2003", "\u0085", "\x0b", "\x1c"])
+def test_the_scan_ends_tag_names_where_the_parser_does(space: str) -> None:
+    # At HTML's whitespace (tab, line feed, form feed, carriage return, space), "/" and ">"
+    # only: what else str.isspace takes is part of the name, so "</div\u00a0x>" closes no
+    # <div> and the stack grows by one a pair, as above.
+    page = f"<div>x</div{space}x>" * 500
+    assert lexbor._unsuited(page)
+    assert not lexbor._unsuited("<div>x</div\tx>" * 500)  # a tab ends it: the div closes
+    fast, reference = both(page)
+    assert fast == reference
+
+
 def test_half_the_node_limit_sends_the_page_to_html5lib(monkeypatch: pytest.MonkeyPatch) -> None:
     # html5lib counts some elements twice (<meta> after </head> puts <head> on its stack again):
     # from half the limit on, it decides.

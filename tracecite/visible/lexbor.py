@@ -114,8 +114,9 @@ def parse(html: str, budget: float) -> ET.Element | None:
     return _Builder(deadline, budget).build(document)
 
 
-# Tags as a cheap scan sees them: the name, after a "/" in an end tag.
-_TAG: Final = re.compile(r"<(/?[A-Za-z][^\s/>]*)")
+# Tags as a cheap scan sees them: the name, after a "/" in an end tag, ending where the
+# tokenizer ends one (HTML's whitespace, "/", ">"; no other character str.isspace takes).
+_TAG: Final = re.compile(r"<(/?[A-Za-z][^\t\n\f\r />]*)")
 _SCAN_DEPTH: Final = 4 * FAST_DEPTH
 _SCAN_REACH: Final = 16
 # Start tags the scan leaves off its stack: void elements, and those whose end tag is optional
