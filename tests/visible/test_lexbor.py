@@ -179,6 +179,45 @@ def test_the_scan_ends_tag_names_where_the_parser_does(space: str) -> None:
     assert fast == reference
 
 
+@pytest.mark.parametrize(
+    ("unit", "where"),
+    [
+        ("<div>x<!--</div>-->", "a comment"),
+        ("<!-- a --!><div>x", "a comment ended by --!>: what follows is markup"),
+        ("<div title='</div>'>x", "a quoted attribute value"),
+        ('<div title="a>b</div>">x', "a quoted value holding >"),
+        ("<div>x<?</div>", "a bogus comment"),
+        ("<div>x<!DOCTYPE </div>", "a declaration"),
+        ("<div>x</ </div>", "</ and no letter"),
+        ("<svg><g><![CDATA[ > </g> ]]>", "CDATA in SVG"),
+        ("<div><script><!--<script></script></div>--></script>", "a double-escaped script"),
+        ("<div><style>x</div></style >", "raw text"),
+        ("<svg><title><g></title>", "an SVG title, markup there"),
+    ],
+)
+def test_an_end_tag_the_parser_never_sees_closes_nothing_for_the_scan(unit: str, where: str
+                                                                       ) -> None:
+    # Each unit leaves one element more open in the parser's stack than the scan would see if
+    # it took the end tag inside it for one (or, for a comment, did not see where it ends).
+    page = unit * 500
+    assert lexbor._unsuited(page), where
+    fast, reference = both(page)
+    assert fast == reference
+
+
+def test_what_the_scan_skips_still_leaves_real_pages_to_lexbor() -> None:
+    pages = [
+        "<div><!-- </div> -->x</div>" * 500,
+        "<div title='a>b'>x</div>" * 500,
+        "<div><script>if (a</div>) {}</script>x</div>" * 500,
+        "<div><script><!-- var a = '<b>'; --></script></div>" * 500,
+        "<svg><title>t</title><g></g></svg>" * 200,
+        "<div><svg><style><![CDATA[ .a > .b {} ]]></style></svg></div>" * 200,
+    ]
+    for page in pages:
+        assert not lexbor._unsuited(page), page[:60]
+
+
 def test_half_the_node_limit_sends_the_page_to_html5lib(monkeypatch: pytest.MonkeyPatch) -> None:
     # html5lib counts some elements twice (<meta> after </head> puts <head> on its stack again):
     # from half the limit on, it decides.

@@ -114,9 +114,25 @@ def parse(html: str, budget: float) -> ET.Element | None:
     return _Builder(deadline, budget).build(document)
 
 
-# Tags as a cheap scan sees them: the name, after a "/" in an end tag, ending where the
-# tokenizer ends one (HTML's whitespace, "/", ">"; no other character str.isspace takes).
-_TAG: Final = re.compile(r"<(/?[A-Za-z][^\t\n\f\r />]*)")
+# What the scan reads of the markup, as the tokenizer reads it: a tag (group 1: its name, after
+# a "/" in an end tag, ending at HTML's whitespace, "/" or ">", no other character str.isspace
+# takes) with its attributes, whose quoted values may hold "<" and ">" (a value cut by the
+# page's end runs to it); a comment (an abrupt one, or up to its end or the page's); a CDATA
+# section's start (group 2); any other "<!" or "<?", and "</" with no letter, a bogus comment
+# up to ">". Nothing in it can fail once a token has begun, so it never backtracks.
+_ATTRIBUTES: Final = (
+    r"(?:[\t\n\f\r /]+|[^\t\n\f\r />][^\t\n\f\r /=>]*"
+    r"(?:[\t\n\f\r ]*=[\t\n\f\r ]*(?:\"[^\"]*(?:\"|\Z)|'[^']*(?:'|\Z)|[^\t\n\f\r >]*))?)*")
+_TOKEN: Final = re.compile(  # "<" first, alone: the search then skips text at C speed
+    r"<(?:(/?[A-Za-z][^\t\n\f\r />]*)" + _ATTRIBUTES + ">?"
+    r"|!--(?:-?>|.*?(?:--!?>|\Z))|(!\[CDATA\[)|[!?][^>]*>?|/(?![A-Za-z])[^>]*>?)", re.S)
+# Where a raw text element's text ends: its end tag (in any ASCII case), then HTML's whitespace,
+# "/" or ">". A script's text, also at "<!--" and "<script" (the escapes that may keep a
+# "</script>" inside it).
+_RAW_END: Final = {name: re.compile(rf"</{name}(?=[\t\n\f\r />])", re.A | re.I)
+                   for name in ("style", "textarea", "title", "xmp", "iframe", "noembed",
+                                "noframes")}
+_SCRIPT_MARKS: Final = re.compile(r"<!--(-*>)?|-->|</?script(?=[\t\n\f\r />])", re.A | re.I)
 _SCAN_DEPTH: Final = 4 * FAST_DEPTH
 _SCAN_REACH: Final = 16
 # Start tags the scan leaves off its stack: void elements, and those whose end tag is optional
@@ -170,55 +186,103 @@ def _unsuited(html: str) -> bool:
     """
     stack: list[str] = []
     surplus = 0
-    starts = html.count("<!--")  # start tags and comments: nodes, nearly
-    raw = ""
-    for tag in _TAG.findall(html):
-        # As the parser lowers it: with str.lower, an end tag that closes nothing there
-        # ("</divk>" after "<divK>", a Kelvin sign) would close an element here.
-        tag = _ascii_lower(tag)
-        if raw:
-            if tag == raw:
-                raw = ""
-                stack.pop()
-            continue
-        if tag[0] != "/":
-            starts += 1
-            if tag in _NOT_OPENED:
-                continue
-            if tag in _FORMATTING_NAMES:
-                surplus += 1
-            stack.append(tag)
-            if len(stack) > _SCAN_DEPTH or surplus >= FORMATTING_SURPLUS:
-                return True
-            if tag in _RAW_TEXT:
-                raw = "/" + tag
-            continue
-        name = tag[1:]
-        if name in _FORMATTING_NAMES:
-            surplus -= 1
-            # The adoption agency may keep what is open inside: closed only when it is current.
-            if stack and stack[-1] == name:
-                stack.pop()
-        elif name in ("svg", "math"):
-            # Self-closed SVG elements (<path/>) stay on the scan's stack: the end of the
-            # drawing closes them.
-            if name in stack:
-                del stack[len(stack) - 1 - stack[::-1].index(name):]
-        elif name not in ("body", "html"):
-            reach = max(-1, len(stack) - _SCAN_REACH - 1)
-            for index in range(len(stack) - 1, reach, -1):
-                if stack[index] == name:
-                    if name == "form":
-                        del stack[index]  # </form> closes the form alone
-                    else:
-                        del stack[index:]
-                    break
-                if stack[index] in _SCOPE_EDGES:
-                    break
+    starts = 0  # start tags and comments: nodes, nearly
+    ambiguous_until = 0  # end tags before this offset close nothing for the scan
     # Too many nodes, likely: the count after the parse would say so, after building the tree.
     limit: int = getattr(tree_builder, "MAX_NODES") // 2  # noqa: B009 (tests lower it)
+    resume: int | None = 0  # where the tokens go on from, after a raw text element's text
+    while resume is not None:
+        tokens, resume = _TOKEN.finditer(html, resume), None
+        for token in tokens:
+            tag = token[1]
+            if tag is None:
+                if token[2] is not None:
+                    # CDATA: text up to "]]>" in SVG and MathML, a bogus comment up to ">" in
+                    # HTML: the scan goes on inside it, and nothing there closes.
+                    close = html.find("]]>", token.end())
+                    ambiguous_until = max(ambiguous_until,
+                                          len(html) if close < 0 else close + 3)
+                else:
+                    starts += 1  # a comment (or a bogus one)
+                continue
+            # As the parser lowers it: with str.lower, an end tag that closes nothing there
+            # ("</divk>" after "<divK>", a Kelvin sign) would close an element here.
+            tag = tag.lower() if tag.isascii() else tag.translate(_ASCII_LOWER)
+            if tag[0] != "/":
+                starts += 1
+                if tag in _NOT_OPENED:
+                    continue
+                if tag in _FORMATTING_NAMES:
+                    surplus += 1
+                stack.append(tag)
+                if len(stack) > _SCAN_DEPTH or surplus >= FORMATTING_SURPLUS:
+                    return True
+                if tag in _RAW_TEXT:
+                    if tag == "plaintext":
+                        return starts > limit  # the rest of the page is its text
+                    stack.pop()
+                    ended = _raw_end(html, tag, token.end())
+                    if "svg" in stack or "math" in stack:
+                        # Raw text in HTML, markup in SVG and MathML (but for their
+                        # integration points): the scan goes on inside, and nothing there closes.
+                        ambiguous_until = max(ambiguous_until, ended[1])
+                        continue
+                    resume = ended[0]  # on from its end tag: its text is no markup
+                    break
+                continue
+            if ambiguous_until and token.start() < ambiguous_until:
+                continue
+            name = tag[1:]
+            if name in _FORMATTING_NAMES:
+                surplus -= 1
+                # The adoption agency may keep what is open inside: closed only when current.
+                if stack and stack[-1] == name:
+                    stack.pop()
+            elif name in ("svg", "math"):
+                # Self-closed SVG elements (<path/>) stay on the scan's stack: the end of the
+                # drawing closes them.
+                if name in stack:
+                    del stack[len(stack) - 1 - stack[::-1].index(name):]
+            elif name not in ("body", "html"):
+                reach = max(-1, len(stack) - _SCAN_REACH - 1)
+                for index in range(len(stack) - 1, reach, -1):
+                    if stack[index] == name:
+                        if name == "form":
+                            del stack[index]  # </form> closes the form alone
+                        else:
+                            del stack[index:]
+                        break
+                    if stack[index] in _SCOPE_EDGES:
+                        break
     return starts > limit
 
+
+def _raw_end(html: str, name: str, position: int) -> tuple[int, int]:
+    """Where the text of the raw text element ``name`` that starts at ``position`` ends, as the
+    offsets of its end tag's start and of the end of the tag name (the page's end, twice, when
+    it has none). A script's as the tokenizer's script states find it: after ``<!--`` it is
+    escaped until ``-->``, and an escaped script's ``<script`` hides the ``</script>`` that
+    follows (double escaped, until that ``</script>`` or ``-->``)."""
+    if name != "script":
+        end = _RAW_END[name].search(html, position)
+        return (len(html), len(html)) if end is None else (end.start(), end.end())
+    escaped = double = False
+    for mark in _SCRIPT_MARKS.finditer(html, position):
+        text = mark[0]
+        if text[1] == "!":  # "<!--", or "<!-->" ("<!--->", …), which ends an escape at once
+            if mark[1] is not None:
+                escaped = double = False
+            elif not double:
+                escaped = True
+        elif text == "-->":
+            escaped = double = False
+        elif text[1] == "/":
+            if not double:
+                return mark.start(), mark.end()
+            double = False  # escaped again
+        elif escaped:
+            double = True
+    return len(html), len(html)
 
 def _over_budget(budget: float) -> ParseLimitError:
     return ParseLimitError(f"the page's markup takes more than {budget:g} s to parse")
