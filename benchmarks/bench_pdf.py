@@ -153,12 +153,13 @@ def _quotes_matched(run: Measured) -> str:
 
 def _notes_rows(table: Table, count: int, log: Log) -> None:
     cores = os.cpu_count() or 1
-    for pages, label in ((4, f"verify-notes, {count} PDFs of 2 MiB"),
-                         (TEXT_PAGES, f"  the same, {TEXT_PAGES} pages of text each, quoted "
-                                      "from the last")):
+    for pages, last_page, label in (
+            (4, False, f"verify-notes, {count} PDFs of 2 MiB"),
+            (TEXT_PAGES, True, f"  the same, {TEXT_PAGES} pages of text each, quoted from the "
+                               "last")):
         log(f"  verify-notes of {count} PDFs of 2 MiB, {pages} pages of text each …")
         run, _, served = _verify_pdfs(2 * MB, count, ["--max-pdf-bytes", str(3 * MB)],
-                                      pages=pages, last_page=pages != 4)
+                                      pages=pages, last_page=last_page)
         busy = run.cpu / run.wall / cores
         table.add(label, seconds(run.wall),
                   f"cores busy {busy:.0%}, {(run.cpu + served) / run.wall / cores:.0%} "

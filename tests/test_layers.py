@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("tracecite", "tracecite.chunked_json", "tracecite.codes", "tracecite.streams",
               "tracecite.matching", "tracecite.model", "tracecite.stops", "tracecite.workers",
               "tracecite.report_formats", "tracecite.text_directive", "tracecite.fetch.limits",
-              "tracecite.fetch.errors", "tracecite.globs",
+              "tracecite.fetch.errors", "tracecite.globs", "tracecite.ascii_case",
               "tracecite.fetch.url_policy", "tracecite.fetch.address_policy",
               "tracecite.fetch.connect_to")),
     ("option checks", ("tracecite.values", "tracecite.fetch.options")),

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import re
 
+from tracecite.ascii_case import ascii_lower
+
 __all__ = ["HEAD_SCAN", "MAX_REFRESH_DELAY", "meta_refresh", "refresh_target"]
 
 MAX_REFRESH_DELAY = 3
@@ -53,13 +55,6 @@ _RAW_TEXT = frozenset({"script", "style", "title", "textarea", "xmp", "iframe", 
 # unquoted value ends at a space, ">" or the end).
 _REFRESH_ATTRIBUTE = re.compile(
     r"http-equiv[\t\n\f\r ]*=[\t\n\f\r ]*(?:\"refresh\"|'refresh'|refresh(?=[\t\n\f\r >]|\Z))")
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _lower(text: str) -> str:
-    return text.translate(_ASCII_LOWER)
-
-
 def _end(pattern: re.Pattern[str], text: str, position: int) -> int:
     """Where a run of ``pattern`` (which may match nothing) from ``position`` ends."""
     match = pattern.match(text, position)
@@ -94,7 +89,7 @@ def _refresh_url(content: str, position: int) -> str:
     """The URL part of a refresh's content from ``position``: ``url =`` and quotes removed."""
     start = position
     if content.startswith(("u", "U"), position):
-        if _lower(content[position + 1:position + 3]) != "rl":
+        if ascii_lower(content[position + 1:position + 3]) != "rl":
             return content[start:]
         position = _end(_SPACE, content, position + 3)
         if not content.startswith("=", position):
@@ -139,13 +134,13 @@ def _meta_refresh_contents(text: str) -> list[str]:
         if not _TAG_START.match(text, position + 1):
             position += 1  # a "<" that starts no tag is text
             continue
-        name = _lower(text[position + 1:_end(_TAG_NAME, text, position + 1)])
+        name = ascii_lower(text[position + 1:_end(_TAG_NAME, text, position + 1)])
         tag = _attributes(text, position + 1 + len(name))
         if tag is None:
             break  # the document ends inside the tag: a browser drops it
         attributes, position = tag
         if name == "meta":
-            if (_lower(attributes.get("http-equiv", "")) == "refresh"
+            if (ascii_lower(attributes.get("http-equiv", "")) == "refresh"
                     and attributes.get("content")):
                 contents.append(attributes["content"])
         elif name in _RAW_TEXT or name == "template":
@@ -168,7 +163,7 @@ def _attributes(text: str, position: int) -> tuple[dict[str, str], int] | None:
             return attributes, position + 1
         match = _ATTR_NAME.match(text, position)
         assert match is not None  # the character at position is none of whitespace, / and >
-        name = _lower(match.group())
+        name = ascii_lower(match.group())
         position = _end(_SPACE, text, match.end())
         value = ""
         if text.startswith("=", position):

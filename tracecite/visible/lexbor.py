@@ -44,6 +44,7 @@ from typing import Any, Final
 # The module itself, not its MAX_NODES: tests lower the limit on it. Named in full so that
 # lexbor never depends on the package's __init__, which imports lexbor.
 import tracecite.visible.tree_builder as tree_builder
+from tracecite.ascii_case import ascii_lower
 from tracecite.visible.limits import ParseLimitError
 
 __all__ = ["FAST_DEPTH", "FORMATTING_SURPLUS", "PARSER_VARIABLE", "available", "chosen", "parse"]
@@ -126,13 +127,6 @@ _ATTRIBUTES: Final = (
 _TOKEN: Final = re.compile(  # "<" first, alone: the search then skips text at C speed
     r"<(?:(/?[A-Za-z][^\t\n\f\r />]*)" + _ATTRIBUTES + ">?"
     r"|!--(?:-?>|.*?(?:--!?>|\Z))|(!\[CDATA\[)|[!?][^>]*>?|/(?![A-Za-z])[^>]*>?)", re.S)
-# Where a raw text element's text ends: its end tag (in any ASCII case), then HTML's whitespace,
-# "/" or ">". A script's text, also at "<!--" and "<script" (the escapes that may keep a
-# "</script>" inside it).
-_RAW_END: Final = {name: re.compile(rf"</{name}(?=[\t\n\f\r />])", re.A | re.I)
-                   for name in ("style", "textarea", "title", "xmp", "iframe", "noembed",
-                                "noframes")}
-_SCRIPT_MARKS: Final = re.compile(r"<!--(-*>)?|-->|</?script(?=[\t\n\f\r />])", re.A | re.I)
 _SCAN_DEPTH: Final = 4 * FAST_DEPTH
 _SCAN_REACH: Final = 16
 # Start tags the scan leaves off its stack: void elements, and those whose end tag is optional
@@ -158,15 +152,12 @@ _FORMATTING_NAMES: Final = frozenset((
 _RAW_TEXT: Final = frozenset((
     "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "plaintext",
 ))
-
-
-_ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _ascii_lower(name: str) -> str:
-    """``name`` lowered as the HTML parser lowers tag and attribute names, ASCII letters only:
-    str.lower would make a Kelvin sign a "k"."""
-    return name.lower() if name.isascii() else name.translate(_ASCII_LOWER)
+# Where a raw text element's text ends: its end tag (in any ASCII case), then HTML's whitespace,
+# "/" or ">". A script's text, also at "<!--" and "<script" (the escapes that may keep a
+# "</script>" inside it).
+_RAW_END: Final = {name: re.compile(rf"</{name}(?=[\t\n\f\r />])", re.A | re.I)
+                   for name in _RAW_TEXT - {"script", "plaintext"}}
+_SCRIPT_MARKS: Final = re.compile(r"<!--(-*>)?|-->|</?script(?=[\t\n\f\r />])", re.A | re.I)
 
 
 def _unsuited(html: str) -> bool:
@@ -207,7 +198,7 @@ def _unsuited(html: str) -> bool:
                 continue
             # As the parser lowers it: with str.lower, an end tag that closes nothing there
             # ("</divk>" after "<divK>", a Kelvin sign) would close an element here.
-            tag = tag.lower() if tag.isascii() else tag.translate(_ASCII_LOWER)
+            tag = ascii_lower(tag)
             if tag[0] != "/":
                 starts += 1
                 if tag in _NOT_OPENED:
@@ -284,6 +275,7 @@ def _raw_end(html: str, name: str, position: int) -> tuple[int, int]:
             double = True
     return len(html), len(html)
 
+
 def _over_budget(budget: float) -> ParseLimitError:
     return ParseLimitError(f"the page's markup takes more than {budget:g} s to parse")
 
@@ -312,7 +304,7 @@ def _foreign_attributes(attributes: dict[str, str | None], ns: int) -> dict[str,
     local = adjustSVGAttributes if ns == _SVG_NS else adjustMathMLAttributes
     out: dict[str, str] = {}
     for key, value in attributes.items():
-        lowered = _ascii_lower(key)
+        lowered = ascii_lower(key)
         foreign = adjustForeignAttributes.get(lowered)
         key = f"{{{foreign[2]}}}{foreign[1]}" if foreign is not None else local.get(lowered, key)
         out.setdefault(key, value or "")
